@@ -1,0 +1,124 @@
+"""The analytic two-multiplier step (Platt 1998, TR MSR-TR-98-14, section 2.1).
+
+Shared by :class:`svmlab.SMOClassifier` and the ``engine="smo"`` sub-problem
+solver of the decomposition family.
+
+Sign conventions used throughout svmlab (they differ from Platt's paper,
+which writes ``u = w.x - b``):
+
+* decision function ``f(x) = sum_j alpha_j y_j K(x_j, x) + b`` with ``b`` the
+  estimator's ``intercept_``;
+* error ``E_i = f(x_i) - y_i``;
+* ``eta = K11 + K22 - 2 K12`` (the second derivative of the dual objective
+  along the constraint line; Platt's TR writes ``eta = 2 K12 - K11 - K22``).
+
+Along the line ``y1 a1 + y2 a2 = k`` inside the box ``[0, C]^2`` the dual
+objective ``W`` (to be maximised) is a 1-D quadratic in ``a2`` with curvature
+``-eta``.  For ``eta > 0`` its maximiser is ``a2 + y2 (E1 - E2) / eta`` (TR
+eq. 16), clipped to ``[L, H]`` (TR eqs. 13, 14, 17); ``a1`` follows from
+``s = y1 y2`` (TR eq. 18).  For ``eta <= 0`` the objective is evaluated at
+both ends of the segment (TR eq. 19) and the step moves to the better end;
+equal ends (within ``eps``) mean no progress.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["pair_bounds", "pair_step", "pair_threshold", "segment_objective"]
+
+
+@njit(cache=True)
+def pair_bounds(y1, y2, a1, a2, C):
+    """Ends ``(L, H)`` of the feasible segment for the new ``a2``.
+
+    ``y1 != y2`` (TR eq. 13): ``L = max(0, a2 - a1)``, ``H = min(C, C + a2 - a1)``.
+    ``y1 == y2`` (TR eq. 14): ``L = max(0, a2 + a1 - C)``, ``H = min(C, a2 + a1)``.
+    """
+    if y1 != y2:
+        L = max(0.0, a2 - a1)
+        H = min(C, C + a2 - a1)
+    else:
+        L = max(0.0, a2 + a1 - C)
+        H = min(C, a2 + a1)
+    return L, H
+
+
+@njit(cache=True)
+def segment_objective(a2_new, y1, y2, a1, a2, E1, E2, b, K11, K12, K22):
+    """Change of the dual objective W when a2 moves to ``a2_new`` along the
+    constraint line (a1 moving with it).  W is maximised; TR eq. 19 gives the
+    same quantity up to sign and a constant."""
+    s = y1 * y2
+    # gradient of W w.r.t. alpha_i is 1 - y_i (f_i - b) = -y_i (E_i - b)
+    d2 = a2_new - a2
+    d1 = -s * d2
+    g1 = -y1 * (E1 - b)
+    g2 = -y2 * (E2 - b)
+    quad = d1 * d1 * K11 + d2 * d2 * K22 + 2.0 * s * d1 * d2 * K12
+    return g1 * d1 + g2 * d2 - 0.5 * quad
+
+
+@njit(cache=True)
+def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
+    """One analytic joint step on (a1, a2).
+
+    Returns ``(moved, a1_new, a2_new, a2_unclipped, L, H, eta)``.  ``moved``
+    is False when the segment is a point (L == H), when ``eta <= 0`` and both
+    ends are equally good within ``eps``, or when the change of ``a2`` is
+    below ``eps (a2 + a2_new + eps)`` (Platt's takeStep); the old values are
+    then returned.  ``a2_unclipped`` is the unconstrained maximiser along the
+    line (NaN when ``eta <= 0``).
+    """
+    L, H = pair_bounds(y1, y2, a1, a2, C)
+    eta = K11 + K22 - 2.0 * K12
+    if L >= H:
+        return False, a1, a2, np.nan, L, H, eta
+    if eta > 0.0:
+        a2_unc = a2 + y2 * (E1 - E2) / eta
+        if a2_unc < L:
+            a2_new = L
+        elif a2_unc > H:
+            a2_new = H
+        else:
+            a2_new = a2_unc
+    else:
+        a2_unc = np.nan
+        wL = segment_objective(L, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
+        wH = segment_objective(H, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
+        if wL > wH + eps:
+            a2_new = L
+        elif wL < wH - eps:
+            a2_new = H
+        else:
+            a2_new = a2
+    if abs(a2_new - a2) < eps * (a2_new + a2 + eps):
+        return False, a1, a2, a2_unc, L, H, eta
+    s = y1 * y2
+    a1_new = a1 + s * (a2 - a2_new)
+    # a1_new lies in [0, C] in exact arithmetic; remove rounding residue.
+    if a1_new < 0.0:
+        a1_new = 0.0
+    elif a1_new > C:
+        a1_new = C
+    return True, a1_new, a2_new, a2_unc, L, H, eta
+
+
+@njit(cache=True)
+def pair_threshold(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C):
+    """New intercept after a joint step (TR eqs. 20, 21, in svmlab's sign).
+
+    ``b1`` makes ``E1 = 0`` and is valid when ``0 < a1_new < C``; ``b2``
+    likewise for a2; when both multipliers end at a bound every value between
+    b1 and b2 satisfies KKT and their average is used.
+    """
+    d1 = y1 * (a1_new - a1)
+    d2 = y2 * (a2_new - a2)
+    b1 = b - E1 - d1 * K11 - d2 * K12
+    b2 = b - E2 - d1 * K12 - d2 * K22
+    if 0.0 < a1_new < C:
+        return b1
+    if 0.0 < a2_new < C:
+        return b2
+    return 0.5 * (b1 + b2)

@@ -1,0 +1,119 @@
+"""Input and parameter validation shared by every estimator.
+
+All checks run before any solver work starts, and never modify the caller's
+arrays (everything that needs a different dtype or layout is copied).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_array, check_X_y
+
+from .kernels import KERNELS
+
+__all__ = [
+    "KERNEL_CONSTRAINTS",
+    "SOLVER_CONSTRAINTS",
+    "check_binary",
+    "check_data",
+    "to_csr32",
+]
+
+#: scikit-learn style constraints for the kernel parameters (same names and
+#: meanings as :class:`sklearn.svm.SVC`).
+KERNEL_CONSTRAINTS = {
+    "kernel": [StrOptions(set(KERNELS))],
+    "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="neither")],
+    "degree": [Interval(Integral, 0, None, closed="left")],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+}
+
+#: constraints common to the iterative solvers.
+SOLVER_CONSTRAINTS = {
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "tol": [Interval(Real, 0.0, None, closed="neither")],
+    "max_iter": [Interval(Integral, -1, None, closed="left")],
+    "random_state": ["random_state"],
+    "verbose": ["boolean"],
+}
+
+
+def to_csr32(X):
+    """Canonical CSR copy with float64 data and int32 indices/indptr.
+
+    (LIBLINEAR, through scikit-learn, refuses int64 indices, and the numba
+    kernels are compiled for int32.)
+    """
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    X.sort_indices()
+    X.indices = X.indices.astype(np.int32, copy=False)
+    X.indptr = X.indptr.astype(np.int32, copy=False)
+    return X
+
+
+def _finite_kw():
+    import inspect
+
+    params = inspect.signature(check_array).parameters
+    return "ensure_all_finite" if "ensure_all_finite" in params else "force_all_finite"
+
+
+_FINITE = _finite_kw()
+
+
+def check_data(X, *, reset_estimator=None, dense_only=False):
+    """Validate a feature matrix: 2-D, finite, float64, dense or CSR."""
+    X = check_array(
+        X,
+        accept_sparse=False if dense_only else ["csr", "csc", "coo"],
+        dtype=np.float64,
+        **{_FINITE: True},
+    )
+    if sp.issparse(X):
+        X = to_csr32(X)
+    else:
+        X = np.ascontiguousarray(X)
+    return X
+
+
+def check_binary(X, y, *, dense_only=False):
+    """Validate a binary classification problem.
+
+    Returns ``(X, y_pm, classes)`` where ``y_pm`` is float64 in {-1, +1}
+    (``classes[0]`` maps to -1, ``classes[1]`` to +1, as in scikit-learn's
+    ``decision_function`` convention) and X is float64 C-contiguous dense or
+    canonical CSR with int32 indices.
+    """
+    X, y = check_X_y(
+        X,
+        y,
+        accept_sparse=False if dense_only else ["csr", "csc", "coo"],
+        dtype=np.float64,
+        y_numeric=False,
+        **{_FINITE: True},
+    )
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"The training labels contain a single class ({classes[0]!r}); "
+            "a support vector classifier needs two classes."
+        )
+    if len(classes) > 2:
+        raise ValueError(
+            f"This is a binary classifier but y has {len(classes)} classes "
+            f"({type_of_target(y)}). For multi-class problems wrap it in "
+            "sklearn.multiclass.OneVsRestClassifier or OneVsOneClassifier."
+        )
+    y_pm = np.where(y_idx == 1, 1.0, -1.0)
+    if sp.issparse(X):
+        X = to_csr32(X)
+    else:
+        X = np.ascontiguousarray(X)
+    return X, y_pm, classes

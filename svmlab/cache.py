@@ -1,0 +1,164 @@
+"""An LRU cache of kernel rows, bounded in megabytes, shared by all solvers.
+
+LIBSVM keeps its kernel cache apart from the solver (``class Cache`` in
+``svm.cpp``); so does svmlab.  A cache holds up to ``n_slots`` full rows
+``K(x_i, X)`` of float64 values, where ``n_slots = cache_size MB / (8 n)``
+(at least two, so the two rows of a joint SMO step can be held at once, and
+at most ``n``).  The least recently used row is evicted first.
+
+Everything is plain arrays (:class:`CacheData`), so ``@njit`` solver loops
+call :func:`get_row` directly.  :class:`KernelCache` is the Python face of
+the same arrays.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .kernels import Kernel, kernel_row
+
+__all__ = ["CacheData", "KernelCache", "get_row", "n_slots_for"]
+
+_HEAD, _TAIL, _USED, _HITS, _MISSES = 0, 1, 2, 3, 4
+
+
+class CacheData(NamedTuple):
+    rows: np.ndarray  # (n_slots, n) float64
+    slot_of: np.ndarray  # (n,) int64, -1 when row i is not cached
+    owner: np.ndarray  # (n_slots,) int64, the row a slot holds, -1 if free
+    prev: np.ndarray  # (n_slots,) int64, towards the most recently used
+    next: np.ndarray  # (n_slots,) int64, towards the least recently used
+    meta: np.ndarray  # int64 [head (MRU), tail (LRU), used, hits, misses]
+
+
+def n_slots_for(n, cache_size_mb):
+    """Number of full rows of length n that fit in ``cache_size_mb`` MB."""
+    k = int(cache_size_mb * (1 << 20) // (8 * max(n, 1)))
+    return int(min(max(k, 2), max(n, 1)))
+
+
+def new_cache(n, cache_size_mb):
+    m = n_slots_for(n, cache_size_mb)
+    meta = np.zeros(5, np.int64)
+    meta[_HEAD] = -1
+    meta[_TAIL] = -1
+    return CacheData(
+        np.empty((m, n)),
+        np.full(n, -1, np.int64),
+        np.full(m, -1, np.int64),
+        np.full(m, -1, np.int64),
+        np.full(m, -1, np.int64),
+        meta,
+    )
+
+
+@njit(cache=True)
+def _unlink(cd, s):
+    p = cd.prev[s]
+    q = cd.next[s]
+    if p >= 0:
+        cd.next[p] = q
+    else:
+        cd.meta[_HEAD] = q
+    if q >= 0:
+        cd.prev[q] = p
+    else:
+        cd.meta[_TAIL] = p
+    cd.prev[s] = -1
+    cd.next[s] = -1
+
+
+@njit(cache=True)
+def _push_front(cd, s):
+    h = cd.meta[_HEAD]
+    cd.prev[s] = -1
+    cd.next[s] = h
+    if h >= 0:
+        cd.prev[h] = s
+    cd.meta[_HEAD] = s
+    if cd.meta[_TAIL] < 0:
+        cd.meta[_TAIL] = s
+
+
+@njit(cache=True)
+def get_row(kd, cd, i):
+    """Row ``K(x_i, X)``: a view into the cache, valid until the next miss
+    evicts it (the two most recently fetched rows are never evicted by the
+    next fetch)."""
+    s = cd.slot_of[i]
+    if s >= 0:
+        cd.meta[_HITS] += 1
+        if cd.meta[_HEAD] != s:
+            _unlink(cd, s)
+            _push_front(cd, s)
+        return cd.rows[s]
+    cd.meta[_MISSES] += 1
+    if cd.meta[_USED] < cd.rows.shape[0]:
+        s = cd.meta[_USED]
+        cd.meta[_USED] += 1
+    else:
+        s = cd.meta[_TAIL]
+        _unlink(cd, s)
+        cd.slot_of[cd.owner[s]] = -1
+    cd.owner[s] = i
+    cd.slot_of[i] = s
+    _push_front(cd, s)
+    r = cd.rows[s]
+    kernel_row(kd, i, r)
+    return r
+
+
+@njit(cache=True)
+def is_cached(cd, i):
+    return cd.slot_of[i] >= 0
+
+
+class KernelCache:
+    """LRU cache of rows of a :class:`~svmlab.kernels.Kernel`.
+
+    Parameters
+    ----------
+    kernel : Kernel
+    cache_size : float
+        Size bound in MB (default 40, as in Platt's experiments).
+
+    Attributes
+    ----------
+    data : CacheData
+        The arrays a numba loop passes to :func:`get_row`.
+    """
+
+    def __init__(self, kernel: Kernel, cache_size=40.0):
+        self.kernel = kernel
+        self.cache_size = cache_size
+        self.data = new_cache(kernel.n_samples, cache_size)
+
+    @property
+    def n_slots(self):
+        return self.data.rows.shape[0]
+
+    def row(self, i):
+        """Row i (a read-only copy is not made; do not write into it)."""
+        return get_row(self.kernel.data, self.data, int(i))
+
+    def __contains__(self, i):
+        return bool(self.data.slot_of[int(i)] >= 0)
+
+    @property
+    def hits(self):
+        return int(self.data.meta[_HITS])
+
+    @property
+    def misses(self):
+        return int(self.data.meta[_MISSES])
+
+    @property
+    def kernel_evaluations(self):
+        """Kernel values computed so far through this cache (misses x n)."""
+        return self.misses * self.kernel.n_samples
+
+    def clear(self):
+        self.data = new_cache(self.kernel.n_samples, self.cache_size)

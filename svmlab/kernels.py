@@ -1,0 +1,301 @@
+"""Kernel functions and kernel rows, dense or CSR, separate from any solver.
+
+As in LIBSVM's ``svm.cpp``, the kernel matrix (this module) and its row cache
+(:mod:`svmlab.cache`) live apart from the solvers, so SMO, IRWLS, chunking and
+decomposition all read kernel values through the same code.
+
+Kernels and parameters follow scikit-learn's :class:`~sklearn.svm.SVC`:
+
+=========  ======================================
+linear     ``<x, z>``
+poly       ``(gamma <x, z> + coef0) ** degree``
+rbf        ``exp(-gamma ||x - z||^2)``
+sigmoid    ``tanh(gamma <x, z> + coef0)``
+=========  ======================================
+
+``gamma="scale"`` means ``1 / (n_features * X.var())`` and ``gamma="auto"``
+means ``1 / n_features``, computed on the training data exactly as SVC does.
+
+Numba kernels take raw arrays (dense ``X``, or CSR ``indptr, indices, data``,
+pynndescent-style).  A kernel row ``K(x_i, X)`` costs ``O(nnz(X))`` for CSR
+input: ``x_i`` is scattered into a dense work vector once, then every stored
+entry of ``X`` is visited once.
+
+The numba-facing description of a kernel is the :class:`KernelData` named
+tuple, which solvers pass straight into their ``@njit`` loops.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = [
+    "KERNELS",
+    "KernelData",
+    "Kernel",
+    "kernel_row",
+    "kernel_value",
+    "resolve_gamma",
+]
+
+LINEAR, POLY, RBF, SIGMOID = 0, 1, 2, 3
+KERNELS = {"linear": LINEAR, "poly": POLY, "rbf": RBF, "sigmoid": SIGMOID}
+
+
+class KernelData(NamedTuple):
+    """Raw-array description of a kernel over a training set (numba friendly).
+
+    Exactly one of ``dense`` (n x d, C-contiguous float64) or the CSR triple
+    ``(indptr, indices, data)`` carries the data; the other is an empty
+    placeholder.  ``sqnorm[i] = ||x_i||^2``.  ``work`` is a length-d scratch
+    vector used to scatter a sparse row.
+    """
+
+    sparse: bool
+    dense: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    sqnorm: np.ndarray
+    ktype: int
+    gamma: float
+    coef0: float
+    degree: float
+    work: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def _transform(dot, sqi, sqj, ktype, gamma, coef0, degree):
+    if ktype == LINEAR:
+        return dot
+    elif ktype == RBF:
+        d2 = sqi + sqj - 2.0 * dot
+        if d2 < 0.0:
+            d2 = 0.0
+        return np.exp(-gamma * d2)
+    elif ktype == POLY:
+        return (gamma * dot + coef0) ** degree
+    else:
+        return np.tanh(gamma * dot + coef0)
+
+
+@njit(cache=True)
+def _sparse_dot_sorted(ind_a, dat_a, ind_b, dat_b):
+    """Dot product of two sorted sparse vectors by merging their indices."""
+    i = 0
+    j = 0
+    s = 0.0
+    na = ind_a.shape[0]
+    nb = ind_b.shape[0]
+    while i < na and j < nb:
+        a = ind_a[i]
+        b = ind_b[j]
+        if a == b:
+            s += dat_a[i] * dat_b[j]
+            i += 1
+            j += 1
+        elif a < b:
+            i += 1
+        else:
+            j += 1
+    return s
+
+
+@njit(cache=True)
+def kernel_value(kd, i, j):
+    """K(x_i, x_j) for two training points."""
+    if kd.sparse:
+        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
+        b0, b1 = kd.indptr[j], kd.indptr[j + 1]
+        dot = _sparse_dot_sorted(
+            kd.indices[a0:a1], kd.data[a0:a1], kd.indices[b0:b1], kd.data[b0:b1]
+        )
+    else:
+        dot = 0.0
+        for k in range(kd.dense.shape[1]):
+            dot += kd.dense[i, k] * kd.dense[j, k]
+    return _transform(
+        dot, kd.sqnorm[i], kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
+    )
+
+
+@njit(cache=True)
+def kernel_row(kd, i, out):
+    """Fill ``out[j] = K(x_i, x_j)`` for every training point j.
+
+    O(n d) for dense input (a BLAS matrix-vector product), O(nnz) for CSR.
+    """
+    n = out.shape[0]
+    if kd.sparse:
+        w = kd.work
+        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
+        for p in range(a0, a1):
+            w[kd.indices[p]] = kd.data[p]
+        for j in range(n):
+            s = 0.0
+            for p in range(kd.indptr[j], kd.indptr[j + 1]):
+                s += kd.data[p] * w[kd.indices[p]]
+            out[j] = s
+        for p in range(a0, a1):
+            w[kd.indices[p]] = 0.0
+    else:
+        out[:] = np.dot(kd.dense, kd.dense[i])
+    if kd.ktype != LINEAR:
+        sqi = kd.sqnorm[i]
+        for j in range(n):
+            out[j] = _transform(
+                out[j], sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
+            )
+
+
+def resolve_gamma(gamma, X):
+    """Turn ``"scale"``, ``"auto"`` or a number into the float SVC would use."""
+    n_features = X.shape[1]
+    if isinstance(gamma, str):
+        if gamma == "auto":
+            return 1.0 / n_features
+        if gamma == "scale":
+            if sp.issparse(X):
+                mean = X.mean()
+                var = X.multiply(X).mean() - mean**2
+            else:
+                var = X.var()
+            return 1.0 / (n_features * var) if var != 0 else 1.0
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
+    return float(gamma)
+
+
+def _as_csr(X):
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    if X.indices.dtype != np.int32:
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X
+
+
+class Kernel:
+    """A kernel function bound to a training set.
+
+    Parameters
+    ----------
+    X : ndarray (n, d) or CSR matrix
+        Training points (validated: finite float64).
+    kernel : {"linear", "poly", "rbf", "sigmoid"}
+    gamma : float or {"scale", "auto"}
+    degree : int
+    coef0 : float
+
+    Attributes
+    ----------
+    data : KernelData
+        The raw arrays a numba solver loop receives.
+    gamma_ : float
+        The resolved gamma.
+    """
+
+    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0):
+        if kernel not in KERNELS:
+            raise ValueError(
+                f"Unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}."
+            )
+        self.kernel = kernel
+        self.gamma_ = resolve_gamma(gamma, X)
+        self.degree = degree
+        self.coef0 = float(coef0)
+        self.n_samples, self.n_features = X.shape
+        if sp.issparse(X):
+            X = _as_csr(X)
+            sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+            self.data = KernelData(
+                True,
+                np.zeros((0, 0)),
+                X.indptr,
+                X.indices,
+                X.data,
+                sqnorm,
+                KERNELS[kernel],
+                self.gamma_,
+                self.coef0,
+                float(degree),
+                np.zeros(X.shape[1]),
+            )
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+            sqnorm = np.einsum("ij,ij->i", X, X)
+            self.data = KernelData(
+                False,
+                X,
+                np.zeros(1, np.int32),
+                np.zeros(0, np.int32),
+                np.zeros(0),
+                sqnorm,
+                KERNELS[kernel],
+                self.gamma_,
+                self.coef0,
+                float(degree),
+                np.zeros(0),
+            )
+        self.X = X
+
+    @property
+    def sparse(self):
+        return self.data.sparse
+
+    def row(self, i, out=None):
+        """Kernel row ``K(x_i, X)`` as a new (or the given) float64 array."""
+        if out is None:
+            out = np.empty(self.n_samples)
+        kernel_row(self.data, int(i), out)
+        return out
+
+    def value(self, i, j):
+        return kernel_value(self.data, int(i), int(j))
+
+    def diag(self):
+        """``K(x_i, x_i)`` for all i."""
+        return self.transform(self.data.sqnorm, None, None, diag=True)
+
+    def transform(self, dot, sq_a, sq_b, diag=False):
+        """Apply the kernel to a block of inner products.
+
+        ``dot[a, b] = <a, b>``, ``sq_a`` and ``sq_b`` are the squared norms,
+        broadcastable against ``dot``.
+        """
+        dot = np.asarray(dot, dtype=np.float64)
+        if self.kernel == "linear":
+            return dot.copy()
+        if self.kernel == "rbf":
+            if diag:
+                return np.ones_like(dot)
+            d2 = np.maximum(sq_a + sq_b - 2.0 * dot, 0.0)
+            return np.exp(-self.gamma_ * d2)
+        if self.kernel == "poly":
+            return (self.gamma_ * dot + self.coef0) ** self.degree
+        return np.tanh(self.gamma_ * dot + self.coef0)
+
+    def matrix(self, rows=None, Z=None):
+        """Kernel block ``K(X[rows], Z)``; ``Z`` defaults to the training set.
+
+        Used for prediction and for small dense sub-problems; the solvers'
+        inner loops use :func:`kernel_row` through the cache instead.
+        """
+        A = self.X if rows is None else self.X[rows]
+        sq_a = self.data.sqnorm if rows is None else self.data.sqnorm[rows]
+        if Z is None:
+            B, sq_b = self.X, self.data.sqnorm
+        else:
+            B = Z
+            if sp.issparse(Z):
+                sq_b = np.asarray(Z.multiply(Z).sum(axis=1)).ravel()
+            else:
+                sq_b = np.einsum("ij,ij->i", Z, Z)
+        dot = A @ B.T
+        if sp.issparse(dot):
+            dot = dot.toarray()
+        return self.transform(np.asarray(dot), sq_a[:, None], sq_b[None, :])
