@@ -1,0 +1,9 @@
+"""Root pytest configuration, shared by tests/ and the nbval-checked notebooks."""
+
+import os
+
+# Notebooks read SVMLAB_NOTEBOOK_SIZE: "small" under pytest/nbval (CI), while
+# a user opening them in JupyterLab gets the full size.  The nbval kernels
+# inherit this environment.
+os.environ.setdefault("SVMLAB_NOTEBOOK_SIZE", "small")
+os.environ.setdefault("MPLBACKEND", "Agg")
