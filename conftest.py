@@ -6,4 +6,3 @@ import os
 # a user opening them in JupyterLab gets the full size.  The nbval kernels
 # inherit this environment.
 os.environ.setdefault("SVMLAB_NOTEBOOK_SIZE", "small")
-os.environ.setdefault("MPLBACKEND", "Agg")

@@ -26,3 +26,9 @@ def require_shared_data():
         if os.environ.get("CI"):
             pytest.fail("SVMLAB_DATA does not point at the shared datasets in CI")
         pytest.skip("set SVMLAB_DATA to the directory of benchmark files to run this test")
+
+
+# tests draw off-screen (the notebooks keep their inline backend)
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
