@@ -1,0 +1,58 @@
+"""Plots and step-through widgets for the svmlab notebooks.
+
+The notebooks stay thin: every figure and widget is built here, from the
+step records the solvers emit (:mod:`svmlab._stepping`), and unit-tested.
+
+Submodules (imported lazily, so ``import svmlab.viz`` does not import
+matplotlib or ipywidgets):
+
+``svmlab.viz.smo``            SMO step geometry (box, segment, 1-D objective), heuristics
+``svmlab.viz.decomposition``  chunking / decomposition / SMO working sets (Platt's Fig. 2)
+``svmlab.viz.cutting_plane``  cutting planes, bounds, constraint subsets
+``svmlab.viz.ordinal``        ordinal regression sweep, ROC area
+``svmlab.viz.irwls``          IRWLS weights, S1/S2/S3 sets, chunks
+``svmlab.viz.scale``          scaling plots and tables for the full benchmarks
+
+Shared helpers (traces, the Play+slider player, colours) live in
+:mod:`svmlab.viz._common` and are re-exported here: :func:`record_trace`,
+:class:`Trace`, :class:`FramePlayer`, :func:`static_animation`,
+:func:`new_figure`, :func:`notebook_size`, :func:`pick_size`,
+:class:`DecisionGrid`.
+"""
+
+from importlib import import_module
+
+_SUBMODULES = {"smo", "decomposition", "cutting_plane", "ordinal", "irwls", "scale"}
+_COMMON = {
+    "record_trace",
+    "Trace",
+    "FramePlayer",
+    "static_animation",
+    "new_figure",
+    "fig_to_png",
+    "notebook_size",
+    "pick_size",
+    "DecisionGrid",
+    "contour_segments",
+    "class_colors",
+    "CLASS_COLORS",
+    "CLASS_MARKERS",
+    "HIGHLIGHT",
+    "VIOLATOR",
+    "NEUTRAL",
+    "SET_COLORS",
+}
+
+__all__ = sorted(_SUBMODULES | _COMMON)
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return import_module(f"svmlab.viz.{name}")
+    if name in _COMMON:
+        return getattr(import_module("svmlab.viz._common"), name)
+    raise AttributeError(f"module 'svmlab.viz' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

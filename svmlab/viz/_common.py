@@ -1,0 +1,366 @@
+"""Shared plotting and widget helpers for the svmlab notebooks.
+
+Every interactive figure in svmlab follows one pattern:
+
+1. **Record a trace once.**  :func:`record_trace` fits an estimator with a
+   ``callback`` (the step-record contract of :mod:`svmlab._stepping`) and
+   keeps every record; nothing is re-run when the reader moves a slider.
+2. **Build the figure once.**  Create every artist up front on a figure made
+   by :func:`new_figure` (an Agg figure that pyplot does not manage, so the
+   inline backend does not also print it as a static picture).
+3. **Update artists per frame.**  Write ``update(k) -> str | None`` that
+   changes artists in place (``Line2D.set_data``, ``PathCollection.set_offsets``,
+   ``LineCollection.set_segments``, ``AxesImage.set_data``, ``Text.set_text``,
+   axis limits ...) for frame ``k`` and returns an optional HTML/text caption.
+   It never calls ``ax.plot``/``ax.clear()`` again.
+4. **Wrap it.**  :class:`FramePlayer` gives the ``Play`` button + slider
+   (linked in the browser with ``jslink``), an ``Image`` widget holding the
+   rendered PNG and an ``HTML`` caption; :meth:`FramePlayer.drive` steps
+   through every frame (the nbval cell after each widget calls it so a broken
+   callback fails the notebook) and :meth:`FramePlayer.timing` reports the
+   redraw cost.  :func:`static_animation` turns the same ``update`` into a
+   ``FuncAnimation(...).to_jshtml()`` for readers without a live kernel.
+
+This works with ``%matplotlib inline`` (the notebooks' backend): a frame is
+an Agg render into a PNG shown by an ``ipywidgets.Image``, so no ipympl or
+JavaScript build is needed.
+
+Also here: colours/markers shared by all figures (:data:`CLASS_COLORS`,
+:func:`class_colors`, ...), :func:`notebook_size` (``SVMLAB_NOTEBOOK_SIZE``:
+``"small"`` under pytest/nbval, ``"full"`` otherwise) and
+:class:`DecisionGrid` (decision values of a dual model on a 2-D grid, and
+its level lines as segments for a ``LineCollection``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = [
+    "CLASS_COLORS",
+    "CLASS_MARKERS",
+    "HIGHLIGHT",
+    "VIOLATOR",
+    "NEUTRAL",
+    "SET_COLORS",
+    "class_colors",
+    "notebook_size",
+    "pick_size",
+    "Trace",
+    "record_trace",
+    "new_figure",
+    "fig_to_png",
+    "FramePlayer",
+    "static_animation",
+    "DecisionGrid",
+    "contour_segments",
+]
+
+# --------------------------------------------------------------------------
+# colours and markers (use these so all notebooks look alike)
+# --------------------------------------------------------------------------
+#: colour of each class label in {-1, +1} (matplotlib's tab10 blue/orange)
+CLASS_COLORS = {-1: "#1f77b4", 1: "#ff7f0e"}
+#: marker of each class label (readable in greyscale too)
+CLASS_MARKERS = {-1: "o", 1: "s"}
+#: the points a step works on (the chosen pair, the new constraint, ...)
+HIGHLIGHT = "#d62728"
+#: points that violate the optimality (KKT) conditions
+VIOLATOR = "#9467bd"
+#: anything neutral (grid, bounds, old state)
+NEUTRAL = "#7f7f7f"
+#: colours of solver-specific sets, e.g. IRWLS S1/S2/S3, free/at-0/at-C
+SET_COLORS = {
+    "free": "#2ca02c",   # 0 < alpha < C  (IRWLS S1)
+    "zero": "#bbbbbb",   # alpha = 0      (IRWLS S2)
+    "bound": "#d62728",  # alpha = C      (IRWLS S3)
+    "working": "#17becf",  # in the current working set
+}
+
+
+def class_colors(y):
+    """Array of colours (strings) for labels ``y`` in {-1, +1} (any label
+    ``> 0`` is treated as +1)."""
+    y = np.asarray(y)
+    return np.where(y > 0, CLASS_COLORS[1], CLASS_COLORS[-1])
+
+
+# --------------------------------------------------------------------------
+# notebook size switch
+# --------------------------------------------------------------------------
+def notebook_size():
+    """``"small"`` when ``SVMLAB_NOTEBOOK_SIZE=small`` (pytest/nbval and CI set
+    it in the root ``conftest.py``), else ``"full"`` (a reader in JupyterLab)."""
+    v = os.environ.get("SVMLAB_NOTEBOOK_SIZE", "full").strip().lower()
+    return "small" if v == "small" else "full"
+
+
+def pick_size(small, full):
+    """``small`` under CI/nbval, ``full`` for a reader (see :func:`notebook_size`)."""
+    return small if notebook_size() == "small" else full
+
+
+# --------------------------------------------------------------------------
+# traces
+# --------------------------------------------------------------------------
+@dataclass
+class Trace:
+    """The records of one fit, in order, and the fitted estimator.
+
+    ``trace[k]`` is the (k+1)-th record; ``trace.field("eta")`` is a numpy
+    array of that field over all records; ``fit_seconds`` is the wall time
+    of the recorded fit (callbacks included, so it is not a benchmark).
+    """
+
+    records: list
+    estimator: object
+    fit_seconds: float = 0.0
+    X: object = field(default=None, repr=False)
+    y: object = field(default=None, repr=False)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __getitem__(self, k):
+        return self.records[k]
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def field(self, name):
+        """Values of one record field over the trace, as a numpy array."""
+        return np.array([getattr(r, name) for r in self.records])
+
+    @property
+    def fields(self):
+        """Names of the record fields (from the first record)."""
+        if not self.records:
+            return ()
+        r = self.records[0]
+        names = getattr(type(r), "__dataclass_fields__", None)
+        return tuple(names) if names is not None else tuple(vars(r))
+
+
+def record_trace(estimator, X, y, max_steps=None):
+    """Fit ``estimator`` on ``(X, y)`` with a callback that keeps every step
+    record; return a :class:`Trace`.
+
+    ``max_steps`` stops the fit after that many records (the callback returns
+    False, which leaves a valid, feasible model on the estimator).
+    """
+    records = []
+
+    def cb(rec):
+        records.append(rec)
+        if max_steps is not None and len(records) >= max_steps:
+            return False
+        return None
+
+    t0 = time.perf_counter()
+    estimator.fit(X, y, callback=cb)
+    secs = time.perf_counter() - t0
+    return Trace(records=records, estimator=estimator, fit_seconds=secs, X=X, y=y)
+
+
+# --------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------
+def new_figure(figsize=(9.0, 4.5), dpi=80, **kwargs):
+    """A matplotlib Figure on an Agg canvas that pyplot does not manage.
+
+    Use it for widget figures: the inline backend does not print it at the
+    end of the cell, and it is rendered only by :func:`fig_to_png`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, dpi=dpi, **kwargs)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def fig_to_png(fig, dpi=None):
+    """Render ``fig`` to PNG bytes (Agg)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi if dpi is not None else fig.dpi)
+    return buf.getvalue()
+
+
+class FramePlayer:
+    """Play button + slider over ``n_frames`` frames of a prepared figure.
+
+    Parameters
+    ----------
+    fig : matplotlib Figure, built once (see :func:`new_figure`).
+    n_frames : int, number of frames; the slider runs over ``0..n_frames-1``.
+    update : callable ``update(k) -> str | None``; changes the artists of
+        ``fig`` in place for frame ``k`` and returns an optional caption
+        (HTML allowed) shown above the image.
+    interval : int, milliseconds between frames when Play runs.
+    description : str, slider label.
+    start : int, the frame shown first.
+
+    Attributes
+    ----------
+    play, slider, image, caption : the ipywidgets; ``widget`` is the box
+        holding them (displaying the player displays it).
+    update_ms, render_ms : lists of the time spent in ``update`` (artist
+        changes) and in rendering the PNG, per redraw.
+    """
+
+    def __init__(self, fig, n_frames, update, interval=400, description="step", start=0):
+        import ipywidgets as w
+
+        if n_frames < 1:
+            raise ValueError("FramePlayer needs at least one frame")
+        self.fig = fig
+        self.n_frames = int(n_frames)
+        self._update = update
+        self.update_ms = []
+        self.render_ms = []
+        self.caption_text = ""
+        start = int(min(max(start, 0), self.n_frames - 1))
+        self.play = w.Play(value=start, min=0, max=self.n_frames - 1, step=1,
+                           interval=int(interval), description="Play", repeat=False)
+        self.slider = w.IntSlider(value=start, min=0, max=self.n_frames - 1, step=1,
+                                  description=description, continuous_update=True,
+                                  layout=w.Layout(width="60%"))
+        # linked in the browser: Play moves the slider without a kernel round trip
+        self._link = w.jslink((self.play, "value"), (self.slider, "value"))
+        self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
+        self.image = w.Image(format="png")
+        self.widget = w.VBox([w.HBox([self.play, self.slider]), self.caption, self.image])
+        self.slider.observe(self._on_value, names="value")
+        self.show(start)
+
+    # -- drawing ----------------------------------------------------------
+    def show(self, k):
+        """Draw frame ``k`` (update the artists, render, push to the image)."""
+        k = int(k)
+        t0 = time.perf_counter()
+        text = self._update(k)
+        t1 = time.perf_counter()
+        png = fig_to_png(self.fig)
+        t2 = time.perf_counter()
+        self.update_ms.append(1e3 * (t1 - t0))
+        self.render_ms.append(1e3 * (t2 - t1))
+        self.caption_text = "" if text is None else str(text)
+        self.caption.value = self.caption_text
+        self.image.value = png
+        self.frame = k
+
+    def _on_value(self, change):
+        self.show(change["new"])
+
+    # -- driving ------------------------------------------------------------
+    @property
+    def value(self):
+        return self.slider.value
+
+    def drive(self, frames=None):
+        """Move the slider through ``frames`` (default: every frame, then back
+        to the first) as a reader would; exceptions in ``update`` propagate.
+        Returns the number of frames drawn."""
+        frames = range(self.n_frames) if frames is None else frames
+        n = 0
+        for k in frames:
+            if self.slider.value == k:
+                self.show(k)  # an unchanged value fires no observer
+            else:
+                self.slider.value = k
+            n += 1
+        return n
+
+    def timing(self):
+        """Median milliseconds per redraw: ``{"update_ms", "render_ms",
+        "total_ms", "n"}`` over the redraws so far."""
+        u = np.asarray(self.update_ms)
+        r = np.asarray(self.render_ms)
+        return {
+            "update_ms": float(np.median(u)),
+            "render_ms": float(np.median(r)),
+            "total_ms": float(np.median(u + r)),
+            "n": int(len(u)),
+        }
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self):  # pragma: no cover - notebook only
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def static_animation(fig, update, frames, interval=600):
+    """``FuncAnimation(fig, update, frames).to_jshtml()`` as an IPython HTML
+    object (a self-contained player for readers without a live kernel).
+
+    ``update`` is the same ``update(k)`` a :class:`FramePlayer` uses.  Keep
+    ``frames`` short (each frame is an embedded PNG).
+    """
+    from IPython.display import HTML
+    from matplotlib.animation import FuncAnimation
+
+    frames = list(frames)
+
+    def func(k):
+        update(k)
+        return []
+
+    anim = FuncAnimation(fig, func, frames=frames, interval=interval, blit=False, repeat=False)
+    html = anim.to_jshtml(default_mode="once")
+    return HTML(html)
+
+
+# --------------------------------------------------------------------------
+# decision values of a dual model on a 2-D grid
+# --------------------------------------------------------------------------
+def contour_segments(xs, ys, Z, level):
+    """Level-``level`` lines of ``Z`` (shape ``(len(ys), len(xs))``) as a list
+    of ``(m, 2)`` arrays, ready for ``LineCollection.set_segments``."""
+    import contourpy
+
+    gen = contourpy.contour_generator(xs, ys, Z, line_type=contourpy.LineType.Separate)
+    return [np.asarray(s) for s in gen.lines(level) if len(s) > 1]
+
+
+class DecisionGrid:
+    """Decision values ``f = sum_i c_i K(x_i, .) + b`` of a dual model over a
+    regular 2-D grid covering ``X`` (2 features).
+
+    The kernel block between the training points and the grid is computed
+    once (``n x n_grid``, small for the teaching data sets), so each frame
+    costs one matrix-vector product: ``values(alpha * y, b)``.
+    """
+
+    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n=80, pad=0.15):
+        from ..kernels import Kernel
+
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != 2:
+            raise ValueError("DecisionGrid needs 2-D points (n, 2)")
+        lo, hi = X.min(0), X.max(0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        lo, hi = lo - pad * span, hi + pad * span
+        self.xs = np.linspace(lo[0], hi[0], n)
+        self.ys = np.linspace(lo[1], hi[1], n)
+        gx, gy = np.meshgrid(self.xs, self.ys)
+        self.points = np.column_stack([gx.ravel(), gy.ravel()])
+        self.kernel = Kernel(X, kernel, gamma, degree, coef0)
+        self.Kg = self.kernel.matrix(Z=self.points)  # (n_train, n_grid)
+        self.shape = gx.shape
+        self.extent = (lo[0], hi[0], lo[1], hi[1])
+
+    def values(self, coef, b):
+        """Grid of decision values for dual coefficients ``coef = alpha * y``."""
+        return (np.asarray(coef, dtype=np.float64) @ self.Kg + b).reshape(self.shape)
+
+    def lines(self, Z, level):
+        """Segments of the level set ``f = level`` (see :func:`contour_segments`)."""
+        return contour_segments(self.xs, self.ys, Z, level)

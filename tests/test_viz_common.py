@@ -1,0 +1,164 @@
+"""Tests of the shared viz helpers: traces, the frame player, decision grids."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from svmlab import viz
+from svmlab._stepping import SolverRun, SteppedFitMixin
+from svmlab.viz import _common
+
+
+# a tiny stepped "solver" following the contract: counts to n_steps
+@dataclass(frozen=True, slots=True)
+class _Rec:
+    iteration: int
+    value: float
+
+
+class _CountRun(SolverRun):
+    def __init__(self, est, n_steps):
+        super().__init__(est, max_iter=-1)
+        self.k = 0
+        self.n_steps = n_steps
+
+    def _step(self):
+        if self.k >= self.n_steps:
+            self.converged = True
+            return None
+        self.k += 1
+        return _Rec(iteration=self.k, value=0.5 * self.k)
+
+    def result(self):
+        return {"k": self.k}
+
+
+class _Counter(SteppedFitMixin):
+    def __init__(self, n_steps=7):
+        self.n_steps = n_steps
+
+    def start(self, X, y):
+        return _CountRun(self, self.n_steps)
+
+    def _store_run(self, run):
+        self.k_ = run.k
+        self.n_iter_ = run.n_iter
+
+
+def test_record_trace_keeps_every_record_in_order():
+    tr = viz.record_trace(_Counter(7), None, None)
+    assert len(tr) == 7
+    assert [r.iteration for r in tr] == list(range(1, 8))
+    np.testing.assert_array_equal(tr.field("value"), 0.5 * np.arange(1, 8))
+    assert tr.fields == ("iteration", "value")
+    assert tr.estimator.k_ == 7
+
+
+def test_record_trace_max_steps_stops_the_fit():
+    tr = viz.record_trace(_Counter(50), None, None, max_steps=4)
+    assert len(tr) == 4
+    assert tr.estimator.k_ == 4 and tr.estimator.n_iter_ == 4
+
+
+def _line_player(n=6):
+    fig = viz.new_figure(figsize=(3, 2), dpi=50)
+    ax = fig.add_subplot()
+    (line,) = ax.plot([0, 1], [0, 0])
+    ax.set_ylim(-1, n)
+    title = ax.set_title("")
+
+    def update(k):
+        line.set_data([0, 1], [k, k])
+        title.set_text(f"frame {k}")
+        return f"<b>k = {k}</b>"
+
+    return viz.FramePlayer(fig, n, update), line, title, ax
+
+
+def test_player_slider_redraws_by_updating_artists():
+    p, line, title, ax = _line_player(6)
+    n_lines = len(ax.lines)
+    first = p.image.value
+    assert p.caption.value == "<b>k = 0</b>" and title.get_text() == "frame 0"
+    p.slider.value = 3
+    # the same artist objects were updated, nothing was added
+    assert len(ax.lines) == n_lines and ax.lines[0] is line
+    assert list(line.get_ydata()) == [3, 3]
+    assert title.get_text() == "frame 3"
+    assert p.caption.value == "<b>k = 3</b>"
+    assert p.image.value != first and p.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert p.play.max == p.slider.max == 5
+
+
+def test_player_drive_visits_every_frame_and_propagates_errors():
+    p, line, title, ax = _line_player(5)
+    seen = []
+    orig = p._update
+
+    def spy(k):
+        seen.append(k)
+        return orig(k)
+
+    p._update = spy
+    assert p.drive() == 5
+    assert seen == [0, 1, 2, 3, 4]
+    t = p.timing()
+    assert t["n"] >= 6 and t["total_ms"] >= t["update_ms"] >= 0
+
+    def broken(k):
+        raise RuntimeError("broken callback")
+
+    p._update = broken
+    with pytest.raises(RuntimeError, match="broken callback"):
+        p.drive()
+
+
+def test_static_animation_is_jshtml():
+    p, line, title, ax = _line_player(3)
+    html = viz.static_animation(p.fig, p._update, range(3))
+    assert "<img" in html.data or "animation" in html.data.lower()
+    assert html.data.count("data:image/png;base64") >= 3
+
+
+def test_notebook_size_switch(monkeypatch):
+    monkeypatch.setenv("SVMLAB_NOTEBOOK_SIZE", "small")
+    assert viz.notebook_size() == "small" and viz.pick_size(1, 2) == 1
+    monkeypatch.delenv("SVMLAB_NOTEBOOK_SIZE")
+    assert viz.notebook_size() == "full" and viz.pick_size(1, 2) == 2
+
+
+def test_decision_grid_matches_reference_kernel():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    coef = rng.normal(size=12)
+    g = viz.DecisionGrid(X, kernel="rbf", gamma=0.7, n=15)
+    Z = g.values(coef, 0.25)
+    ref = coef @ rbf_kernel(X, g.points, gamma=0.7) + 0.25
+    np.testing.assert_allclose(Z.ravel(), ref, rtol=1e-12, atol=1e-12)
+    assert Z.shape == (15, 15)
+
+
+def test_contour_segments_of_a_plane():
+    xs = np.linspace(-1, 1, 21)
+    ys = np.linspace(-2, 2, 11)
+    Z = np.add.outer(np.zeros_like(ys), xs) - 0.3  # f = x - 0.3
+    segs = _common.contour_segments(xs, ys, Z, 0.0)
+    pts = np.vstack(segs)
+    np.testing.assert_allclose(pts[:, 0], 0.3, atol=1e-12)
+    assert pts[:, 1].min() == pytest.approx(-2) and pts[:, 1].max() == pytest.approx(2)
+
+
+def test_class_colors():
+    c = viz.class_colors(np.array([-1, 1, 1.0, -1.0]))
+    assert list(c) == [viz.CLASS_COLORS[-1], viz.CLASS_COLORS[1], viz.CLASS_COLORS[1],
+                       viz.CLASS_COLORS[-1]]
+
+
+def test_lazy_submodules():
+    import svmlab
+
+    assert svmlab.viz.FramePlayer is _common.FramePlayer
+    with pytest.raises(AttributeError):
+        svmlab.viz.nope
