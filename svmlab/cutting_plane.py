@@ -1,0 +1,644 @@
+"""Joachims' cutting-plane linear SVM (SVMperf; "Training Linear SVMs in
+Linear Time", KDD 2006).
+
+Classification, :class:`CuttingPlaneClassifier` -- Algorithm 1 on OP2::
+
+    OP1:  min_{w, xi >= 0}  1/2 w'w + (C/n) sum_i xi_i
+          s.t.  y_i w'x_i >= 1 - xi_i                       for all i
+    OP2:  min_{w, xi >= 0}  1/2 w'w + C xi
+          s.t.  (1/n) w' sum_i c_i y_i x_i >= (1/n) sum_i c_i - xi
+                                                     for all c in {0,1}^n
+
+OP1 and OP2 have the same solution w (Theorem 1).  ``C`` here is the
+paper's C: LIBLINEAR's / scikit-learn's ``C_liblinear = C / n``
+(equivalently ``C = n * C_liblinear``).  The bias is modelled as a constant
+extra feature of value 1 (``fit_intercept=True``), as the paper suggests, so
+it is regularised like the other weights.
+
+Each iteration (Algorithm 1):
+
+1. solve OP3 = OP2 restricted to the working set W, through its dual
+   ``max sum_k alpha_k d_k - 1/2 ||sum_k alpha_k g_k||^2`` subject to
+   ``alpha >= 0, sum alpha <= C`` (:mod:`svmlab._cp_qp`), giving
+   ``w = sum_k alpha_k g_k`` and ``xi = max(0, max_k d_k - w'g_k)``;
+2. the O(sn) pass (:mod:`svmlab._cp_passes`) finds the most violated
+   constraint ``c_i = [y_i w'x_i < 1]``, its vector
+   ``g = (1/n) sum c_i y_i x_i``, offset ``d = (1/n) sum c_i`` and
+   ``xi' = d - w'g``;
+3. stop when ``xi' <= xi + epsilon``, else add c to W.
+
+At the end ``P(w) = 1/2 w'w + C xi' <= OP2's optimum + C epsilon``
+(Theorem 3): the QP value over W is a lower bound on the optimum.
+
+Ordinal regression, :class:`CuttingPlaneOrdinalRegressor` -- Algorithm 2 on
+OP5, with P = {(i, j): y_i > y_j} and m = |P|::
+
+    OP4:  min 1/2 w'w + (C/m) sum_{(i,j) in P} xi_ij
+          s.t.  w'x_i >= w'x_j + 1 - xi_ij
+    OP5:  min 1/2 w'w + C xi
+          s.t.  (1/m) w' sum_{(i,j) in P} c_ij (x_i - x_j) >= (1/m) sum c_ij - xi
+                                                   for all c in {0,1}^m
+
+The most violated constraint is found by the paper's condensed
+O(n log n + R n) sweep (sort by w'x, per-rank counters c+ and c-); pairs are
+never enumerated.  With two ranks, OP4 is the ROC-area SVM.
+
+Both accept a dask array for X (row chunks, dense or scipy.sparse blocks):
+the O(sn) pass then runs blockwise on Dask with w broadcast to the workers,
+and the small QP stays on the client (:mod:`svmlab._cp_dask`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from ._cp_passes import (
+    cls_pass_csr,
+    cls_pass_dense,
+    ordinal_counts,
+    scores_csr,
+    scores_dense,
+    wsum_csr,
+    wsum_dense,
+)
+from ._cp_qp import solve_simplex_qp
+from ._stepping import SolverRun, SteppedFitMixin
+from ._validation import _FINITE, check_binary, check_data, to_csr32
+
+__all__ = [
+    "CuttingPlaneClassifier",
+    "CuttingPlaneOrdinalRegressor",
+    "CuttingPlaneRecord",
+    "OrdinalCuttingPlaneRecord",
+    "ordered_pair_fraction",
+]
+
+
+# --------------------------------------------------------------------------
+# records
+# --------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CuttingPlaneRecord:
+    """One iteration of Algorithm 1 (classification).
+
+    The iteration evaluates the current ``w`` (the OP3 solution over the
+    working set before this iteration), finds the most violated constraint
+    c at ``w``, adds it to the working set and re-solves OP3.
+
+    Fields
+    ------
+    iteration : 1-based iteration number.
+    w, b : the weights and bias at which c was found (``b = 0`` without
+        intercept); ``w_norm`` is the norm of the full regularised vector
+        ``[w, b]`` (the bias is a constant feature, so it counts).
+    xi : OP3's slack at ``w`` (the working set's most violated offset).
+    xi_new : ``xi'`` of the new constraint (= the average hinge loss at w).
+    constraint : boolean mask of c over the n training examples (``None`` on
+        the Dask path, where it is not gathered); ``constraint_size`` is
+        ``sum c``, ``constraint_norm`` the norm of ``(1/n) sum c_i y_i x_i``
+        and ``constraint_offset`` is ``(1/n) sum c_i``.
+    working_set_size : |W| after adding c.
+    alpha : OP3 dual multipliers of the working set after re-solving (one
+        per constraint, in order of addition).
+    primal : ``1/2 |w|^2 + C xi'`` = OP1/OP2 objective at ``w`` (an upper
+        bound on the optimum).
+    dual : the OP3 value of the working set that produced ``w`` (a lower
+        bound on the optimum); ``gap = primal - dual``.  Training stops when
+        ``xi' <= xi + epsilon``, i.e. ``gap <= C epsilon``.
+    """
+
+    iteration: int
+    w: np.ndarray = field(repr=False)
+    b: float
+    w_norm: float
+    xi: float
+    xi_new: float
+    constraint: np.ndarray | None = field(repr=False)
+    constraint_size: int
+    constraint_norm: float
+    constraint_offset: float
+    working_set_size: int
+    alpha: np.ndarray = field(repr=False)
+    primal: float
+    dual: float
+    gap: float
+
+
+@dataclass(frozen=True, slots=True)
+class OrdinalCuttingPlaneRecord:
+    """One iteration of Algorithm 2 (ordinal regression / ROC area).
+
+    As :class:`CuttingPlaneRecord`, with the constraint given by its
+    condensed counts: ``c_plus[i]`` = number of violated pairs where i is the
+    higher-ranked member, ``c_minus[i]`` = where i is the lower-ranked one
+    (``None`` on the Dask path).  ``constraint_size`` is the number of
+    violated pairs ``sum c+``, out of ``n_pairs`` = m.
+    """
+
+    iteration: int
+    w: np.ndarray = field(repr=False)
+    w_norm: float
+    xi: float
+    xi_new: float
+    c_plus: np.ndarray | None = field(repr=False)
+    c_minus: np.ndarray | None = field(repr=False)
+    constraint_size: int
+    n_pairs: int
+    constraint_norm: float
+    constraint_offset: float
+    working_set_size: int
+    alpha: np.ndarray = field(repr=False)
+    primal: float
+    dual: float
+    gap: float
+
+
+# --------------------------------------------------------------------------
+# oracles: the O(sn) most-violated-constraint passes
+# --------------------------------------------------------------------------
+_NO_MASK = np.zeros(0, dtype=np.uint8)
+
+
+class _ClassifierOracle:
+    """In-memory pass of Algorithm 1 over dense or CSR rows."""
+
+    def __init__(self, X, y, B):
+        self.X = X
+        self.y = y
+        self.B = float(B)
+        self.n = X.shape[0]
+        self.dim = X.shape[1] + 1
+
+    def __call__(self, w, want_detail):
+        g = np.zeros(self.dim)
+        mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
+        X = self.X
+        if sp.issparse(X):
+            cnt, loss = cls_pass_csr(X.data, X.indices, X.indptr, self.y, w, self.B, g, mask)
+        else:
+            cnt, loss = cls_pass_dense(X, self.y, w, self.B, g, mask)
+        inv = 1.0 / self.n
+        g *= inv
+        detail = {"constraint": mask.astype(bool)} if want_detail else {}
+        return g, cnt * inv, loss * inv, int(cnt), detail
+
+
+def _scores(X, w, out):
+    if sp.issparse(X):
+        scores_csr(X.data, X.indices, X.indptr, w, out)
+    else:
+        scores_dense(X, w, out)
+
+
+def _wsum(X, coef, g):
+    if sp.issparse(X):
+        wsum_csr(X.data, X.indices, X.indptr, coef, g)
+    else:
+        wsum_dense(X, coef, g)
+
+
+def _n_pairs(rank, R):
+    size = np.bincount(rank, minlength=R).astype(np.int64)
+    below = np.concatenate([[0], np.cumsum(size)[:-1]])
+    return int(np.sum(size * below))
+
+
+class _OrdinalOracle:
+    """In-memory pass of Algorithm 2: scores, condensed sweep, weighted sum."""
+
+    def __init__(self, X, rank, R):
+        self.X = X
+        self.rank = rank
+        self.R = int(R)
+        self.n = X.shape[0]
+        self.dim = X.shape[1] + 1
+        self.m = _n_pairs(rank, R)
+
+    def __call__(self, w, want_detail):
+        s = np.empty(self.n)
+        _scores(self.X, w, s)
+        cp = np.zeros(self.n, dtype=np.int64)
+        cm = np.zeros(self.n, dtype=np.int64)
+        npairs, loss = ordinal_counts(s, self.rank, self.R, cp, cm)
+        g = np.zeros(self.dim)
+        _wsum(self.X, (cp - cm).astype(np.float64), g)
+        inv = 1.0 / self.m
+        g *= inv
+        detail = {"c_plus": cp, "c_minus": cm} if want_detail else {}
+        return g, npairs * inv, loss * inv, int(npairs), detail
+
+
+# --------------------------------------------------------------------------
+# the solver state
+# --------------------------------------------------------------------------
+class _CuttingPlaneRun(SolverRun):
+    """Explicit state of Algorithms 1/2: working set, multipliers, w, xi."""
+
+    step_name = "iteration"
+
+    def __init__(self, estimator, oracle, C, epsilon, max_iter, progress, ordinal,
+                 qp_tol=1e-12):
+        super().__init__(estimator, max_iter=max_iter, progress=progress)
+        self.oracle = oracle
+        self.C = float(C)
+        self.epsilon = float(epsilon)
+        self.ordinal = ordinal
+        self.qp_tol = float(qp_tol)
+        D = oracle.dim
+        self.D = D
+        cap = 16
+        self._G = np.zeros((cap, D))     # constraint vectors g_k (rows)
+        self._H = np.zeros((cap + 1, cap + 1))  # [slack, g_1..g_K] Gram
+        self._d = np.zeros(cap + 1)            # [0, d_1..d_K]
+        self._a = np.zeros(cap + 1)            # [slack, alpha_1..alpha_K]
+        self._a[0] = self.C
+        self.K = 0
+        self.w = np.zeros(D)
+        self.xi = 0.0
+        self.dual = 0.0
+        self.qp_steps = 0
+        self.qp_violation = 0.0
+        self.last_primal = np.nan
+
+    # -- working set ----------------------------------------------------------
+    def _grow(self):
+        cap = self._G.shape[0] * 2
+        G = np.zeros((cap, self.D))
+        G[: self.K] = self._G[: self.K]
+        H = np.zeros((cap + 1, cap + 1))
+        H[: self.K + 1, : self.K + 1] = self._H[: self.K + 1, : self.K + 1]
+        d = np.zeros(cap + 1)
+        d[: self.K + 1] = self._d[: self.K + 1]
+        a = np.zeros(cap + 1)
+        a[: self.K + 1] = self._a[: self.K + 1]
+        self._G, self._H, self._d, self._a = G, H, d, a
+
+    def _add_and_solve(self, g, off):
+        if self.K == self._G.shape[0]:
+            self._grow()
+        K = self.K
+        self._G[K] = g
+        row = self._G[: K + 1] @ g
+        self._H[K + 1, 1: K + 2] = row
+        self._H[1: K + 2, K + 1] = row
+        self._d[K + 1] = off
+        self._a[K + 1] = 0.0
+        self.K = K + 1
+        k1 = self.K + 1
+        H = self._H[:k1, :k1]
+        d = self._d[:k1]
+        a = np.ascontiguousarray(self._a[:k1])
+        steps, viol = solve_simplex_qp(np.ascontiguousarray(H), np.ascontiguousarray(d),
+                                       self.C, a, self.qp_tol, 10_000_000)
+        self._a[:k1] = a
+        self.qp_steps += int(steps)
+        self.qp_violation = float(viol)
+        alpha = a[1:]
+        G = self._G[: self.K]
+        self.w = alpha @ G
+        ww = float(self.w @ self.w)
+        slack = self._d[1:k1] - G @ self.w
+        self.xi = max(0.0, float(slack.max()))
+        # OP3 dual value: a valid lower bound for any feasible alpha
+        self.dual = float(alpha @ self._d[1:k1] - 0.5 * ww)
+
+    # -- one iteration ----------------------------------------------------------
+    def _iterate(self, want_record):
+        w = self.w
+        g, off, xi_new, size, detail = self.oracle(w, want_record)
+        ww = float(w @ w)
+        primal = 0.5 * ww + self.C * xi_new
+        self.last_primal = primal
+        if xi_new <= self.xi + self.epsilon:
+            self.converged = True
+            return None
+        xi_before, dual_before = self.xi, self.dual
+        if self.K == 0:
+            dual_before = 0.0
+        self._add_and_solve(g, off)
+        if not want_record:
+            return True
+        common = dict(
+            iteration=self.n_iter + 1,
+            w_norm=float(np.sqrt(ww)),
+            xi=float(xi_before),
+            xi_new=float(xi_new),
+            constraint_size=int(size),
+            constraint_norm=float(np.linalg.norm(g)),
+            constraint_offset=float(off),
+            working_set_size=int(self.K),
+            alpha=self._a[1: self.K + 1].copy(),
+            primal=float(primal),
+            dual=float(dual_before),
+            gap=float(primal - dual_before),
+        )
+        if self.ordinal:
+            return OrdinalCuttingPlaneRecord(
+                w=w[:-1].copy(), c_plus=detail.get("c_plus"), c_minus=detail.get("c_minus"),
+                n_pairs=int(self.oracle.m), **common)
+        return CuttingPlaneRecord(
+            w=w[:-1].copy(), b=float(w[-1] * self.oracle.B),
+            constraint=detail.get("constraint"), **common)
+
+    def _step(self):
+        return self._iterate(True)
+
+    def _advance(self, max_steps):
+        k = 0
+        while k < max_steps:
+            if self._iterate(False) is None:
+                break
+            k += 1
+        return k
+
+    def result(self):
+        alpha = self._a[1: self.K + 1].copy()
+        return {
+            "w": self.w.copy(),
+            "alpha": alpha,
+            "working_set_size": self.K,
+            "xi": self.xi,
+            "dual": self.dual,
+            "qp_steps": self.qp_steps,
+        }
+
+
+# --------------------------------------------------------------------------
+# shared estimator machinery
+# --------------------------------------------------------------------------
+def _is_dask(X):
+    return type(X).__module__.split(".")[0] == "dask"
+
+
+_PARAMS = {
+    "C": [Interval(Real, 0.0, None, closed="neither")],
+    "epsilon": [Interval(Real, 0.0, None, closed="neither")],
+    "max_iter": [Interval(Integral, -1, None, closed="left")],
+    "progress": ["boolean"],
+}
+
+
+class _CuttingPlaneBase(SteppedFitMixin, BaseEstimator):
+    _ordinal = False
+
+    def _store_run(self, run):
+        res = run.result()
+        w = res["w"]
+        self.coef_ = w[:-1].reshape(1, -1).copy()
+        self.intercept_ = np.array([float(w[-1] * run.oracle.B)]) if not self._ordinal \
+            else np.array([0.0])
+        self.n_iter_ = int(run.n_iter)
+        self.converged_ = bool(run.converged)
+        self.fit_time_ = float(run.elapsed)
+        self.dual_coef_ = res["alpha"]
+        self.working_set_size_ = int(res["working_set_size"])
+        self.xi_ = float(res["xi"])
+        self.dual_objective_ = float(res["dual"])
+        self.qp_steps_ = int(res["qp_steps"])
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc", "coo"], reset=False,
+                          dtype=np.float64)
+        return to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
+
+    def decision_function(self, X):
+        """``w'x + b``."""
+        X = self._validate_X_predict(X)
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+
+
+class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
+    """Linear SVM trained by Joachims' cutting-plane Algorithm 1 (SVMperf).
+
+    Solves OP1, ``min 1/2 |w|^2 + (C/n) sum_i max(0, 1 - y_i (w'x_i + b))``
+    (with ``b`` the weight of a constant feature 1, so regularised), through
+    its 1-slack form OP2; see the module docstring.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The paper's C, which multiplies the *average* hinge loss.  It relates
+        to LIBLINEAR's / :class:`sklearn.svm.LinearSVC`'s C by
+        ``C_liblinear = C / n_samples``, i.e. ``C = n_samples * C_liblinear``.
+    epsilon : float, default=1e-3
+        Stopping tolerance on xi: stop when the most violated constraint's
+        ``xi'`` is at most ``xi + epsilon``.  The primal objective is then
+        within ``C * epsilon`` of the optimum (Theorem 3).
+    fit_intercept : bool, default=True
+        Model the bias as a constant extra feature of value 1 (regularised,
+        as in the paper).  ``False``: no bias, ``intercept_ = [0.]``.
+    max_iter : int, default=1000
+        Maximum number of cutting-plane iterations (-1: no limit); hitting it
+        gives a ConvergenceWarning.
+    progress : bool, default=False
+        tqdm progress bar for long fits.
+
+    Attributes
+    ----------
+    coef_ : (1, n_features);  intercept_ : (1,);  classes_ : (2,)
+    n_iter_ : cutting-plane iterations (= constraints added).
+    converged_ : whether ``xi' <= xi + epsilon`` held at the end.
+    dual_coef_ : OP3 multipliers of the final working set;
+    working_set_size_, xi_, dual_objective_ (OP3 value, a lower bound on the
+    optimum), qp_steps_ (pair steps of the inner QP solver), fit_time_.
+
+    Step hooks: ``fit(X, y, callback=f)`` calls ``f(record)`` with a
+    :class:`CuttingPlaneRecord` per iteration (return False to stop);
+    ``iter_fit(X, y)`` yields them; ``start(X, y)`` returns the solver state.
+
+    X may be a dask array (row chunks of dense or scipy.sparse blocks, one
+    column chunk); then y may be a numpy or dask array and the O(sn) pass
+    runs on Dask (see :mod:`svmlab._cp_dask`).
+
+    Examples
+    --------
+    >>> from svmlab import CuttingPlaneClassifier
+    >>> clf = CuttingPlaneClassifier(C=0.05 * X.shape[0]).fit(X, y)  # doctest: +SKIP
+    """
+
+    _parameter_constraints = {**_PARAMS, "fit_intercept": ["boolean"]}
+
+    def __init__(self, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
+                 progress=False):
+        self.C = C
+        self.epsilon = epsilon
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.progress = progress
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def start(self, X, y):
+        """Validate everything and return the solver state (lazy form)."""
+        self._validate_params()
+        B = 1.0 if self.fit_intercept else 0.0
+        if _is_dask(X):
+            from ._cp_dask import DaskClassifierOracle
+
+            oracle, classes, n_features = DaskClassifierOracle.build(X, y, B)
+            self.n_features_in_ = n_features
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            X_in = X
+            X, y_pm, classes = check_binary(X, y)
+            validate_data(self, X_in, reset=True, skip_check_array=True)
+            oracle = _ClassifierOracle(X, y_pm, B)
+        self.classes_ = classes
+        return _CuttingPlaneRun(self, oracle, self.C, self.epsilon, self.max_iter,
+                                self.progress, ordinal=False)
+
+    def predict(self, X):
+        d = self.decision_function(X)
+        return self.classes_[(d > 0).astype(int)]
+
+
+# --------------------------------------------------------------------------
+# ordinal regression
+# --------------------------------------------------------------------------
+def check_ranks(y, n=None):
+    """Validate ordinal targets: finite integer values with >= 2 distinct.
+
+    Returns ``(rank_index int64 in [0, R), ranks)`` where ``ranks`` are the
+    distinct values (sorted) and ``R = len(ranks)``.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D (one rank per sample), got shape {y.shape}.")
+    if n is not None and y.shape[0] != n:
+        raise ValueError(f"X has {n} samples but y has {y.shape[0]}.")
+    if y.dtype.kind not in "iufb":
+        raise ValueError(
+            f"Ordinal ranks must be integers, got dtype {y.dtype}. Encode the "
+            "ordered categories as integers 1..R (larger = higher rank).")
+    yf = y.astype(np.float64)
+    if not np.all(np.isfinite(yf)):
+        raise ValueError("Ordinal ranks contain NaN or infinity.")
+    if np.any(yf != np.round(yf)):
+        raise ValueError(
+            "Ordinal ranks must be integers (1, 2, ..., R); got non-integer "
+            "values. For real-valued targets use a regression model.")
+    ranks, idx = np.unique(yf, return_inverse=True)
+    if len(ranks) < 2:
+        raise ValueError(
+            f"y contains a single rank ({ranks[0]:g}); ordinal regression needs "
+            "at least two distinct ranks (there are no ordered pairs).")
+    return idx.astype(np.int64), ranks.astype(np.int64)
+
+
+def ordered_pair_fraction(y, scores):
+    """Fraction of pairs with ``y_i > y_j`` that the scores order correctly
+    (``s_i > s_j``), ties in the scores counting 1/2.  For two ranks this is
+    the ROC area.  O(R n log n); no pair is enumerated."""
+    y = np.asarray(y)
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    levels = np.unique(y)
+    good = 0.0
+    total = 0.0
+    lower = np.zeros(len(y), dtype=bool)
+    for lev in levels:
+        cur = y == lev
+        n_cur, n_low = int(cur.sum()), int(lower.sum())
+        if n_low and n_cur:
+            both = cur | lower
+            r = rankdata(s[both])  # midranks: ties count 1/2
+            u = r[cur[both]].sum() - n_cur * (n_cur + 1) / 2.0
+            good += u
+            total += n_cur * n_low
+        lower |= cur
+    if total == 0:
+        raise ValueError("y has a single rank: there are no ordered pairs to score.")
+    return float(good / total)
+
+
+class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
+    """Linear ranking SVM for ordinal regression, Joachims' Algorithm 2 on OP5.
+
+    Solves OP4, ``min 1/2 |w|^2 + (C/m) sum_{y_i > y_j} max(0, 1 - w'(x_i - x_j))``
+    over all m pairs with different ranks, without enumerating them.  With
+    two ranks this maximises (a hinge bound on) the ROC area.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        The paper's C, multiplying the *average* pairwise hinge loss.  A
+        pairwise SVM with LIBLINEAR's convention (sum of pair losses) has
+        ``C_liblinear = C / m``.
+    epsilon, max_iter, progress : as :class:`CuttingPlaneClassifier`.
+
+    There is no ``fit_intercept``: pairwise constraints are invariant to
+    shifts of the scores, so ``intercept_`` is always ``[0.]``.
+
+    ``decision_function(X)`` and ``predict(X)`` both return the ranking
+    scores ``w'x`` (larger = higher rank).  ``score(X, y)`` is the fraction
+    of correctly ordered pairs (pairs with ``y_i > y_j`` and ``s_i > s_j``,
+    score ties counting 1/2) -- the ROC area for two ranks, a concordance
+    index (like Kendall's tau rescaled to [0, 1]) for more.
+
+    Attributes: ``coef_`` (1, d), ``intercept_`` (1,) = 0, ``ranks_`` (the
+    distinct training ranks), ``n_pairs_`` (m), ``n_iter_``, ``converged_``
+    and the extras of :class:`CuttingPlaneClassifier`.
+    """
+
+    _ordinal = True
+    _parameter_constraints = dict(_PARAMS)
+
+    def __init__(self, C=1.0, epsilon=1e-3, max_iter=1000, progress=False):
+        self.C = C
+        self.epsilon = epsilon
+        self.max_iter = max_iter
+        self.progress = progress
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def start(self, X, y):
+        """Validate everything and return the solver state (lazy form)."""
+        self._validate_params()
+        if _is_dask(X):
+            from ._cp_dask import DaskOrdinalOracle
+
+            oracle, ranks, n_features = DaskOrdinalOracle.build(X, y)
+            self.n_features_in_ = n_features
+        else:
+            X_in = X
+            if y is None:
+                raise ValueError("CuttingPlaneOrdinalRegressor requires y (the ranks).")
+            X = check_data(X)
+            if X.shape[0] < 2:
+                raise ValueError("Ordinal regression needs at least 2 samples.")
+            rank, ranks = check_ranks(y, X.shape[0])
+            validate_data(self, X_in, reset=True, skip_check_array=True)
+            oracle = _OrdinalOracle(X, rank, len(ranks))
+        self.ranks_ = ranks
+        self.n_pairs_ = int(oracle.m)
+        return _CuttingPlaneRun(self, oracle, self.C, self.epsilon, self.max_iter,
+                                self.progress, ordinal=True)
+
+    def predict(self, X):
+        """Ranking scores ``w'x`` (same as :meth:`decision_function`)."""
+        return self.decision_function(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Fraction of correctly ordered pairs (ROC area for two ranks)."""
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by the pairwise score.")
+        y = check_array(np.asarray(y), ensure_2d=False, dtype=None, **{_FINITE: True})
+        return ordered_pair_fraction(y, self.decision_function(X))
