@@ -1,0 +1,59 @@
+"""svmlab.viz.scale: log-log fits recover known exponents; tables and plots."""
+
+import numpy as np
+import pytest
+
+from svmlab.viz import scale as vs
+
+
+@pytest.mark.parametrize("p", [0.9, 1.0, 1.6, 2.2])
+def test_fit_recovers_power_law_exponent(p, rng):
+    n = np.array([1000, 2000, 4000, 8000, 16000, 32000], float)
+    t = 3e-6 * n ** p * np.exp(rng.normal(scale=0.02, size=n.size))
+    fit = vs.fit_loglog(n, t)
+    assert fit.slope == pytest.approx(p, abs=0.05)
+    assert fit.r2 > 0.99
+    exact = vs.fit_loglog(n, 3e-6 * n ** p)
+    assert exact.slope == pytest.approx(p, abs=1e-10)
+    assert exact.coef == pytest.approx(3e-6, rel=1e-8)
+    assert np.allclose(exact(n), 3e-6 * n ** p)
+
+
+def test_fit_drops_untimed_points_and_rejects_too_few():
+    n = [100, 200, 400, 800]
+    t = [0.0, 2.0, 8.0, 32.0]  # first run too fast to time
+    assert vs.fit_loglog(n, t).slope == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="two distinct"):
+        vs.fit_loglog([100, 100], [1.0, 2.0])
+    with pytest.raises(ValueError, match="same length"):
+        vs.fit_loglog([1, 2, 3], [1, 2])
+
+
+def test_nested_subsets_are_nested_and_reproducible():
+    subs = vs.nested_subsets(1000, [10, 100, 500], random_state=4)
+    assert [len(s) for s in subs] == [10, 100, 500]
+    assert set(subs[0]) <= set(subs[1]) <= set(subs[2])
+    again = vs.nested_subsets(1000, [10, 100, 500], random_state=4)
+    assert all(np.array_equal(a, b) for a, b in zip(subs, again))
+    with pytest.raises(ValueError):
+        vs.nested_subsets(10, [20])
+
+
+def test_plot_and_table_show_fitted_slopes():
+    import matplotlib.pyplot as plt
+
+    n = np.array([500, 1000, 2000, 4000])
+    times = {"A": 1e-5 * n ** 2.0, "B": 1e-4 * n ** 1.0}
+    fig, ax = plt.subplots()
+    fits, arts = vs.plot_scaling(ax, n, times, {"A": "smo", "B": "cutting_plane"})
+    assert fits["A"].slope == pytest.approx(2.0) and fits["B"].slope == pytest.approx(1.0)
+    pts, line = arts["A"]
+    assert np.allclose(pts.get_ydata(), times["A"])
+    assert np.allclose(line.get_ydata(), fits["A"](n))
+    assert "slope 2.00" in pts.get_label() and "paper 1-2" in pts.get_label()
+    plt.close(fig)
+    rows = vs.scaling_table(n, times, {"A": "smo", "B": "irwls"})
+    assert rows[0][0] == "A" and rows[0][1] == pytest.approx(2.0) and rows[0][3] == "1.0-2.0"
+    assert rows[1][3] == "n/a"
+    txt = vs.format_table(rows, ["solver", "slope", "r2", "paper", "source"])
+    assert "2" in txt.splitlines()[2] and len(txt.splitlines()) == 4
