@@ -180,7 +180,8 @@ def fill_ratios(results):
 
 def _fmt(v, spec):
     if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
+        width = int(spec.split(".")[0].rstrip("dfegs") or 1)
+        return "-".rjust(width)
     return format(v, spec)
 
 
@@ -191,15 +192,15 @@ def format_table(results):
     cases = {}
     for r in results:
         cases.setdefault((r.suite, r.case), []).append(r)
-    head = (f"  {'solver':<34} {'time s':>9} {'ratio':>7} {'iters':>8} {'objective':>14} "
+    head = (f"  {'solver':<46} {'time s':>9} {'ratio':>7} {'iters':>8} {'objective':>14} "
             f"{'kind':>6} {'rel diff':>9} {'n_SV':>7} {'acc':>7}")
     for (s, case), rs in cases.items():
         out.append(f"[{s}] {case}")
         out.append(head)
         for r in rs:
-            name = (r.solver + (" (peer)" if r.peer else ""))[:34]
+            name = (r.solver + (" (peer)" if r.peer else ""))[:46]
             out.append(
-                f"  {name:<34} {_fmt(r.time_s, '9.3f')} {_fmt(r.ratio, '7.3f')} "
+                f"  {name:<46} {_fmt(r.time_s, '9.3f')} {_fmt(r.ratio, '7.3f')} "
                 f"{_fmt(r.n_iter, '8d')} {_fmt(r.objective, '14.7g')} "
                 f"{(r.objective_kind or '-'):>6} {_fmt(r.objective_rel_diff, '9.1e')} "
                 f"{_fmt(r.n_sv, '7d')} {_fmt(r.accuracy, '7.4f')}")
@@ -244,3 +245,63 @@ def run_suite(info: SuiteInfo, ctx: Context):
     except Exception as exc:  # a broken suite must not hide the others' results
         ctx.fail(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
     return time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------
+# helpers shared by the suites (objectives computed the same way for everyone)
+
+def subsample(X, y, n, seed=0):
+    """A deterministic random subset of ``n`` rows (all rows if n is None or >= len)."""
+    import numpy as np
+
+    if n is None or n >= X.shape[0]:
+        return X, y
+    idx = np.sort(np.random.default_rng(seed).choice(X.shape[0], n, replace=False))
+    return X[idx], y[idx]
+
+
+def to_pm(y, positive=None):
+    """Labels as float64 {-1,+1}; +1 = the larger class value (sklearn's classes_[1])."""
+    import numpy as np
+
+    y = np.asarray(y)
+    pos = np.unique(y)[-1] if positive is None else positive
+    return np.where(y == pos, 1.0, -1.0)
+
+
+def svc_alpha(svc, n):
+    """Full-length alpha (>= 0) of a fitted binary sklearn SVC."""
+    import numpy as np
+
+    dc = svc.dual_coef_
+    dc = dc.toarray() if hasattr(dc, "toarray") else np.asarray(dc)
+    alpha = np.zeros(n)
+    alpha[svc.support_] = np.abs(dc.ravel())
+    return alpha
+
+
+def kernel_dual_objective(X, y_pm, alpha, kernel="rbf", gamma="scale", degree=3, coef0=0.0):
+    """W(alpha) with :func:`svmlab.objectives.dual_objective` (same for every solver)."""
+    from ..kernels import Kernel
+    from ..objectives import dual_objective
+
+    return dual_objective(Kernel(X, kernel, gamma, degree, coef0), alpha, y_pm)
+
+
+def linear_primal(X, y_pm, w, b, C, regularize_bias=False):
+    """``1/2 ||w||^2 + C sum hinge`` (:func:`svmlab.objectives.linear_primal_objective`);
+    with ``regularize_bias`` add ``b^2/2`` (LIBLINEAR / SVMperf model the bias as a
+    constant feature of value 1, so this is the objective they minimise)."""
+    import numpy as np
+
+    from ..objectives import linear_primal_objective
+
+    w = np.asarray(w, float).ravel()
+    p = linear_primal_objective(X, y_pm, w, float(b), C)
+    return p + (0.5 * float(b) ** 2 if regularize_bias else 0.0)
+
+
+def accuracy(model, X, y):
+    import numpy as np
+
+    return float(np.mean(model.predict(X) == y))
