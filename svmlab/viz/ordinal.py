@@ -1,0 +1,326 @@
+"""Ordinal regression / ROC area with cutting planes (Joachims 2006, OP4/OP5,
+Algorithm 2), made visible for ``notebooks/04_ordinal_regression.ipynb``.
+
+Ranks ``y_i`` in ``{1..R}``; the preference pairs are
+``P = {(i, j) : y_i > y_j}``, ``m = |P|``.  For scores ``s = X w`` a pair is
+violated (``c_ij = 1``) when ``s_i - s_j < 1``.  The most violated
+constraint of OP5 is condensed into two counts per example::
+
+    c+_i = #{j : y_j < y_i, s_i - s_j < 1}   (i as the higher-ranked member)
+    c-_j = #{i : y_i > y_j, s_i - s_j < 1}   (j as the lower-ranked member)
+
+so that ``sum_ij c_ij = sum_i c+_i`` and
+``sum_ij c_ij (x_i - x_j) = sum_i (c+_i - c-_i) x_i``.  The constraint reads
+``xi >= (1/m) sum_i c+_i - w' (1/m) sum_i (c+_i - c-_i) x_i``.
+
+The sorted sweep (this module's display version of the paper's O(n log n + Rn)
+routine): write ``u_i = s_i - 1/2`` and ``d_j = s_j + 1/2``; pair (i, j) is
+violated iff ``u_i < d_j``.  Walk the 2n values from the largest down, keeping
+per-rank counters ``a[r]`` (number of ``d`` values of rank r passed) and
+``b[r]`` (number of ``u`` values of rank r passed).  At ``u_i`` (rank r):
+``c+_i = sum_{r' < r} a[r']``.  At ``d_j`` (rank r):
+``c-_j = sum_{r' > r} (N_r' - b[r'])``, the ``u`` values not yet passed.  At
+equal values ``u`` is processed before ``d`` (an exact tie is *not* a
+violation).  The solver has its own compiled routine; the unit tests check
+that both give the same constraint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "SweepTrace",
+    "sweep_trace",
+    "sweep_counts",
+    "brute_force_counts",
+    "violated_pairs",
+    "constraint_from_counts",
+    "pairwise_accuracy",
+    "SweepExplorer",
+    "plot_pairs",
+]
+
+
+def _ranks(y):
+    y = np.asarray(y)
+    if not np.issubdtype(y.dtype, np.integer):
+        if not np.all(np.asarray(y, float) == np.round(np.asarray(y, float))):
+            raise ValueError("ordinal ranks must be integers")
+        y = np.asarray(y, float).astype(np.int64)
+    return y.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class SweepTrace:
+    """Every event of one sweep (computed once; a slider indexes it).
+
+    ``order`` (2n,): event k visits example ``example[k]``; ``kind[k]`` is
+    ``"u"`` (``s_i - 1/2``, i as higher member) or ``"d"``; ``value[k]``.
+    ``a[k]``, ``b[k]`` (2n, R): the counters *after* event k.
+    ``c_plus[k]``, ``c_minus[k]`` (2n, n): counts known after event k (the
+    unknown ones are 0).  ``rank_values``: the sorted distinct ranks ``1..R``
+    positions map to.
+    """
+
+    scores: np.ndarray
+    y: np.ndarray
+    rank_values: np.ndarray
+    example: np.ndarray
+    kind: np.ndarray
+    value: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    c_plus: np.ndarray
+    c_minus: np.ndarray
+
+    @property
+    def n_events(self):
+        return len(self.example)
+
+    @property
+    def final_c_plus(self):
+        return self.c_plus[-1]
+
+    @property
+    def final_c_minus(self):
+        return self.c_minus[-1]
+
+
+def sweep_trace(scores, y, rank_values=None):
+    """Run the sorted sweep step by step and record every event."""
+    s = np.asarray(scores, float).ravel()
+    y = _ranks(y).ravel()
+    if s.shape != y.shape:
+        raise ValueError("scores and y must have the same length")
+    if rank_values is None:
+        rank_values = np.unique(y)
+    rank_values = np.asarray(rank_values)
+    R = len(rank_values)
+    pos = np.searchsorted(rank_values, y)  # rank index 0..R-1
+    n = len(s)
+    N = np.bincount(pos, minlength=R)
+    vals = np.concatenate([s - 0.5, s + 0.5])
+    ex = np.concatenate([np.arange(n), np.arange(n)])
+    is_d = np.concatenate([np.zeros(n, bool), np.ones(n, bool)])
+    # descending by value; at ties "u" (is_d False) first
+    order = np.lexsort((is_d, -vals))
+    a = np.zeros(R, np.int64)
+    b = np.zeros(R, np.int64)
+    cp = np.zeros(n, np.int64)
+    cm = np.zeros(n, np.int64)
+    A = np.empty((2 * n, R), np.int64)
+    B = np.empty((2 * n, R), np.int64)
+    CP = np.empty((2 * n, n), np.int64)
+    CM = np.empty((2 * n, n), np.int64)
+    for k, e in enumerate(order):
+        i = ex[e]
+        r = pos[i]
+        if not is_d[e]:
+            cp[i] = a[:r].sum()
+            b[r] += 1
+        else:
+            cm[i] = (N[r + 1:] - b[r + 1:]).sum()
+            a[r] += 1
+        A[k], B[k], CP[k], CM[k] = a, b, cp, cm
+    return SweepTrace(s, y, rank_values, ex[order], np.where(is_d[order], "d", "u"),
+                      vals[order], A, B, CP, CM)
+
+
+def sweep_counts(scores, y):
+    """``(c_plus, c_minus)`` from the sorted sweep (final counts only)."""
+    tr = sweep_trace(scores, y)
+    return tr.final_c_plus, tr.final_c_minus
+
+
+def brute_force_counts(scores, y):
+    """``(c_plus, c_minus)`` by enumerating all pairs, O(n^2) (for checks)."""
+    s = np.asarray(scores, float).ravel()
+    y = _ranks(y).ravel()
+    viol = (y[:, None] > y[None, :]) & ((s[:, None] - s[None, :]) < 1.0)
+    return viol.sum(axis=1), viol.sum(axis=0)
+
+
+def violated_pairs(scores, y):
+    """``(i, j)`` index arrays of all preference pairs with ``s_i - s_j < 1``
+    (small n only: enumerates pairs)."""
+    s = np.asarray(scores, float).ravel()
+    y = _ranks(y).ravel()
+    viol = (y[:, None] > y[None, :]) & ((s[:, None] - s[None, :]) < 1.0)
+    return np.nonzero(viol)
+
+
+def n_pairs(y):
+    """``m = |{(i, j): y_i > y_j}|`` without enumerating pairs."""
+    _, cnt = np.unique(_ranks(y), return_counts=True)
+    below = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    return int(np.sum(cnt * below))
+
+
+def constraint_from_counts(X, c_plus, c_minus, m):
+    """``(offset, vector)`` of the OP5 constraint:
+    ``offset = (1/m) sum c+_i``, ``vector = (1/m) sum (c+_i - c-_i) x_i``,
+    so that ``xi' = offset - w . vector``."""
+    coef = (np.asarray(c_plus, float) - np.asarray(c_minus, float)) / m
+    vec = X.T @ coef
+    return float(np.sum(c_plus)) / m, np.asarray(vec).ravel()
+
+
+def pairwise_accuracy(scores, y):
+    """Fraction of preference pairs ordered correctly (ties count 1/2); with
+    two ranks this is the ROC area.  O(n log n) via ranks, no enumeration."""
+    from scipy.stats import rankdata
+
+    s = np.asarray(scores, float).ravel()
+    y = _ranks(y).ravel()
+    m = n_pairs(y)
+    if m == 0:
+        raise ValueError("need at least two different ranks")
+    # for each class r: pairs (i in r, j in lower class) correctly ordered
+    levels = np.unique(y)
+    total = 0.0
+    for k in range(1, len(levels)):
+        hi = y == levels[k]
+        lo = y < levels[k]
+        sub = np.concatenate([s[lo], s[hi]])
+        rk = rankdata(sub)  # average ranks handle ties as 1/2
+        n_lo, n_hi = lo.sum(), hi.sum()
+        total += rk[n_lo:].sum() - n_hi * (n_hi + 1) / 2.0
+    return float(total / m)
+
+
+# --------------------------------------------------------------------- plots
+_RANK_COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple",
+                "tab:brown", "tab:pink", "tab:gray"]
+
+
+def plot_pairs(ax, X2, y, w, max_pairs=400):
+    """2-D points coloured by rank, the scoring direction ``w`` and the
+    violated pairs (``w'x_i - w'x_j < 1`` with ``y_i > y_j``) as segments.
+    Returns ``(pairs_i, pairs_j, LineCollection)``."""
+    from matplotlib.collections import LineCollection
+
+    X2 = np.asarray(X2, float)
+    y = _ranks(y)
+    s = X2 @ np.asarray(w, float)
+    i, j = violated_pairs(s, y)
+    segs = np.stack([X2[i], X2[j]], axis=1)[:max_pairs]
+    lc = LineCollection(segs, colors="0.6", linewidths=0.6, alpha=0.6, zorder=1)
+    ax.add_collection(lc)
+    for k, r in enumerate(np.unique(y)):
+        m = y == r
+        ax.scatter(X2[m, 0], X2[m, 1], s=25, color=_RANK_COLORS[k % 8],
+                   label=f"rank {r}", zorder=3, edgecolor="k", linewidth=0.3)
+    c = X2.mean(axis=0)
+    wn = np.asarray(w, float) / (np.linalg.norm(w) + 1e-300)
+    span = np.ptp(X2, axis=0).max() / 2
+    ax.annotate("", xy=c + span * wn, xytext=c,
+                arrowprops=dict(arrowstyle="->", color="k", lw=1.5))
+    ax.set_title(f"{len(i)} of {n_pairs(y)} pairs violated (w'x_i - w'x_j < 1)")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_aspect("equal", adjustable="datalim")
+    return i, j, lc
+
+
+class SweepExplorer:
+    """Slider over the events of one sorted sweep.
+
+    Top: the 2n sweep values ``s - 1/2`` (``^``) and ``s + 1/2`` (``v``) per
+    rank, the sweep line and the already-passed events darkened.  Bottom left:
+    the counters ``a[r]`` and ``b[r]``.  Bottom right: ``c+_i`` and ``c-_i``
+    known so far, examples in score order.  ``update(k)`` changes artists only.
+    """
+
+    def __init__(self, trace: SweepTrace, figsize=(10, 6)):
+        from ._common import new_figure
+
+        self.trace = tr = trace
+        n = len(tr.scores)
+        R = len(tr.rank_values)
+        pos = np.searchsorted(tr.rank_values, tr.y)
+        self.fig = fig = new_figure(figsize=figsize)
+        gs = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
+        self.ax_line = ax = fig.add_subplot(gs[0, :])
+        ypos = pos[tr.example] + np.where(tr.kind == "u", -0.12, 0.12)
+        self._ev_colors_todo = np.array([[0.8, 0.8, 0.8, 1.0]] * tr.n_events)
+        import matplotlib.colors as mcolors
+
+        self._ev_colors_done = np.array(
+            [mcolors.to_rgba(_RANK_COLORS[p % 8]) for p in pos[tr.example]])
+        self.ev_u = ax.scatter(tr.value[tr.kind == "u"], ypos[tr.kind == "u"], marker="^",
+                               s=40, zorder=3)
+        self.ev_d = ax.scatter(tr.value[tr.kind == "d"], ypos[tr.kind == "d"], marker="v",
+                               s=40, zorder=3)
+        self._u_idx = np.flatnonzero(tr.kind == "u")
+        self._d_idx = np.flatnonzero(tr.kind == "d")
+        self.cursor = ax.axvline(tr.value[0], color="k", lw=1)
+        (self.current,) = ax.plot([tr.value[0]], [ypos[0]], "o", ms=14, mfc="none",
+                                  mec="red", mew=2, zorder=4)
+        self._ypos = ypos
+        ax.set_yticks(range(R), [f"rank {r}" for r in tr.rank_values])
+        ax.set_xlabel("sweep value (s_i - 1/2: ^ ,  s_i + 1/2: v), swept from right to left")
+        self.title = ax.set_title("")
+        self.ax_ab = fig.add_subplot(gs[1, 0])
+        xr = np.arange(R)
+        self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, label="a[r]: d passed")
+        self.bars_b = self.ax_ab.bar(xr + 0.2, tr.b[0], 0.4, label="b[r]: u passed")
+        cnt = np.bincount(pos, minlength=R)
+        self.ax_ab.set_ylim(0, cnt.max() + 0.5)
+        self.ax_ab.set_xticks(xr, [str(r) for r in tr.rank_values])
+        self.ax_ab.set_xlabel("rank r")
+        self.ax_ab.legend(fontsize=8)
+        self.ax_c = fig.add_subplot(gs[1, 1])
+        self._by_score = np.argsort(tr.scores, kind="stable")
+        xe = np.arange(n)
+        self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, label="c+_i")
+        self.bars_cm = self.ax_c.bar(xe, -tr.c_minus[0][self._by_score], 0.8, label="-c-_i")
+        lim = max(tr.final_c_plus.max(), tr.final_c_minus.max(), 1) + 0.5
+        self.ax_c.set_ylim(-lim, lim)
+        self.ax_c.set_xlabel("examples in order of score")
+        self.ax_c.legend(fontsize=8)
+        self.k = None
+        self.update(0)
+        fig.tight_layout()
+
+    @property
+    def n_frames(self):
+        return self.trace.n_events
+
+    def update(self, k):
+        tr = self.trace
+        k = int(k)
+        done = np.arange(tr.n_events) <= k
+        cols = np.where(done[:, None], self._ev_colors_done, self._ev_colors_todo)
+        self.ev_u.set_facecolors(cols[self._u_idx])
+        self.ev_d.set_facecolors(cols[self._d_idx])
+        self.cursor.set_xdata([tr.value[k], tr.value[k]])
+        self.current.set_data([tr.value[k]], [self._ypos[k]])
+        for bar, h in zip(self.bars_a, tr.a[k]):
+            bar.set_height(h)
+        for bar, h in zip(self.bars_b, tr.b[k]):
+            bar.set_height(h)
+        cp = tr.c_plus[k][self._by_score]
+        cm = tr.c_minus[k][self._by_score]
+        for bar, h in zip(self.bars_cp, cp):
+            bar.set_height(h)
+        for bar, h in zip(self.bars_cm, cm):
+            bar.set_height(-h)
+        i = tr.example[k]
+        r = tr.y[i]
+        if tr.kind[k] == "u":
+            msg = f"c+_{i} = sum of a[r'] for r' < {r} = {tr.c_plus[k][i]}"
+        else:
+            msg = f"c-_{i} = u values of ranks > {r} not yet passed = {tr.c_minus[k][i]}"
+        head = f"event {k + 1}/{tr.n_events}: {tr.kind[k]} of example {i} (rank {r})"
+        self.title.set_text(head)
+        self.k = k
+        return f"{head}: {msg}"
+
+    def player(self, interval=300):
+        """Play button + slider (:class:`~svmlab.viz.FramePlayer`) over the events."""
+        from ._common import FramePlayer
+
+        return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
+                           description="event")

@@ -1,0 +1,132 @@
+"""svmlab.viz.ordinal: the displayed sweep gives the solver's constraint and
+the brute-force pair enumeration; the explorer draws the sweep's counters."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import roc_auc_score
+
+from svmlab import CuttingPlaneOrdinalRegressor
+from svmlab._cp_passes import ordinal_counts
+from svmlab.viz import ordinal as vo
+
+
+def _pairs_brute(s, y):
+    cp = np.zeros(len(s), int)
+    cm = np.zeros(len(s), int)
+    for i in range(len(s)):
+        for j in range(len(s)):
+            if y[i] > y[j] and s[i] - s[j] < 1:
+                cp[i] += 1
+                cm[j] += 1
+    return cp, cm
+
+
+def _solver_counts(s, y):
+    levels = np.unique(y)
+    rank = np.searchsorted(levels, y).astype(np.int64)
+    cp = np.zeros(len(s), np.int64)
+    cm = np.zeros(len(s), np.int64)
+    ordinal_counts(np.ascontiguousarray(s, float), rank, len(levels), cp, cm)
+    return cp, cm
+
+
+# scores on a grid of quarters: many exact ties, both in s and in s_i - s_j = 1
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-12, 12), st.integers(1, 5)), min_size=2, max_size=30))
+def test_sweep_equals_brute_force_and_solver(data):
+    s = np.array([a / 4.0 for a, _ in data])
+    y = np.array([r for _, r in data])
+    if len(np.unique(y)) < 2:
+        return
+    cp, cm = vo.sweep_counts(s, y)
+    bp, bm = _pairs_brute(s, y)
+    assert np.array_equal(cp, bp) and np.array_equal(cm, bm)
+    sp_, sm_ = _solver_counts(s, y)
+    assert np.array_equal(cp, sp_) and np.array_equal(cm, sm_)
+
+
+def test_sweep_with_empty_ranks_and_constraint_vector(rng):
+    n = 25
+    X = rng.normal(size=(n, 3))
+    y = rng.choice([1, 3, 4], size=n)  # rank 2 has no members
+    w = rng.normal(size=3)
+    s = X @ w
+    tr = vo.sweep_trace(s, y, rank_values=np.array([1, 2, 3, 4]))
+    bp, bm = _pairs_brute(s, y)
+    assert np.array_equal(tr.final_c_plus, bp) and np.array_equal(tr.final_c_minus, bm)
+    # counters at the end: every d and u value of each rank was passed
+    assert np.array_equal(tr.a[-1], [np.sum(y == r) for r in (1, 2, 3, 4)])
+    assert np.array_equal(tr.b[-1], tr.a[-1])
+    m = vo.n_pairs(y)
+    assert m == sum(1 for i in range(n) for j in range(n) if y[i] > y[j])
+    off, vec = vo.constraint_from_counts(X, tr.final_c_plus, tr.final_c_minus, m)
+    ii, jj = vo.violated_pairs(s, y)
+    assert off == pytest.approx(len(ii) / m)
+    assert np.allclose(vec, (X[ii] - X[jj]).sum(axis=0) / m)
+    # xi' = offset - w.vec = average pairwise hinge loss
+    loss = sum(max(0.0, 1 - (s[i] - s[j])) for i in range(n) for j in range(n) if y[i] > y[j])
+    assert off - w @ vec == pytest.approx(loss / m)
+
+
+def test_sweep_matches_the_solver_records(rng):
+    n = 60
+    X = rng.normal(size=(n, 2))
+    y = np.digitize(X @ [1.0, 0.5] + 0.5 * rng.normal(size=n), [-0.7, 0.0, 0.7]) + 1
+    recs = []
+    CuttingPlaneOrdinalRegressor(C=5.0, epsilon=1e-3).fit(X, y, callback=recs.append)
+    assert len(recs) >= 2
+    for rec in recs:
+        cp, cm = vo.sweep_counts(X @ rec.w, y)
+        assert np.array_equal(cp, rec.c_plus) and np.array_equal(cm, rec.c_minus)
+
+
+def test_pairwise_accuracy_is_roc_area_for_two_ranks(rng):
+    s = np.round(rng.normal(size=80), 1)  # with ties
+    y = rng.integers(0, 2, size=80)
+    assert vo.pairwise_accuracy(s, y) == pytest.approx(roc_auc_score(y, s))
+    y3 = rng.integers(1, 4, size=80)
+    good = sum((s[i] > s[j]) + 0.5 * (s[i] == s[j])
+               for i in range(80) for j in range(80) if y3[i] > y3[j])
+    assert vo.pairwise_accuracy(s, y3) == pytest.approx(good / vo.n_pairs(y3))
+
+
+def test_explorer_shows_the_sweep_state(rng):
+    pytest.importorskip("ipywidgets")
+    s = np.round(rng.normal(size=12), 2)
+    y = rng.integers(1, 4, size=12)
+    tr = vo.sweep_trace(s, y)
+    ex = vo.SweepExplorer(tr)
+    p = ex.player()
+    assert p.drive() == 2 * len(s)
+    by_score = np.argsort(s, kind="stable")
+    for k in (0, 5, tr.n_events - 1):
+        ex.update(k)
+        assert [b.get_height() for b in ex.bars_a] == list(tr.a[k])
+        assert [b.get_height() for b in ex.bars_b] == list(tr.b[k])
+        assert [b.get_height() for b in ex.bars_cp] == list(tr.c_plus[k][by_score])
+        assert ex.cursor.get_xdata()[0] == tr.value[k]
+    # after the last event the c+ bars are the brute-force counts
+    bp, bm = _pairs_brute(s, y)
+    assert [b.get_height() for b in ex.bars_cp] == list(bp[by_score])
+    assert [-b.get_height() for b in ex.bars_cm] == list(bm[by_score])
+    # the sweep visits values in decreasing order
+    assert np.all(np.diff(tr.value) <= 0)
+
+
+def test_plot_pairs_draws_violated_pairs(rng):
+    import matplotlib.pyplot as plt
+
+    X = rng.normal(size=(15, 2))
+    y = rng.integers(1, 4, size=15)
+    w = np.array([1.0, -0.5])
+    fig, ax = plt.subplots()
+    i, j, lc = vo.plot_pairs(ax, X, y, w)
+    s = X @ w
+    want = {(a, b) for a in range(15) for b in range(15) if y[a] > y[b] and s[a] - s[b] < 1}
+    assert set(zip(i.tolist(), j.tolist())) == want
+    segs = lc.get_segments()
+    assert len(segs) == len(want)
+    assert all(np.allclose(sg, [X[a], X[b]]) for sg, a, b in zip(segs, i, j))
+    plt.close(fig)
