@@ -42,7 +42,7 @@ from ._parse import DatasetCorruptError, DatasetNotFoundError
 from ._registry import REGISTRY, DatasetSpec, FileSpec, describe_text
 from ._synthetic import gauss_m, sparse_text, toy_2d
 
-__all__ = ["load", "describe", "list_datasets", "get_spec", "one_vs_rest", "gauss_m", "toy_2d",
+__all__ = ["load", "locate", "describe", "list_datasets", "get_spec", "one_vs_rest", "gauss_m", "toy_2d",
            "sparse_text", "DatasetNotFoundError", "DatasetCorruptError", "REGISTRY",
            "DatasetSpec", "FileSpec", "data_dir", "cache_dir", "clear_memory_cache"]
 
@@ -128,10 +128,16 @@ def load(name, split="train", *, download=None, base_url=None):
     if spec.kind == "sklearn-rcv1":
         return _load_rcv1(spec, split, download)
     part = split if split in spec.files else "all"
-    files = spec.files[part]
-    parsed = [_fetch.fetch(spec.name, fs, "libsvm" if spec.kind == "libsvm" else "idx",
-                           spec.n_features, download=download, base_url=base_url)
-              for fs in files]
+    try:
+        parsed = [p for p, _, _ in _resolve(spec, part, download, base_url)]
+    except DatasetNotFoundError as exc:
+        if spec.name == "mnist" and split == "train":
+            raise DatasetNotFoundError(
+                f"{exc}\n  note: the shared benchmark directory has only MNIST's 10000 test "
+                "images (and both label files); the 60000 training images must be downloaded "
+                "(needs network) or copied there. 'fashion-mnist' has 60000 training images "
+                "and is svmlab's full-scale stand-in.") from None
+        raise
     if spec.kind == "libsvm":
         X, y = parsed[0]
     else:
@@ -148,6 +154,24 @@ def load(name, split="train", *, download=None, base_url=None):
     perm = np.random.default_rng(seed).permutation(X.shape[0])
     assert n_tr + n_te == X.shape[0]
     return _rows(X, y, perm[:n_tr] if split == "train" else perm[n_tr:])
+
+
+def _resolve(spec, part, download, base_url):
+    return [_fetch.fetch(spec.name, fs, "libsvm" if spec.kind == "libsvm" else "idx",
+                         spec.n_features, download=download, base_url=base_url)
+            for fs in spec.files[part]]
+
+
+def locate(name, split="train", *, download=None, base_url=None):
+    """Where ``load(name, split)`` gets its file(s): a list of ``(source, path)``,
+    source being "SVMLAB_DATA", "cache", "download" or "embedded"."""
+    spec = get_spec(name)
+    if spec.kind == "sklearn-rcv1":
+        raise ValueError("rcv1-ccat is managed by scikit-learn's fetch_rcv1")
+    if split not in spec.splits:
+        raise ValueError(f"dataset {spec.name!r} has no split {split!r}")
+    part = split if split in spec.files else "all"
+    return [(src, path) for _, src, path in _resolve(spec, part, download, base_url)]
 
 
 def _load_rcv1(spec, split, download):

@@ -139,7 +139,11 @@ def _where_to_put(fs):
 
 
 def fetch(name, fs, kind, n_features, *, download=None, base_url=None):
-    """Resolve one file of dataset ``name`` and return its parsed (read-only) content."""
+    """Resolve one file of dataset ``name``.
+
+    Returns ``(parsed, source, path)``: the parsed read-only content, where it
+    came from ("SVMLAB_DATA", "cache", "download" or "embedded") and the file.
+    """
     notes = []
 
     def attempt(source, path, expected_hash, *, same_stored_and_upstream=False):
@@ -179,7 +183,7 @@ def fetch(name, fs, kind, n_features, *, download=None, base_url=None):
             else:
                 warnings.warn(f"svmlab.datasets: {res}; ignoring it", RuntimeWarning, stacklevel=3)
             continue
-        return res
+        return res, source, path
 
     url = _url_for(fs, base_url)
     if url is not None and download_allowed(download):
@@ -192,7 +196,7 @@ def fetch(name, fs, kind, n_features, *, download=None, base_url=None):
     if fs.embedded:
         res = attempt("embedded", EMBEDDED_DIR / fs.embedded, fs.stored_sha256)
         if res is not None and not isinstance(res, str):
-            return res
+            return res, "embedded", EMBEDDED_DIR / fs.embedded
         notes.append(res or f"embedded copy {EMBEDDED_DIR / fs.embedded} missing")
 
     fname = fs.stored or fs.upstream
@@ -222,7 +226,7 @@ def _download(fs, url, kind, n_features, notes, attempt):
             return None
         res = attempt("download", Path(path), None)
         if res is not None and not isinstance(res, str):
-            return res
+            return res, "download", Path(path)
         notes.append(res or f"download {url}: file vanished")
         warnings.warn(f"svmlab.datasets: {res}; deleting it"
                       + (" and downloading once more" if round_ == 1 else ""),
