@@ -70,7 +70,8 @@ def kernel_case(ctx, case, X, y, Xt, yt, C, gamma, kernel="rbf"):
         if cls is None:
             continue
         model, ignored = _make(cls, C=C, kernel=kernel, gamma=gamma, tol=TOL,
-                               cache_size=CACHE_MB, progress=ctx.progress)
+                               cache_size=CACHE_MB, random_state=0,
+                               progress=ctx.progress)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

@@ -1,0 +1,194 @@
+"""The benchmark harness: registry, ratios, output files, the runner, and the smoke run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from svmlab.bench import Context, Result, suite, timed
+from svmlab.bench import __main__ as runner
+from svmlab.bench import _harness as H
+
+from reference import dual_objective as ref_dual, gram, linear_primal as ref_primal
+
+
+@pytest.fixture
+def fake_suite(tmp_path, monkeypatch):
+    """A suite module written to disk and imported by the runner like the real ones."""
+    pkg = tmp_path / "fakebench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "mysuite.py").write_text(
+        "import matplotlib.pyplot as plt\n"
+        "from svmlab.bench import suite, Result\n"
+        "@suite('mysuite', 'a fake suite for the tests')\n"
+        "def mysuite(ctx):\n"
+        "    ctx.log('size=' + ctx.size)\n"
+        "    ctx.emit(Result(case='c1', solver='peer', time_s=2.0, objective=10.0,\n"
+        "                    objective_kind='dual', peer=True))\n"
+        "    ctx.emit(Result(case='c1', solver='ours', time_s=0.5, objective=9.99,\n"
+        "                    objective_kind='dual', n_iter=7, extra={'k': [1, 2]}))\n"
+        "    fig, ax = plt.subplots(); ax.plot([1, 2]); ctx.plot('curve', fig)\n"
+        "    for _ in ctx.tqdm(range(3)): pass\n")
+    (pkg / "broken.py").write_text(
+        "from svmlab.bench import suite, Result\n"
+        "@suite('broken', 'raises')\n"
+        "def broken(ctx):\n"
+        "    ctx.emit(Result(case='c', solver='x', time_s=1.0))\n"
+        "    raise RuntimeError('boom')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(runner.SUITE_MODULES, "mysuite", "fakebench.mysuite")
+    monkeypatch.setitem(runner.SUITE_MODULES, "broken", "fakebench.broken")
+    monkeypatch.setitem(runner.SUITE_MODULES, "ghost", "fakebench.ghost")
+    yield
+    for k in ("mysuite", "broken"):
+        H.SUITES.pop(k, None)
+    for m in ("fakebench", "fakebench.mysuite", "fakebench.broken"):
+        sys.modules.pop(m, None)
+
+
+def test_timed_and_registry():
+    v, secs = timed(lambda a, b: (time.sleep(0.05), a + b)[1], 2, b=3)
+    assert v == 5 and 0.04 < secs < 5
+
+    @suite("unit-test-suite", "desc")
+    def f(ctx):
+        pass
+
+    try:
+        assert H.SUITES["unit-test-suite"].func is f
+        assert H.SUITES["unit-test-suite"].description == "desc"
+    finally:
+        H.SUITES.pop("unit-test-suite")
+
+
+def test_ratios_against_the_peer_of_each_case():
+    rs = [Result("a", "ours", time_s=3.0, objective=99.0, objective_kind="dual", suite="s"),
+          Result("a", "lib", time_s=1.5, objective=100.0, objective_kind="dual", peer=True,
+                 suite="s"),
+          Result("b", "ours", time_s=1.0, suite="s"),
+          Result("a", "primal-only", time_s=0.75, objective=5.0, objective_kind="primal",
+                 suite="s")]
+    H.fill_ratios(rs)
+    assert rs[0].ratio == pytest.approx(2.0) and rs[1].ratio == pytest.approx(1.0)
+    assert rs[0].objective_rel_diff == pytest.approx(-0.01)
+    assert rs[2].ratio is None  # no peer in case b
+    assert rs[3].ratio == pytest.approx(0.5) and rs[3].objective_rel_diff is None
+    table = H.format_table(rs)
+    assert "[s] a" in table and "2.000" in table and "lib (peer)" in table
+
+
+def test_context_rejects_bad_size_and_non_results(tmp_path):
+    with pytest.raises(ValueError, match="smoke"):
+        Context("x", size="huge", out_dir=tmp_path)
+    ctx = Context("x", size="smoke", out_dir=tmp_path, progress=False)
+    assert ctx.progress is False and ctx.smoke
+    with pytest.raises(TypeError):
+        ctx.emit({"case": "a"})
+
+
+def test_runner_writes_tables_json_csv_and_plots(fake_suite, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = runner.main(["--suite", "mysuite", "--size", "smoke", "--out", str(out),
+                      "--no-progress"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "[mysuite] c1" in text and "0.250" in text  # 0.5 s / 2.0 s
+    (jpath,) = out.glob("results-mysuite-*.json")
+    data = json.loads(jpath.read_text())
+    m = data["machine"]
+    assert m["cpu_count"] == os.cpu_count() and m["platform"] and m["date_utc"]
+    assert m["versions"]["numpy"] == np.__version__ and "scikit-learn" in m["versions"]
+    ours = next(r for r in data["results"] if r["solver"] == "ours")
+    assert ours["ratio"] == pytest.approx(0.25) and ours["size"] == "smoke"
+    assert ours["objective_rel_diff"] == pytest.approx(-0.001)
+    assert ours["extra"] == {"k": [1, 2]} and ours["suite"] == "mysuite"
+    assert data["suites"][0]["log"] == ["size=smoke"]
+    (cpath,) = out.glob("results-mysuite-*.csv")
+    rows = list(csv.DictReader(cpath.open()))
+    assert len(rows) == 2 and {r["solver"] for r in rows} == {"peer", "ours"}
+    assert rows[0]["cpu_count"] == str(os.cpu_count()) and rows[0]["v_numpy"] == np.__version__
+    assert (out / "plots" / "mysuite-curve.png").stat().st_size > 1000
+
+
+def test_runner_failures_exit_nonzero_but_keep_other_results(fake_suite, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = runner.main(["--suite", "broken,mysuite,ghost", "--out", str(out), "--no-progress"])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "boom" in err
+    assert "suite 'ghost' is not available" in err and "fakebench.ghost" in err
+    data = json.loads(next(out.glob("*.json")).read_text())
+    assert {r["suite"] for r in data["results"]} == {"broken", "mysuite"}
+    assert runner.main(["--suite", "nosuch", "--out", str(out), "--no-progress"]) == 1
+    assert "unknown suite 'nosuch'" in capsys.readouterr().err
+
+
+def test_smoke_expands_to_every_paper_suite():
+    assert runner.expand(["smoke"]) == ["smoke", "platt", "irwls", "joachims", "peers"]
+    assert runner.expand(["all", "peers"]) == ["platt", "irwls", "joachims", "peers"]
+
+
+def test_objective_helpers_match_naive_references():
+    from sklearn.svm import SVC, LinearSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    svc = SVC(C=2.0, kernel="rbf", gamma=0.3, tol=1e-8).fit(X, y)
+    alpha = H.svc_alpha(svc, 60)
+    assert np.all(alpha >= 0) and np.all(alpha <= 2.0 + 1e-9)
+    assert abs(alpha @ y) < 1e-8
+    K = gram(X, "rbf", gamma=0.3)
+    assert H.kernel_dual_objective(X, y, alpha, "rbf", 0.3) == pytest.approx(
+        ref_dual(K, y, alpha), rel=1e-10)
+    lin = LinearSVC(C=0.5, loss="hinge", dual=True, tol=1e-6, max_iter=100000).fit(X, y)
+    w, b = lin.coef_.ravel(), lin.intercept_[0]
+    assert H.linear_primal(X, y, w, b, 0.5) == pytest.approx(ref_primal(X, y, w, b, 0.5))
+    assert H.linear_primal(X, y, w, b, 0.5, regularize_bias=True) == pytest.approx(
+        ref_primal(X, y, w, b, 0.5) + b * b / 2)
+
+
+@pytest.mark.slow
+def test_smoke_suite_runs_and_exits_zero(tmp_path):
+    """``python -m svmlab.bench --suite smoke`` in a subprocess: exit 0 within 3 minutes,
+    with results from every paper suite and peers measured in the same run."""
+    out = tmp_path / "bench"
+    env = dict(os.environ, MPLBACKEND="Agg")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "svmlab.bench", "--suite", "smoke", "--out",
+                           str(out), "--no-progress"], capture_output=True, text=True, env=env,
+                          timeout=600)
+    secs = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert secs < 180, f"smoke run took {secs:.0f} s"
+    (jpath,) = out.glob("results-smoke-*.json")
+    data = json.loads(jpath.read_text())
+    assert not data["failures"]
+    suites = {s["suite"] for s in data["suites"]}
+    assert suites == {"smoke", "platt", "irwls", "joachims", "peers"}
+    by_suite = {}
+    for r in data["results"]:
+        by_suite.setdefault(r["suite"], []).append(r)
+    for s in ("platt", "irwls", "joachims", "peers"):
+        assert by_suite.get(s), f"suite {s} emitted no results"
+        assert any(r["peer"] for r in by_suite[s]), f"suite {s} measured no peer"
+        assert all(r["size"] == "smoke" for r in by_suite[s])
+    solvers = {r["solver"] for r in by_suite["peers"]}
+    for name in ("SMOClassifier", "IRWLSClassifier", "ChunkingClassifier",
+                 "DecompositionClassifier", "CuttingPlaneClassifier"):
+        assert any(name in s for s in solvers), name
+    # peers at equal quality: every svmlab objective within 1% of its peer's
+    for r in by_suite["peers"]:
+        if not r["peer"] and r["objective_rel_diff"] is not None:
+            assert abs(r["objective_rel_diff"]) < 1e-2, r
+    assert "ratio" in proc.stdout
