@@ -15,14 +15,14 @@ Every interactive figure in svmlab follows one pattern:
    It never calls ``ax.plot``/``ax.clear()`` again.
 4. **Wrap it.**  :class:`FramePlayer` gives the ``Play`` button + slider
    (linked in the browser with ``jslink``), an ``Image`` widget holding the
-   rendered PNG and an ``HTML`` caption; :meth:`FramePlayer.drive` steps
+   rendered frame (JPEG by default) and an ``HTML`` caption; :meth:`FramePlayer.drive` steps
    through every frame (the nbval cell after each widget calls it so a broken
    callback fails the notebook) and :meth:`FramePlayer.timing` reports the
    redraw cost.  :func:`static_animation` turns the same ``update`` into a
    ``FuncAnimation(...).to_jshtml()`` for readers without a live kernel.
 
 This works with ``%matplotlib inline`` (the notebooks' backend): a frame is
-an Agg render into a PNG shown by an ``ipywidgets.Image``, so no ipympl or
+an Agg render into an image shown by an ``ipywidgets.Image``, so no ipympl or
 JavaScript build is needed.
 
 Also here: colours/markers shared by all figures (:data:`CLASS_COLORS`,
@@ -37,6 +37,7 @@ from __future__ import annotations
 import io
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,8 @@ __all__ = [
     "record_trace",
     "new_figure",
     "fig_to_png",
+    "canvas_to_png",
+    "canvas_to_bytes",
     "FramePlayer",
     "static_animation",
     "DecisionGrid",
@@ -185,10 +188,46 @@ def new_figure(figsize=(9.0, 4.5), dpi=80, **kwargs):
 
 
 def fig_to_png(fig, dpi=None):
-    """Render ``fig`` to PNG bytes (Agg)."""
+    """Render ``fig`` to PNG bytes (Agg, full redraw)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi if dpi is not None else fig.dpi)
     return buf.getvalue()
+
+
+def canvas_to_png(canvas, compress_level=1):
+    """PNG bytes of what the Agg ``canvas`` holds now (no redraw; fast zlib
+    level, since the bytes only travel to the browser)."""
+    return canvas_to_bytes(canvas, "png", compress_level=compress_level)
+
+
+def canvas_to_bytes(canvas, fmt="jpeg", quality=92, compress_level=1):
+    """Encode what the Agg ``canvas`` holds now (no redraw) as ``"jpeg"``
+    (about 5x faster to encode than PNG; the live players use it) or
+    ``"png"``."""
+    from PIL import Image
+
+    w, h = canvas.get_width_height(physical=True)
+    im = Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    im = im.convert("RGB")
+    buf = io.BytesIO()
+    if fmt == "png":
+        im.save(buf, format="png", compress_level=compress_level)
+    else:
+        im.save(buf, format="jpeg", quality=quality)
+    return buf.getvalue()
+
+
+@contextmanager
+def _unanimated(artists):
+    """Temporarily draw ``artists`` in normal (non-blit) renders."""
+    flags = [a.get_animated() for a in artists]
+    for a in artists:
+        a.set_animated(False)
+    try:
+        yield
+    finally:
+        for a, f in zip(artists, flags):
+            a.set_animated(f)
 
 
 class FramePlayer:
@@ -204,16 +243,26 @@ class FramePlayer:
     interval : int, milliseconds between frames when Play runs.
     description : str, slider label.
     start : int, the frame shown first.
+    image_format : ``"jpeg"`` (default; fast to encode) or ``"png"``.
+    animated : optional list of the artists ``update`` changes, in drawing
+        order.  Then a frame is *blitted*: everything else (axes, ticks,
+        legends, static data) is rendered once into a background, and each
+        frame restores it and draws only these artists (matplotlib's
+        ``copy_from_bbox``/``draw_artist``), which is several times cheaper
+        than a full render.  ``update`` must then not change anything
+        outside this list (axis limits, ticks, legends).  Without it every
+        frame is a full render.
 
     Attributes
     ----------
     play, slider, image, caption : the ipywidgets; ``widget`` is the box
         holding them (displaying the player displays it).
     update_ms, render_ms : lists of the time spent in ``update`` (artist
-        changes) and in rendering the PNG, per redraw.
+        changes) and in rendering + image encoding, per redraw.
     """
 
-    def __init__(self, fig, n_frames, update, interval=400, description="step", start=0):
+    def __init__(self, fig, n_frames, update, interval=400, description="step", start=0,
+                 animated=None, image_format="jpeg"):
         import ipywidgets as w
 
         if n_frames < 1:
@@ -221,9 +270,17 @@ class FramePlayer:
         self.fig = fig
         self.n_frames = int(n_frames)
         self._update = update
+        self.animated = list(animated) if animated else []
+        for a in self.animated:
+            a.set_animated(True)
+        self._background = None
+        if image_format not in ("jpeg", "png"):
+            raise ValueError("image_format must be 'jpeg' or 'png'")
+        self.image_format = image_format
         self.update_ms = []
         self.render_ms = []
         self.caption_text = ""
+        self.frame = None
         start = int(min(max(start, 0), self.n_frames - 1))
         self.play = w.Play(value=start, min=0, max=self.n_frames - 1, step=1,
                            interval=int(interval), description="Play", repeat=False)
@@ -233,19 +290,35 @@ class FramePlayer:
         # linked in the browser: Play moves the slider without a kernel round trip
         self._link = w.jslink((self.play, "value"), (self.slider, "value"))
         self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
-        self.image = w.Image(format="png")
+        self.image = w.Image(format=image_format)
         self.widget = w.VBox([w.HBox([self.play, self.slider]), self.caption, self.image])
         self.slider.observe(self._on_value, names="value")
         self.show(start)
 
     # -- drawing ----------------------------------------------------------
+    def render(self):
+        """Image bytes of the figure in its current state (blitted when
+        ``animated`` was given)."""
+        canvas = self.fig.canvas
+        if not self.animated:
+            canvas.draw()
+            return canvas_to_bytes(canvas, self.image_format)
+        if self._background is None:
+            canvas.draw()  # everything but the animated artists
+            self._background = canvas.copy_from_bbox(self.fig.bbox)
+        canvas.restore_region(self._background)
+        for a in self.animated:
+            if a.get_visible():
+                self.fig.draw_artist(a)
+        return canvas_to_bytes(canvas, self.image_format)
+
     def show(self, k):
         """Draw frame ``k`` (update the artists, render, push to the image)."""
         k = int(k)
         t0 = time.perf_counter()
         text = self._update(k)
         t1 = time.perf_counter()
-        png = fig_to_png(self.fig)
+        png = self.render()
         t2 = time.perf_counter()
         self.update_ms.append(1e3 * (t1 - t0))
         self.render_ms.append(1e3 * (t2 - t1))
@@ -263,9 +336,9 @@ class FramePlayer:
         return self.slider.value
 
     def drive(self, frames=None):
-        """Move the slider through ``frames`` (default: every frame, then back
-        to the first) as a reader would; exceptions in ``update`` propagate.
-        Returns the number of frames drawn."""
+        """Move the slider through ``frames`` (default: every frame) as a
+        reader would; exceptions in ``update`` propagate.  Returns the number
+        of frames drawn."""
         frames = range(self.n_frames) if frames is None else frames
         n = 0
         for k in frames:
@@ -288,6 +361,16 @@ class FramePlayer:
             "n": int(len(u)),
         }
 
+    def animation(self, frames=None, interval=600):
+        """The same frames as a static ``to_jshtml`` animation (see
+        :func:`static_animation`); the player's frame is restored after."""
+        frames = range(self.n_frames) if frames is None else frames
+        html = static_animation(self.fig, self._update, frames, interval=interval,
+                                animated=self.animated)
+        if self.frame is not None:
+            self._update(self.frame)
+        return html
+
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
 
@@ -297,12 +380,13 @@ class FramePlayer:
         display(self.widget)
 
 
-def static_animation(fig, update, frames, interval=600):
+def static_animation(fig, update, frames, interval=600, animated=()):
     """``FuncAnimation(fig, update, frames).to_jshtml()`` as an IPython HTML
     object (a self-contained player for readers without a live kernel).
 
-    ``update`` is the same ``update(k)`` a :class:`FramePlayer` uses.  Keep
-    ``frames`` short (each frame is an embedded PNG).
+    ``update`` is the same ``update(k)`` a :class:`FramePlayer` uses; artists
+    marked animated for blitting are drawn normally here.  Keep ``frames``
+    short (each frame is an embedded PNG).
     """
     from IPython.display import HTML
     from matplotlib.animation import FuncAnimation
@@ -313,8 +397,10 @@ def static_animation(fig, update, frames, interval=600):
         update(k)
         return []
 
-    anim = FuncAnimation(fig, func, frames=frames, interval=interval, blit=False, repeat=False)
-    html = anim.to_jshtml(default_mode="once")
+    with _unanimated(list(animated)):
+        anim = FuncAnimation(fig, func, frames=frames, interval=interval, blit=False,
+                             repeat=False)
+        html = anim.to_jshtml(default_mode="once")
     return HTML(html)
 
 
