@@ -164,6 +164,7 @@ class OrdinalCuttingPlaneRecord:
 # --------------------------------------------------------------------------
 # oracles: the O(sn) most-violated-constraint passes
 # --------------------------------------------------------------------------
+_QPTOL = 1e-10
 _NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
@@ -245,13 +246,14 @@ class _CuttingPlaneRun(SolverRun):
     step_name = "iteration"
 
     def __init__(self, estimator, oracle, C, epsilon, max_iter, progress, ordinal,
-                 qp_tol=1e-12):
+                 qp_tol=None):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         self.oracle = oracle
         self.C = float(C)
         self.epsilon = float(epsilon)
         self.ordinal = ordinal
-        self.qp_tol = float(qp_tol)
+        self.qp_tol = float(_QPTOL if qp_tol is None else qp_tol)
+        self.use_newton = bool(getattr(estimator, "_use_newton", True))
         D = oracle.dim
         self.D = D
         cap = 16
@@ -297,7 +299,7 @@ class _CuttingPlaneRun(SolverRun):
         d = self._d[:k1]
         a = np.ascontiguousarray(self._a[:k1])
         steps, viol = solve_simplex_qp(np.ascontiguousarray(H), np.ascontiguousarray(d),
-                                       self.C, a, self.qp_tol, 10_000_000)
+                                       self.C, a, self.qp_tol, 10_000_000, self.use_newton)
         self._a[:k1] = a
         self.qp_steps += int(steps)
         self.qp_violation = float(viol)

@@ -1,0 +1,254 @@
+"""The cutting-plane O(sn) passes on Dask (data past one machine).
+
+Joachims' Algorithms 1 and 2 touch the training data only in the
+most-violated-constraint pass; everything else (the working set and the OP3
+QP) is small and stays on the client.  Here the pass runs as blockwise work
+on the row blocks of a dask array plus a tree reduction:
+
+* classification: every block returns ``(sum_i c_i y_i [x_i, B], sum c_i,
+  sum c_i (1 - y_i w.x_i))`` for its rows (the same numba pass as in memory);
+  the partial sums are added up in a tree;
+* ordinal regression: every block returns its scores ``w.x_i``; the client
+  runs the O(n log n + R n) sweep on the n scores (a global sort is
+  inherent to Algorithm 2; it needs O(n) client memory, not O(sn)), then the
+  blocks compute ``sum_i (c+_i - c-_i) x_i`` for their rows, again reduced in
+  a tree.
+
+``w`` is broadcast to the workers once per iteration (``Client.scatter(...,
+broadcast=True)`` when a dask.distributed client is active, otherwise one
+shared graph node).  X is persisted once, so every pass reads worker memory.
+
+Dask is an optional dependency (``pip install "dask[array]" distributed``);
+it is imported only when a dask array is passed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._cp_passes import (
+    cls_pass_csr,
+    cls_pass_dense,
+    ordinal_counts,
+    scores_csr,
+    scores_dense,
+    wsum_csr,
+    wsum_dense,
+)
+
+__all__ = ["DaskClassifierOracle", "DaskOrdinalOracle"]
+
+_NO_MASK = np.zeros(0, dtype=np.uint8)
+
+
+def _require_dask():
+    try:
+        import dask
+        import dask.array  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "Fitting on a dask array needs dask: install the optional extra, "
+            "e.g. `pip install \"dask[array]\" distributed`.") from exc
+    return dask
+
+
+def _client():
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# -------------------------------------------------------------- block work
+def _canon(b):
+    """A block as float64 C-contiguous dense or canonical int32 CSR."""
+    if sp.issparse(b):
+        from ._validation import to_csr32
+
+        return to_csr32(b)
+    if hasattr(b, "todense") and not isinstance(b, np.ndarray):  # e.g. pydata sparse
+        b = b.todense()
+    return np.ascontiguousarray(b, dtype=np.float64)
+
+
+def _check_block(b):
+    b = _canon(b)
+    vals = b.data if sp.issparse(b) else b
+    return (b.shape[0], b.shape[1], bool(np.all(np.isfinite(vals))))
+
+
+def _cls_block(b, y, w, B):
+    b = _canon(b)
+    g = np.zeros(w.shape[0])
+    if sp.issparse(b):
+        cnt, loss = cls_pass_csr(b.data, b.indices, b.indptr, y, w, B, g, _NO_MASK)
+    else:
+        cnt, loss = cls_pass_dense(b, y, w, B, g, _NO_MASK)
+    return g, int(cnt), float(loss)
+
+
+def _add_cls(*parts):
+    g = parts[0][0].copy()
+    cnt = parts[0][1]
+    loss = parts[0][2]
+    for p in parts[1:]:
+        g += p[0]
+        cnt += p[1]
+        loss += p[2]
+    return g, cnt, loss
+
+
+def _scores_block(b, w):
+    b = _canon(b)
+    out = np.empty(b.shape[0])
+    if sp.issparse(b):
+        scores_csr(b.data, b.indices, b.indptr, w, out)
+    else:
+        scores_dense(b, w, out)
+    return out
+
+
+def _wsum_block(b, coef, dim):
+    b = _canon(b)
+    g = np.zeros(dim)
+    if sp.issparse(b):
+        wsum_csr(b.data, b.indices, b.indptr, coef, g)
+    else:
+        wsum_dense(b, coef, g)
+    return g
+
+
+def _add_vec(*parts):
+    g = parts[0].copy()
+    for p in parts[1:]:
+        g += p
+    return g
+
+
+def _tree(dask, parts, combine, fan_in=8):
+    """Tree reduction of delayed parts (fan-in ``fan_in``)."""
+    while len(parts) > 1:
+        parts = [dask.delayed(combine, pure=True)(*parts[i:i + fan_in])
+                 for i in range(0, len(parts), fan_in)]
+    return parts[0]
+
+
+# ------------------------------------------------------------------ oracles
+class _DaskBase:
+    def _setup(self, X):
+        dask = _require_dask()
+        self.dask = dask
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2-D dask array for X, got ndim={X.ndim}.")
+        if X.numblocks[1] != 1:
+            X = X.rechunk({1: -1})
+        self.client = _client()
+        X = X.persist()
+        self.X = X  # keeps the persisted blocks alive on the cluster
+        self.blocks = list(X.to_delayed().ravel())
+        # validation pass (before any solver work): sizes and finiteness
+        info = dask.compute(*[dask.delayed(_check_block)(b) for b in self.blocks])
+        rows = [r for r, _, _ in info]
+        cols = {c for _, c, _ in info}
+        if len(cols) != 1:
+            raise ValueError(f"Blocks of X disagree on the number of features: {sorted(cols)}.")
+        if not all(ok for _, _, ok in info):
+            raise ValueError("Input X contains NaN or infinity.")
+        self.rows = rows
+        self.n = int(sum(rows))
+        self.n_features = cols.pop()
+        if self.n < 2:
+            raise ValueError(f"Found {self.n} sample(s); at least 2 are required.")
+        self.dim = self.n_features + 1
+        self.bounds = np.concatenate([[0], np.cumsum(rows)])
+
+    def _labels(self, y):
+        if y is None:
+            raise ValueError("y is required.")
+        if hasattr(y, "compute"):
+            y = y.compute()
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim != 1 or y.shape[0] != self.n:
+            raise ValueError(
+                f"y must be 1-D with one label per row of X ({self.n}); got shape {y.shape}.")
+        return y
+
+    def _split(self, v):
+        """Per-block pieces of an n-vector, as delayed objects on the cluster."""
+        pieces = [np.ascontiguousarray(v[self.bounds[k]:self.bounds[k + 1]])
+                  for k in range(len(self.rows))]
+        if self.client is not None:
+            return self.client.scatter(pieces)
+        return [self.dask.delayed(p) for p in pieces]
+
+    def _broadcast(self, w):
+        if self.client is not None:
+            return self.client.scatter(w, broadcast=True, hash=False)
+        return self.dask.delayed(w)
+
+
+class DaskClassifierOracle(_DaskBase):
+    """Algorithm 1's pass on Dask."""
+
+    @classmethod
+    def build(cls, X, y, B):
+        from sklearn.utils.multiclass import check_classification_targets
+
+        self = cls()
+        self._setup(X)
+        y = self._labels(y)
+        check_classification_targets(y)
+        classes, idx = np.unique(y, return_inverse=True)
+        if len(classes) != 2:
+            raise ValueError(
+                f"CuttingPlaneClassifier needs exactly two classes; y has {len(classes)}.")
+        y_pm = np.where(idx == 1, 1.0, -1.0)
+        self.B = float(B)
+        self.y_parts = self._split(y_pm)
+        return self, classes, self.n_features
+
+    def __call__(self, w, want_detail):
+        dask = self.dask
+        wd = self._broadcast(np.ascontiguousarray(w))
+        parts = [dask.delayed(_cls_block, pure=True)(b, yb, wd, self.B)
+                 for b, yb in zip(self.blocks, self.y_parts)]
+        g, cnt, loss = dask.compute(_tree(dask, parts, _add_cls))[0]
+        inv = 1.0 / self.n
+        return g * inv, cnt * inv, loss * inv, int(cnt), {}
+
+
+class DaskOrdinalOracle(_DaskBase):
+    """Algorithm 2's passes on Dask (the sweep itself runs on the client)."""
+
+    @classmethod
+    def build(cls, X, y):
+        from .cutting_plane import _n_pairs, check_ranks
+
+        self = cls()
+        self._setup(X)
+        y = self._labels(y)
+        rank, ranks = check_ranks(y, self.n)
+        self.rank = rank
+        self.R = len(ranks)
+        self.m = _n_pairs(rank, self.R)
+        return self, ranks, self.n_features
+
+    def __call__(self, w, want_detail):
+        dask = self.dask
+        wd = self._broadcast(np.ascontiguousarray(w))
+        sparts = [dask.delayed(_scores_block, pure=True)(b, wd) for b in self.blocks]
+        s = np.concatenate(dask.compute(*sparts))
+        cp = np.zeros(self.n, dtype=np.int64)
+        cm = np.zeros(self.n, dtype=np.int64)
+        npairs, loss = ordinal_counts(s, self.rank, self.R, cp, cm)
+        coef_parts = self._split((cp - cm).astype(np.float64))
+        gparts = [dask.delayed(_wsum_block, pure=True)(b, cb, self.dim)
+                  for b, cb in zip(self.blocks, coef_parts)]
+        g = dask.compute(_tree(dask, gparts, _add_vec))[0]
+        inv = 1.0 / self.m
+        return g * inv, npairs * inv, loss * inv, int(npairs), {}
