@@ -248,13 +248,14 @@ class CuttingPlaneExplorer:
     slider widget.
     """
 
-    def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(10, 7.5)):
+    def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(10, 7.5),
+                 dpi=72):
         self.trace = tr = trace
         K = len(tr)
         if tr.Z.shape[1] != 3:
             raise ValueError("the explorer's data panel needs 2-D points")
         self.ts = np.linspace(*t_range, n_t)
-        self.fig = fig = new_figure(figsize=figsize)
+        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
         axd, axr, axx, axb = fig.subplots(2, 2).ravel()
         self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds = axd, axr, axx, axb
         X2 = tr.Z[:, :2]
@@ -304,9 +305,17 @@ class CuttingPlaneExplorer:
         axb.set_xlabel("iteration")
         axb.legend(fontsize=7)
         self.title_b = axb.set_title("", fontsize=9)
+        # one y-range for the risk panel over all frames (no limit changes per
+        # frame, so the player can blit)
+        top = max(max(self.frame_data(k)["risk"].max() for k in range(K)), 1e-3)
+        axr.set_ylim(-0.05 * top, 1.1 * top)
         self.k = None
         self.update(0)
         fig.tight_layout()
+        self.animated = [self.ring, self.sep, self.mplus, self.mminus, self.title_data,
+                         self.risk_line, *self.plane_lines, self.lb_line, self.star_line,
+                         self.xi_pt, self.xinew_pt, self.title_risk, self.cur_xi, self.cur_b,
+                         self.title_b]
 
     @property
     def n_frames(self):
@@ -350,8 +359,6 @@ class CuttingPlaneExplorer:
         self.star_line.set_xdata([fd["t_star"], fd["t_star"]])
         self.xi_pt.set_data([0.0], [fd["lb_at_wk"]])
         self.xinew_pt.set_data([0.0], [fd["risk_at_wk"]])
-        top = max(fd["risk"].max(), 1e-3)
-        self.ax_risk.set_ylim(-0.05 * top, 1.1 * top)
         self.title_risk.set_text(f"xi = {tr.xi[k]:.4f}   xi' = {tr.xi_new[k]:.4f}   "
                                  f"|W| = {int(tr.ws_size[k])}")
         self.cur_xi.set_xdata([k + 1, k + 1])
@@ -363,7 +370,7 @@ class CuttingPlaneExplorer:
 
     def player(self, interval=600):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="iteration")
+                           description="iteration", animated=self.animated)
 
 
 def plot_bounds(ax, trace, log_gap=True):

@@ -233,14 +233,14 @@ class SweepExplorer:
     known so far, examples in score order.  ``update(k)`` changes artists only.
     """
 
-    def __init__(self, trace: SweepTrace, figsize=(10, 6)):
+    def __init__(self, trace: SweepTrace, figsize=(10, 6), dpi=72):
         from ._common import new_figure
 
         self.trace = tr = trace
         n = len(tr.scores)
         R = len(tr.rank_values)
         pos = np.searchsorted(tr.rank_values, tr.y)
-        self.fig = fig = new_figure(figsize=figsize)
+        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
         gs = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
         self.ax_line = ax = fig.add_subplot(gs[0, :])
         ypos = pos[tr.example] + np.where(tr.kind == "u", -0.12, 0.12)
@@ -283,6 +283,8 @@ class SweepExplorer:
         self.k = None
         self.update(0)
         fig.tight_layout()
+        self.animated = [self.ev_u, self.ev_d, self.cursor, self.current, self.title,
+                         *self.bars_a, *self.bars_b, *self.bars_cp, *self.bars_cm]
 
     @property
     def n_frames(self):
@@ -323,4 +325,4 @@ class SweepExplorer:
         from ._common import FramePlayer
 
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="event")
+                           description="event", animated=self.animated)

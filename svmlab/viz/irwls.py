@@ -1,0 +1,344 @@
+"""IRWLS-SVC made visible (Perez-Cruz et al. 2000), for ``notebooks/05_irwls.ipynb``.
+
+IRWLS rewrites the SVC primal as a weighted least-squares problem,
+``1/2 ||w||^2 + 1/2 sum_i a_i e_i^2`` with ``e_i = y_i - f(x_i)``, and
+re-weights after every solve with eq. (8)::
+
+    a_i = 0               if e_i y_i < 0     (outside the margin: S2, beta = 0)
+    a_i = C / (e_i y_i)   if e_i y_i > 0     (inside / wrong side: S3, beta = C y_i)
+    a_i = infinite        if e_i y_i = 0     (on the margin: S1, 0 < y beta < C)
+
+so that ``beta_i = a_i e_i`` is 0, ``C y_i`` or free.  Records
+(:class:`svmlab.irwls.IRWLSRecord`) hold, over the current working set, the
+weights, ``e_i y_i``, ``beta``, ``b`` and the S1/S2/S3 membership; this
+module folds them into global per-iteration arrays (samples outside the
+working set keep their last values) and draws them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._common import CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS, FramePlayer, new_figure
+
+__all__ = [
+    "irwls_weight",
+    "irwls_beta",
+    "SET_NAMES",
+    "set_colors",
+    "plot_weight_function",
+    "IRWLSTrace",
+    "irwls_trace",
+    "IRWLSExplorer",
+    "chunk_raster",
+    "compare_strategies",
+]
+
+S1, S2, S3 = 1, 2, 3
+SET_NAMES = {S1: "S1: 0 < y beta < C", S2: "S2: beta = 0", S3: "S3: y beta = C"}
+_SET_KEY = {S1: "free", S2: "zero", S3: "bound"}
+
+
+def irwls_weight(ye, C):
+    """Eq. (8): ``a(e y) = 0`` for ``e y < 0``, ``C / (e y)`` for ``e y > 0``,
+    ``inf`` at ``e y = 0``."""
+    ye = np.asarray(ye, float)
+    with np.errstate(divide="ignore"):
+        a = np.where(ye > 0, C / np.where(ye > 0, ye, 1.0), 0.0)
+    return np.where(ye == 0, np.inf, a)
+
+
+def irwls_beta(ye, C):
+    """``y beta = a e y``: 0 for ``e y < 0`` and ``C`` for ``e y > 0`` (S1's
+    value at ``e y = 0`` is whatever the least-squares solve gives; nan)."""
+    ye = np.asarray(ye, float)
+    return np.where(ye > 0, float(C), np.where(ye < 0, 0.0, np.nan))
+
+
+def set_colors(sets):
+    """RGBA colours for a membership array (1 = S1, 2 = S2, 3 = S3)."""
+    from matplotlib.colors import to_rgba
+
+    table = {k: to_rgba(SET_COLORS[v]) for k, v in _SET_KEY.items()}
+    return np.array([table[int(s)] for s in np.asarray(sets)])
+
+
+def plot_weight_function(ax, C, ye_range=(-1.5, 3.0), a_max=None, n=400):
+    """The weight function (8) with its S1/S2/S3 regions.  Returns the curve
+    (a ``Line2D``; its data are exactly ``irwls_weight`` on the grid)."""
+    lo, hi = ye_range
+    a_max = 4.0 * C if a_max is None else a_max
+    ye = np.linspace(lo, hi, n)
+    ye = ye[ye != 0]
+    a = irwls_weight(ye, C)
+    a_plot = np.where(a > a_max * 1.05, np.nan, a)
+    (curve,) = ax.plot(ye, a_plot, "k-", lw=1.8, label="a(e y) of eq. (8)")
+    ax.axvspan(lo, 0, color=SET_COLORS["zero"], alpha=0.25, lw=0)
+    ax.axvspan(0, hi, color=SET_COLORS["bound"], alpha=0.12, lw=0)
+    ax.axvline(0, color=SET_COLORS["free"], lw=3, alpha=0.8)
+    ax.text(lo + 0.05 * (hi - lo), 0.85 * a_max, "S2: a = 0\n(beta = 0)", fontsize=8)
+    ax.text(0.35 * hi, 0.85 * a_max, "S3: a = C/(e y)\n(y beta = C)", fontsize=8)
+    ax.text(0.02 * (hi - lo), 0.5 * a_max, "S1: a = inf\n(e = 0)", fontsize=8,
+            color=SET_COLORS["free"])
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(-0.05 * a_max, a_max)
+    ax.set_xlabel("e_i y_i = 1 - y_i f(x_i)")
+    ax.set_ylabel("weight a_i")
+    return curve
+
+
+# --------------------------------------------------------------------------
+# traces
+# --------------------------------------------------------------------------
+@dataclass
+class IRWLSTrace:
+    """Global per-record arrays of one IRWLS fit.
+
+    ``beta[k]``, ``sets[k]`` (n,): beta and membership of every sample after
+    record k (samples outside that record's working set keep their last
+    values; at the start beta = 0, all in S2).  ``b[k]``, ``chunk[k]``,
+    ``working_set[k]`` (indices), ``records``.
+    """
+
+    y: np.ndarray
+    C: float
+    beta: np.ndarray
+    sets: np.ndarray
+    b: np.ndarray
+    chunk: np.ndarray
+    working_set: list
+    records: list
+    estimator: object
+    fit_seconds: float
+
+    def __len__(self):
+        return len(self.records)
+
+
+def irwls_trace(estimator, X, y, max_steps=None):
+    """Fit ``estimator`` (an :class:`~svmlab.IRWLSClassifier`) with a callback
+    and fold its records into global arrays (see :class:`IRWLSTrace`)."""
+    records = []
+
+    def cb(rec):
+        records.append(rec)
+        if max_steps is not None and len(records) >= max_steps:
+            return False
+        return None
+
+    t0 = time.perf_counter()
+    estimator.fit(X, y, callback=cb)
+    secs = time.perf_counter() - t0
+    n = X.shape[0]
+    ypm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
+    beta = np.zeros(n)
+    sets = np.full(n, S2, np.int8)
+    B, SETS = [], []
+    for r in records:
+        beta[r.working_set] = r.beta
+        sets[r.working_set] = r.sets
+        B.append(beta.copy())
+        SETS.append(sets.copy())
+    return IRWLSTrace(
+        y=ypm, C=float(estimator.C), beta=np.array(B), sets=np.array(SETS),
+        b=np.array([r.b for r in records]), chunk=np.array([r.chunk for r in records]),
+        working_set=[np.asarray(r.working_set) for r in records], records=records,
+        estimator=estimator, fit_seconds=secs)
+
+
+def chunk_raster(trace):
+    """``(K, n)`` int array for an image of the working sets: 0 = not in the
+    working set of record k, else 1 + (chunk number mod 2) so consecutive
+    chunks alternate colours."""
+    K, n = len(trace), len(trace.y)
+    R = np.zeros((K, n), np.int8)
+    for k, (ws, c) in enumerate(zip(trace.working_set, trace.chunk)):
+        R[k, ws] = 1 + (int(c) % 2)
+    return R
+
+
+# --------------------------------------------------------------------------
+# explorer
+# --------------------------------------------------------------------------
+class IRWLSExplorer:
+    """Four panels per IRWLS iteration on 2-D data.
+
+    * the data coloured by S1/S2/S3 (global membership after the iteration),
+      the working set ringed, the decision boundary and margins of that
+      iteration's beta and b;
+    * the weight function (8) with the working set's ``(e_i y_i, a_i)``
+      (S1's infinite weights drawn at the top);
+    * ``y_i beta_i`` of every sample (in ``[0, C]`` once feasible), coloured
+      by set: beta evolving;
+    * the working sets of all iterations, chunk after chunk (rows), with the
+      current iteration marked.
+    """
+
+    def __init__(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+                 grid_n=60, figsize=(10, 7.5), ye_range=(-1.5, 3.0), frames=None, dpi=72):
+        from matplotlib.collections import LineCollection
+
+        from ._common import DecisionGrid
+
+        self.trace = tr = trace
+        if frames is None:
+            frames = np.arange(len(tr))
+        elif isinstance(frames, str) and frames == "chunks":
+            frames = np.flatnonzero([r.chunk_done for r in tr.records])
+        #: record index shown by each frame
+        self.frames = np.asarray(frames, int)
+        X = np.asarray(X, float)
+        if X.shape[1] != 2:
+            raise ValueError("IRWLSExplorer needs 2-D points")
+        self.X = X
+        gamma = getattr(trace.estimator, "gamma_", gamma)
+        self.grid = DecisionGrid(X, kernel, gamma, degree, coef0, n=grid_n)
+        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
+        axd, axw, axb, axc = fig.subplots(2, 2).ravel()
+        self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk = axd, axw, axb, axc
+        n = len(tr.y)
+        # data panel: one scatter per class marker, facecolours = set colours
+        self._cls_idx = {lab: np.flatnonzero(tr.y == lab) for lab in (-1, 1)}
+        self.pts = {}
+        for lab, idx in self._cls_idx.items():
+            self.pts[lab] = axd.scatter(X[idx, 0], X[idx, 1], s=30, marker=CLASS_MARKERS[lab],
+                                        edgecolors=CLASS_COLORS[lab], linewidths=1.0, zorder=3)
+        self.ring = axd.scatter([], [], s=120, facecolors="none", edgecolors=SET_COLORS["working"],
+                                linewidths=1.2, zorder=2)
+        self.boundary = LineCollection([], colors="k", linewidths=1.5)
+        self.margins = LineCollection([], colors="k", linewidths=0.8, linestyles="dashed")
+        axd.add_collection(self.boundary)
+        axd.add_collection(self.margins)
+        ex = self.grid.extent
+        axd.set_xlim(ex[0], ex[1])
+        axd.set_ylim(ex[2], ex[3])
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], ls="", marker="o", color=SET_COLORS[_SET_KEY[s]], label=SET_NAMES[s])
+                   for s in (S1, S2, S3)]
+        handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec=SET_COLORS["working"],
+                              ms=10, label="working set"))
+        axd.legend(handles=handles, fontsize=7, loc="lower right")
+        self.title_data = axd.set_title("", fontsize=9)
+
+        self.a_max = 4.0 * tr.C
+        self.curve = plot_weight_function(axw, tr.C, ye_range, self.a_max)
+        self.wpts = axw.scatter([], [], s=18, zorder=3, edgecolors="k", linewidths=0.3)
+        self.title_w = axw.set_title("weights of the working set", fontsize=9)
+
+        self.bpts = axb.scatter(np.arange(n), np.zeros(n), s=12, zorder=3)
+        axb.axhline(0, color=NEUTRAL, lw=0.8)
+        axb.axhline(tr.C, color=NEUTRAL, lw=0.8, ls="--")
+        ab = tr.y[None, :] * tr.beta
+        lo, hi = min(ab.min(), 0.0), max(ab.max(), tr.C)
+        pad = 0.08 * (hi - lo)
+        axb.set_ylim(lo - pad, hi + pad)
+        axb.set_xlim(-1, n)
+        axb.set_xlabel("sample i")
+        axb.set_ylabel("y_i beta_i  (= alpha_i)")
+        self.title_beta = axb.set_title("", fontsize=9)
+
+        R = chunk_raster(tr)
+        from matplotlib.colors import ListedColormap
+
+        cmap = ListedColormap(["#f2f2f2", SET_COLORS["working"], "#1f5f8b"])
+        axc.imshow(R, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2,
+                   extent=(-0.5, n - 0.5, len(tr) + 0.5, 0.5))
+        self.cur_row = axc.axhline(1, color=HIGHLIGHT, lw=1.2)
+        axc.set_xlabel("sample i")
+        axc.set_ylabel("IRWLS iteration")
+        axc.set_title("working set of each iteration (colour changes with the chunk)", fontsize=9)
+        self.k = None
+        self.update(0)
+        fig.tight_layout()
+        self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
+                         self.title_data, self.wpts, self.bpts, self.title_beta, self.cur_row]
+
+    @property
+    def n_frames(self):
+        return len(self.frames)
+
+    def frame_data(self, k):
+        """What frame ``k`` draws (record ``self.frames[k]``)."""
+        tr = self.trace
+        k = int(self.frames[k])
+        rec = tr.records[k]
+        Z = self.grid.values(tr.beta[k], tr.b[k])
+        w = np.asarray(rec.weights, float)
+        w_plot = np.where(np.isfinite(w), np.minimum(w, self.a_max * 0.98), self.a_max * 0.98)
+        return {"sets": tr.sets[k], "working_set": tr.working_set[k], "Z": Z,
+                "w_points": np.column_stack([rec.ye, w_plot]),
+                "w_sets": np.asarray(rec.sets), "alpha": tr.y * tr.beta[k]}
+
+    def update(self, frame):
+        tr = self.trace
+        fd = self.frame_data(frame)
+        k = int(self.frames[frame])
+        cols = set_colors(fd["sets"])
+        for lab, idx in self._cls_idx.items():
+            self.pts[lab].set_facecolors(cols[idx])
+        self.ring.set_offsets(self.X[fd["working_set"]])
+        self.boundary.set_segments(self.grid.lines(fd["Z"], 0.0))
+        self.margins.set_segments(self.grid.lines(fd["Z"], 1.0) + self.grid.lines(fd["Z"], -1.0))
+        rec = tr.records[k]
+        cnt = [int(np.sum(fd["sets"] == s)) for s in (S1, S2, S3)]
+        self.title_data.set_text(f"iteration {k + 1}, chunk {rec.chunk}: |S1|={cnt[0]} "
+                                 f"|S2|={cnt[1]} |S3|={cnt[2]}")
+        self.wpts.set_offsets(fd["w_points"])
+        self.wpts.set_facecolors(set_colors(fd["w_sets"]))
+        self.bpts.set_offsets(np.column_stack([np.arange(len(tr.y)), fd["alpha"]]))
+        self.bpts.set_facecolors(cols)
+        self.title_beta.set_text(f"beta after iteration {k + 1} (b = {tr.b[k]:.3f})")
+        self.cur_row.set_ydata([k + 1, k + 1])
+        self.k = frame
+        done = " - working set solved" if rec.chunk_done else ""
+        return (f"iteration {k + 1}/{len(tr)}, chunk {rec.chunk}: moved by rules a-d {rec.moved}, "
+                f"solve: {rec.method}, mode {rec.mode}{done}")
+
+    def player(self, interval=500):
+        return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
+                           description="frame", animated=self.animated)
+
+
+# --------------------------------------------------------------------------
+# the three selection strategies (section 3)
+# --------------------------------------------------------------------------
+def _dual(K, alpha, y):
+    ay = alpha * y
+    return float(alpha.sum() - 0.5 * ay @ K @ ay)
+
+
+def compare_strategies(make_estimator, X, y, strategies=("random", "largest", "smallest"),
+                       K=None):
+    """Fit ``make_estimator(selection=s)`` for each strategy, recording.
+
+    Returns ``{strategy: dict(n_iter, n_chunks, kernel_evaluations, seconds,
+    dual, chunk_dual)}`` where ``dual`` is the final dual objective and
+    ``chunk_dual`` the dual objective after each completed chunk (needs the
+    dense kernel matrix ``K``; pass it for moderate n, else it is skipped).
+    ``seconds`` is timed on a second fit without callback (the fast path).
+    """
+    out = {}
+    ypm = None
+    for s in strategies:
+        est = make_estimator(selection=s)
+        tr = irwls_trace(est, X, y)
+        ypm = tr.y
+        chunk_dual = []
+        if K is not None:
+            for k, r in enumerate(tr.records):
+                if r.chunk_done:
+                    a = np.clip(ypm * tr.beta[k], 0.0, tr.C)
+                    chunk_dual.append(_dual(K, a, ypm))
+        est2 = make_estimator(selection=s)
+        t0 = time.perf_counter()
+        est2.fit(X, y)
+        secs = time.perf_counter() - t0
+        dual = _dual(K, est.alpha_, ypm) if K is not None else np.nan
+        out[s] = {"n_iter": int(est.n_iter_), "n_chunks": int(est.n_chunks_),
+                  "kernel_evaluations": int(est2.kernel_evaluations_), "seconds": secs,
+                  "dual": dual, "chunk_dual": np.array(chunk_dual), "estimator": est}
+    return out

@@ -1,0 +1,133 @@
+"""svmlab.viz.irwls: the drawn sets, weights, working sets and boundary
+equal what the IRWLS records say, recomputed here."""
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgba
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
+
+from svmlab import IRWLSClassifier
+from svmlab.datasets import gauss_m, toy_2d
+from svmlab.viz import SET_COLORS
+from svmlab.viz import irwls as vi
+
+GAMMA = 0.5
+COLOR = {1: to_rgba(SET_COLORS["free"]), 2: to_rgba(SET_COLORS["zero"]),
+         3: to_rgba(SET_COLORS["bound"])}
+
+
+def test_weight_function_is_eq8():
+    C = 2.0
+    ye = np.array([-2.0, -0.1, 0.0, 0.5, 1.0, 4.0])
+    a = vi.irwls_weight(ye, C)
+    assert a[0] == 0 and a[1] == 0 and np.isinf(a[2])
+    assert np.allclose(a[3:], [4.0, 2.0, 0.5])
+    assert np.allclose(vi.irwls_beta(ye, C)[[0, 1, 3, 4, 5]], [0, 0, C, C, C])
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    curve = vi.plot_weight_function(ax, C, (-1, 3), a_max=10.0)
+    x, y = curve.get_data()
+    shown = ~np.isnan(y)
+    want = np.where(x > 0, C / np.where(x > 0, x, 1), 0.0)
+    assert np.allclose(y[shown], want[shown])
+    assert np.all(want[~shown] > 10.0)  # only clipped where off the axes
+    plt.close(fig)
+
+
+@pytest.fixture(scope="module")
+def chunked():
+    X, y = toy_2d("blobs", n=30, random_state=2, noise=1.0)
+    est = IRWLSClassifier(C=1.0, gamma=GAMMA, working_set_size=12, random_state=0)
+    tr = vi.irwls_trace(est, X, y)
+    return X, y, tr
+
+
+def test_trace_folds_records_into_global_state(chunked):
+    X, y, tr = chunked
+    n = len(y)
+    beta = np.zeros(n)
+    sets = np.full(n, 2)
+    for k, r in enumerate(tr.records):
+        beta[r.working_set] = r.beta
+        sets[r.working_set] = r.sets
+        assert np.array_equal(tr.sets[k], sets) and np.allclose(tr.beta[k], beta)
+    est = tr.estimator
+    ypm = np.where(y == est.classes_[1], 1.0, -1.0)
+    assert np.allclose(np.clip(ypm * tr.beta[-1], 0, est.C), est.alpha_, atol=1e-12)
+    assert tr.b[-1] == pytest.approx(est.intercept_[0])
+    assert len(np.unique(tr.chunk)) >= 2  # really chunked
+
+
+def test_membership_matches_beta_and_eq8(chunked):
+    X, y, tr = chunked
+    C = tr.C
+    for r in tr.records:
+        if not r.chunk_done:
+            continue  # Table 1's intermediate iterates may be infeasible
+        yw = tr.y[r.working_set]
+        ab = yw * r.beta
+        assert np.allclose(ab[r.sets == 2], 0, atol=1e-9)
+        assert np.allclose(ab[r.sets == 3], C, atol=1e-9)
+        assert np.all((ab[r.sets == 1] > -1e-9) & (ab[r.sets == 1] < C + 1e-9))
+    for r in tr.records:
+        s3 = (r.sets == 3) & (r.ye > 0)
+        assert np.allclose(r.weights[s3], C / r.ye[s3])
+        assert np.allclose(vi.irwls_weight(r.ye[s3], C), r.weights[s3])
+        assert np.all(r.weights[r.sets == 2] == 0)
+        assert np.all(np.isinf(r.weights[r.sets == 1]))
+
+
+def test_explorer_draws_sets_working_set_and_boundary(chunked):
+    X, y, tr = chunked
+    ex = vi.IRWLSExplorer(tr, X, gamma=GAMMA, grid_n=40)
+    ypm = tr.y
+    for frame in range(0, ex.n_frames, max(1, ex.n_frames // 12)):
+        ex.update(frame)
+        k = ex.frames[frame]
+        rec = tr.records[k]
+        # colours of the points are the S1/S2/S3 membership
+        for lab in (-1, 1):
+            idx = np.flatnonzero(ypm == lab)
+            fc = ex.pts[lab].get_facecolors()
+            assert np.allclose(fc, [COLOR[int(s)] for s in tr.sets[k][idx]])
+        # the ringed points are the record's working set
+        assert np.allclose(ex.ring.get_offsets(), X[rec.working_set])
+        # weight panel: (e y, a) of the working set, S1 at the top
+        wp = np.asarray(ex.wpts.get_offsets())
+        assert np.allclose(wp[:, 0], rec.ye)
+        fin = np.isfinite(rec.weights) & (rec.weights < ex.a_max * 0.98)
+        assert np.allclose(wp[fin, 1], rec.weights[fin])
+        assert np.allclose(wp[rec.sets == 1, 1], ex.a_max * 0.98)
+        # beta panel: y_i beta_i of every sample
+        assert np.allclose(np.asarray(ex.bpts.get_offsets())[:, 1], ypm * tr.beta[k])
+        # decision values on the grid: sum beta_i K(x_i, p) + b, computed here
+        Z = ex.frame_data(frame)["Z"]
+        f = rbf_kernel(ex.grid.points, X, gamma=GAMMA) @ tr.beta[k] + tr.b[k]
+        assert np.allclose(Z.ravel(), f, atol=1e-9)
+    p = ex.player()
+    assert p.drive() == ex.n_frames
+    chunks = vi.IRWLSExplorer(tr, X, gamma=GAMMA, grid_n=30, frames="chunks")
+    assert [tr.records[k].chunk_done for k in chunks.frames] == [True] * chunks.n_frames
+    assert chunks.n_frames == len(np.unique(tr.chunk))
+    R = vi.chunk_raster(tr)
+    for k, r in enumerate(tr.records):
+        assert set(np.flatnonzero(R[k])) == set(r.working_set.tolist())
+
+
+def test_strategies_reach_libsvm_dual():
+    X, y = gauss_m(120, random_state=1)
+    K = rbf_kernel(X, gamma=GAMMA)
+    res = vi.compare_strategies(
+        lambda selection: IRWLSClassifier(C=1.0, gamma=GAMMA, working_set_size=30,
+                                          selection=selection, random_state=0), X, y, K=K)
+    sv = SVC(C=1.0, gamma=GAMMA, tol=1e-6).fit(X, y)
+    a = np.zeros(len(y))
+    a[sv.support_] = np.abs(sv.dual_coef_[0])
+    ref = a.sum() - 0.5 * (a * y) @ K @ (a * y)
+    assert set(res) == {"random", "largest", "smallest"}
+    for s, r in res.items():
+        assert r["dual"] == pytest.approx(ref, rel=1e-3), s
+        assert r["n_chunks"] == len(r["chunk_dual"])
+        assert r["chunk_dual"][-1] == pytest.approx(r["dual"], rel=1e-9)
