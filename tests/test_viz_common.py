@@ -119,7 +119,7 @@ def test_static_animation_is_jshtml():
     p, line, title, ax = _line_player(3)
     html = viz.static_animation(p.fig, p._update, range(3))
     assert "<img" in html.data or "animation" in html.data.lower()
-    assert html.data.count("data:image/png;base64") >= 3
+    assert html.data.count("data:image/jpeg;base64") == 3
 
 
 def test_notebook_size_switch(monkeypatch):

@@ -258,4 +258,4 @@ def test_key_steps_and_static_animation(explorer):
     assert steps[0] == 0 and steps[-1] == explorer.T - 1 and len(steps) <= 6
     assert steps == sorted(set(steps))
     html = explorer.animation(steps[:3], interval=200)
-    assert html.data.count("data:image/png;base64") == 3
+    assert html.data.count("data:image/jpeg;base64") == 3

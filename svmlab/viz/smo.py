@@ -466,7 +466,7 @@ class SMOStepExplorer:
             self.points.append(ax.scatter(
                 X[m, 0], X[m, 1], s=30, c=CLASS_COLORS[lab], marker=CLASS_MARKERS[lab],
                 edgecolors="white", linewidths=0.5, zorder=3,
-                label=f"class {classes[(lab + 1) // 2]}"))
+                label=f"class {_fmt_label(classes[(lab + 1) // 2])}"))
         empty = np.empty((0, 2))
         self.sv = ax.scatter(empty[:, 0], empty[:, 1], s=85, facecolors="none",
                              edgecolors="k", linewidths=1.0, zorder=4, label="support vectors")
@@ -646,3 +646,11 @@ class SMOStepExplorer:
                    gamma=estimator.gamma_, degree=getattr(estimator, "degree", 3),
                    coef0=getattr(estimator, "coef0", 0.0),
                    tol=getattr(estimator, "tol", 1e-3), classes=estimator.classes_, **kwargs)
+
+
+def _fmt_label(c):
+    """Class label for a legend: ``-1`` rather than ``-1.0``."""
+    try:
+        return f"{float(c):g}"
+    except (TypeError, ValueError):
+        return str(c)
