@@ -1,0 +1,324 @@
+"""Platt's Sequential Minimal Optimization (SMO), with step hooks.
+
+Problem (Platt, MSR-TR-98-14, eq. 11; svmlab's sign convention, see
+:mod:`svmlab._pairstep`)::
+
+    max_alpha  W(alpha) = sum_i alpha_i - 1/2 sum_ij y_i y_j K(x_i, x_j) alpha_i alpha_j
+    s.t.       0 <= alpha_i <= C,    sum_i y_i alpha_i = 0,
+
+with decision function ``f(x) = sum_i alpha_i y_i K(x_i, x) + b`` (``b`` is
+``intercept_[0]``; Platt writes ``u = w.x - b``, eq. 10).  The optimum
+satisfies the KKT conditions of TR eq. 12, checked within ``tol`` on
+``y_i E_i`` with ``E_i = f(x_i) - y_i``.
+
+Algorithm (TR section 2, pseudo-code in section 4 / Table 1):
+
+* analytic step on two multipliers (eqs. 13-19): the segment ``[L, H]``
+  (eq. 13 for ``y1 != y2``, eq. 14 for ``y1 == y2``), ``eta = K11 + K22 -
+  2 K12`` (eq. 15 up to sign), ``a2_new = a2 + y2 (E1 - E2) / eta`` (eq. 16),
+  clipped (eq. 17), ``a1`` from ``s = y1 y2`` (eq. 18); ``eta <= 0`` evaluates
+  the objective at both ends (eq. 19).  Implemented once in
+  :func:`svmlab._pairstep.pair_step`;
+* threshold after every step (eqs. 20, 21: b1, b2, their average when both
+  multipliers end at a bound);
+* first-choice heuristic (section 2.2): one pass over every example, then
+  repeated passes over the non-bound ones, until every example obeys KKT
+  within ``tol``; second choice: the non-bound example maximising
+  ``|E1 - E2|``, then the non-bound examples from a random start, then the
+  whole set from a random start;
+* linear SVMs fold the weight vector ``w`` (section 2.4; eq. 22) and use sparse
+  dot products, with no kernel rows at all;
+* shrinking: the full passes (and the wss2 scans) visit only the "active"
+  examples; an example at a bound that cannot be part of a violating pair is
+  shrunk (Joachims 1999; LIBSVM's rule, Fan, Chen and Lin 2005 sec. 5,
+  reconstructing the gradient once when the gap reaches ``10 tol``).  Platt's
+  own passes over the non-bound subset are the same idea (NIPS 1999 paper,
+  section 2).  Before convergence is declared every example is unshrunk and
+  checked again (a final full pass).
+
+``selection="wss2"`` replaces the heuristics by LIBSVM's second-order working
+set selection (Fan, Chen and Lin 2005, WSS 2): ``i = argmax_{I_up} -y_t grad_t``,
+``j = argmin_{t in I_low, -y_t grad_t < m} -(m + y_t grad_t)^2 / a_it``,
+stopping when ``m - M <= tol``; it uses the same step, cache, shrinking and
+records.  Its final intercept is LIBSVM's (mean over free SVs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from . import _smo_core as core
+from ._base import BaseKernelSVC
+from ._stepping import SolverRun
+from .cache import KernelCache
+
+__all__ = ["SMOClassifier", "SMOStep", "SMORun"]
+
+
+@dataclass(frozen=True, slots=True)
+class SMOStep:
+    """One successful joint SMO step (record passed to callbacks).
+
+    ``i1, i2`` the pair (``i2`` is the example chosen first, as in Platt's
+    ``examineExample``; in wss2 mode ``i1`` is LIBSVM's ``i`` and ``i2`` its
+    ``j``); ``a*_old``/``a*_new`` the multipliers before/after; ``[L, H]`` the
+    feasible segment for ``a2``; ``eta = K11 + K22 - 2 K12``; ``E1, E2`` the
+    errors ``f(x) - y`` before the step; ``b_old, b_new`` the threshold
+    (``intercept_``) before/after; ``heuristic`` which rule chose the pair
+    (``"max|E1-E2|"``, ``"nonbound-scan"``, ``"full-scan"`` or ``"wss2"``);
+    ``clipped`` whether ``a2_new`` is an end of the segment rather than the
+    unconstrained maximiser ``a2_unclipped`` (NaN when ``eta <= 0``);
+    ``delta_objective`` the increase of the dual objective W.
+    """
+
+    iteration: int
+    i1: int
+    i2: int
+    a1_old: float
+    a2_old: float
+    a1_new: float
+    a2_new: float
+    L: float
+    H: float
+    eta: float
+    E1: float
+    E2: float
+    b_old: float
+    b_new: float
+    heuristic: str
+    clipped: bool
+    a2_unclipped: float
+    y1: float
+    y2: float
+    examine_all: bool
+    K11: float
+    K12: float
+    K22: float
+    delta_objective: float
+    n_active: int
+    n_nonbound: int
+    cache_hits: int
+    cache_misses: int
+    kernel_evaluations: int
+
+
+class SMORun(SolverRun):
+    """Explicit SMO state (all arrays) advanced by :func:`_smo_core.smo_run`."""
+
+    step_name = "joint step"
+
+    def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
+                 selection, seed, max_iter, progress):
+        super().__init__(estimator, max_iter=max_iter, progress=progress)
+        n = X.shape[0]
+        self.kernel = kernel
+        self.kd = kernel.data
+        self.linear = kernel.kernel == "linear"
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.C = float(C)
+        self.tol = float(tol)
+        self.selection = core.WSS2 if selection == "wss2" else core.PLATT
+        # wss2 needs every improving step to be taken (Platt's eps relative
+        # step test would stall it), so only Platt's mode uses eps.
+        self.eps = float(eps) if self.selection == core.PLATT else 1e-12
+        self.shrinking = bool(shrinking)
+        self.shrink_every = int(min(n, 1000))
+        # the cache is only used by non-linear kernels (linear folds w)
+        self.cache = KernelCache(kernel, cache_size if not self.linear else 1e-9)
+        self.cd = self.cache.data
+        self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
+        self.alpha = np.zeros(n)
+        self.G = np.zeros(n if not self.linear else 0)
+        self.Gbar = np.zeros(n if not self.linear else 0)
+        self.w = np.zeros(kernel.n_features if self.linear else 0)
+        self.active = np.ones(n, dtype=np.bool_)
+        self.act = np.arange(n, dtype=np.int64)
+        self.scratch = np.zeros(n if self.linear else 0)
+        self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)
+        self.ist[core.IS_EXAMINE_ALL] = 1
+        self.ist[core.IS_N_ACTIVE] = n
+        self.ist[core.IS_SHRINK_COUNTER] = self.shrink_every
+        self.ist[core.IS_RNG] = int(seed)
+        self.fst = np.zeros(core.FS_SIZE)
+        self.rec = np.zeros(core.R_SIZE)
+        self._empty_rec = np.zeros(core.R_SIZE)
+
+    def _call(self, kmax, want_rec):
+        k = core.smo_run(self.kd, self.cd, self.y, self.C, self.tol, self.eps, self.kdiag,
+                         self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
+                         self.ist, self.fst, self.rec if want_rec else self._empty_rec,
+                         want_rec, self.linear, self.selection, self.shrinking,
+                         self.shrink_every, self.scratch, int(kmax))
+        if self.ist[core.IS_DONE] != 0:
+            self.converged = True
+        return int(k)
+
+    def _advance(self, max_steps):
+        return self._call(max_steps, False)
+
+    def run(self, chunk=20000):
+        return super().run(chunk=chunk)
+
+    def _step(self):
+        if self._call(1, True) == 0:
+            return None
+        r = self.rec
+        hits = self.cache.hits
+        misses = self.cache.misses
+        return SMOStep(
+            iteration=int(r[core.R_ITER]), i1=int(r[core.R_I1]), i2=int(r[core.R_I2]),
+            a1_old=float(r[core.R_A1_OLD]), a2_old=float(r[core.R_A2_OLD]),
+            a1_new=float(r[core.R_A1_NEW]), a2_new=float(r[core.R_A2_NEW]),
+            L=float(r[core.R_L]), H=float(r[core.R_H]), eta=float(r[core.R_ETA]),
+            E1=float(r[core.R_E1]), E2=float(r[core.R_E2]),
+            b_old=float(r[core.R_B_OLD]), b_new=float(r[core.R_B_NEW]),
+            heuristic=core.HEURISTICS[int(r[core.R_HEUR])],
+            clipped=bool(r[core.R_CLIPPED]), a2_unclipped=float(r[core.R_A2_UNC]),
+            y1=float(r[core.R_Y1]), y2=float(r[core.R_Y2]),
+            examine_all=bool(r[core.R_EXALL]) and self.selection == core.PLATT,
+            K11=float(r[core.R_K11]), K12=float(r[core.R_K12]), K22=float(r[core.R_K22]),
+            delta_objective=float(r[core.R_DW]), n_active=int(r[core.R_NACTIVE]),
+            n_nonbound=int(r[core.R_NB]), cache_hits=hits, cache_misses=misses,
+            kernel_evaluations=0 if self.linear else misses * self.kernel.n_samples,
+        )
+
+    @property
+    def b(self):
+        return float(self.fst[core.FS_B])
+
+    def intercept(self):
+        if self.selection == core.WSS2:
+            return float(core.wss2_intercept(self.kd, self.cd, self.y, self.C, self.alpha,
+                                              self.G.copy(), self.Gbar, self.w, self.active,
+                                              self.linear))
+        return self.b
+
+    def result(self):
+        return {
+            "alpha": self.alpha.copy(),
+            "intercept": self.intercept(),
+            "cache_hits": self.cache.hits,
+            "cache_misses": self.cache.misses,
+            "kernel_evaluations": 0 if self.linear else self.cache.kernel_evaluations,
+        }
+
+
+class SMOClassifier(BaseKernelSVC):
+    """Platt's SMO (1998) for the soft-margin SVM dual, with step hooks.
+
+    Solves (Platt, MSR-TR-98-14, eq. 11)::
+
+        max_alpha  sum_i alpha_i - 1/2 sum_ij y_i y_j K(x_i, x_j) alpha_i alpha_j
+        s.t.       0 <= alpha_i <= C,   sum_i y_i alpha_i = 0
+
+    by Platt's analytic two-multiplier steps (eqs. 13-19) with the threshold
+    rules of eqs. 20-21, his first/second-choice heuristics (section 2.2),
+    weight folding for the linear kernel (section 2.4) and shrinking with a
+    final unshrunk check.  ``selection="wss2"`` uses LIBSVM's second-order
+    working-set selection instead (Fan, Chen and Lin, JMLR 2005).  See
+    :mod:`svmlab.smo` for the details and :mod:`svmlab._smo_core` for the
+    bookkeeping (full gradient for non-linear kernels, folded ``w`` for the
+    linear one).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Box constraint (> 0).
+    kernel : {"rbf", "linear", "poly", "sigmoid"}, default="rbf"
+    gamma : float or {"scale", "auto"}, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+        Kernel parameters, same meaning as in :class:`sklearn.svm.SVC`.
+    tol : float, default=1e-3
+        Platt mode: KKT tolerance on ``y_i E_i`` (Platt's ``tol``).  wss2 mode:
+        LIBSVM's stopping tolerance on ``m(alpha) - M(alpha)``.
+    eps : float, default=1e-6
+        Platt's ``eps``: a step that changes ``a2`` by less than
+        ``eps (a2 + a2_new + eps)`` counts as no progress, and the ends of the
+        segment are "equal" within ``eps`` when ``eta <= 0``.  Platt mode only.
+        Platt's code used ``eps=1e-3``; with it the loop can end while some
+        examples still violate KKT by several ``tol`` (their steps are all
+        rejected as too small), so svmlab defaults to ``1e-6``.  Pass
+        ``eps=1e-3`` to reproduce Platt exactly.
+    cache_size : float, default=40
+        Kernel-row cache in MB (Platt's experiments used 40 MB).  Unused for
+        the linear kernel, which folds ``w`` instead.
+    shrinking : bool, default=True
+    selection : {"platt", "wss2"}, default="platt"
+    max_iter : int, default=-1
+        Maximum number of successful joint steps; -1 for no limit.  Hitting it
+        stops cleanly with a ConvergenceWarning.
+    random_state : int, RandomState or None
+        Seeds the random start positions of Platt's second-choice loops.
+    progress : bool, default=True
+        tqdm progress bar for fits longer than 2 s.
+
+    Attributes
+    ----------
+    alpha_, intercept_, support_, support_vectors_, dual_coef_, n_support_,
+    coef_ (linear kernel), n_iter_ (successful joint steps), converged_,
+    gamma_, classes_, cache_hits_, cache_misses_, kernel_evaluations_.
+
+    Step hooks
+    ----------
+    ``fit(X, y, callback=f)`` calls ``f(record)`` with an :class:`SMOStep`
+    after every successful joint step; ``f`` returning False stops with a
+    feasible model.  ``iter_fit(X, y)`` yields the records lazily and
+    ``start(X, y)`` returns the :class:`SMORun` state whose ``step()``
+    advances one step at a time.  All use the same compiled function as the
+    fast path and visit the same pairs.
+
+    Multi-class
+    -----------
+    This estimator is binary (as Platt's SMO).  For several classes wrap it::
+
+        from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+        OneVsOneClassifier(SMOClassifier(C=10, gamma=0.1)).fit(X, y)   # LIBSVM's scheme
+        OneVsRestClassifier(SMOClassifier(kernel="linear")).fit(X, y)
+
+    Passing more than two classes directly raises a ValueError saying so.
+
+    scikit-learn compatibility
+    --------------------------
+    ``sklearn.utils.estimator_checks.check_estimator`` passes without
+    exceptions (see ``tests/test_smo_sklearn.py``); the estimator declares
+    itself binary-only through its tags, so the multi-class checks expect the
+    ValueError above.
+    """
+
+    _parameter_constraints: dict = {
+        **BaseKernelSVC._parameter_constraints,
+        "eps": [Interval(Real, 0.0, None, closed="left")],
+        "shrinking": ["boolean"],
+        "selection": [StrOptions({"platt", "wss2"})],
+    }
+
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+                 eps=1e-6, cache_size=40, shrinking=True, selection="platt", max_iter=-1,
+                 random_state=None, progress=True):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.eps = eps
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.selection = selection
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.progress = progress
+
+    def _make_run(self, X, y, kernel):
+        rs = check_random_state(self.random_state)
+        seed = int(rs.randint(1, 2147483646))
+        return SMORun(self, X, y, kernel, C=self.C, tol=self.tol, eps=self.eps,
+                      cache_size=self.cache_size, shrinking=self.shrinking,
+                      selection=self.selection, seed=seed, max_iter=self.max_iter,
+                      progress=self.progress)
