@@ -213,11 +213,12 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
         m = y == r
         ax.scatter(X2[m, 0], X2[m, 1], s=25, color=_RANK_COLORS[k % 8],
                    label=f"rank {r}", zorder=3, edgecolor="k", linewidth=0.3)
-    c = X2.mean(axis=0)
-    wn = np.asarray(w, float) / (np.linalg.norm(w) + 1e-300)
-    span = np.ptp(X2, axis=0).max() / 2
-    ax.annotate("", xy=c + span * wn, xytext=c,
-                arrowprops=dict(arrowstyle="->", color="k", lw=1.5))
+    if np.linalg.norm(w) > 0:  # the scoring direction (none at w = 0)
+        c = X2.mean(axis=0)
+        wn = np.asarray(w, float) / np.linalg.norm(w)
+        span = np.ptp(X2, axis=0).max() / 2
+        ax.annotate("", xy=c + span * wn, xytext=c,
+                    arrowprops=dict(arrowstyle="->", color="k", lw=1.5))
     ax.set_title(f"{len(i)} of {n_pairs(y)} pairs violated (w'x_i - w'x_j < 1)")
     ax.legend(fontsize=8, loc="best")
     ax.set_aspect("equal", adjustable="datalim")
