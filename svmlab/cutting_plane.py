@@ -418,6 +418,28 @@ class _CuttingPlaneBase(SteppedFitMixin, BaseEstimator):
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
 
+def _check_not_multiclass(y):
+    # scikit-learn's message for binary-only classifiers (check_estimator
+    # looks for it); check_binary words the same failure differently
+    from sklearn.utils.multiclass import type_of_target
+
+    try:
+        kind = type_of_target(y, input_name="y")
+    except ValueError:
+        return  # left to check_binary, which explains it
+    if kind in ("binary", "multiclass"):
+        labels = np.unique(np.asarray(y))
+        if len(labels) == 1:
+            raise ValueError(
+                f"y contains 1 class ({labels[0]!r}): a single class cannot "
+                "train a classifier, which needs two classes.")
+    if kind in ("multiclass", "multiclass-multioutput"):
+        raise ValueError(
+            "Only binary classification is supported. The type of the target "
+            f"is {kind}. Wrap CuttingPlaneClassifier in "
+            "sklearn.multiclass.OneVsRestClassifier for more classes.")
+
+
 class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     """Linear SVM trained by Joachims' cutting-plane Algorithm 1 (SVMperf).
 
@@ -496,6 +518,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 del self.feature_names_in_
         else:
             X_in = X
+            _check_not_multiclass(y)
             X, y_pm, classes = check_binary(X, y)
             validate_data(self, X_in, reset=True, skip_check_array=True)
             oracle = _ClassifierOracle(X, y_pm, B)
