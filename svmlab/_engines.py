@@ -1,0 +1,446 @@
+"""Sub-problem engines shared by IRWLS, chunking and decomposition.
+
+Every member of the decomposition family (Osuna, Freund & Girosi 1997;
+Joachims' SVMlight 1999; Vapnik's chunking; Platt's SMO; Perez-Cruz et al.'s
+IRWLS-SVC with its chunking scheme) alternates two things: choose a working
+set ``B`` (:mod:`svmlab._working_set`), then solve the dual restricted to
+``B`` with everything else fixed.  This module is the second half.
+
+The sub-problem, written with ``beta_i = y_i alpha_i`` (Perez-Cruz et al.'s
+variables) over the ``m`` working-set samples::
+
+    max_beta   r' beta - 1/2 beta' K_BB beta
+    s.t.       sum_i beta_i = s0,     0 <= y_i beta_i <= C
+
+with ``r_B = y_B - G_in`` where ``G_in = K_BN beta_N`` is the contribution of
+the fixed samples (the paper's ``G_in``) and ``s0 = -sum_N beta_N`` (minus the
+paper's ``Gb_in``).  For ``B`` = everything, ``r = y`` and ``s0 = 0``: the full
+dual of :mod:`svmlab._base`.  The multiplier of the equality constraint is
+the intercept ``b``; ``e_i = r_i - (K_BB beta)_i - b`` is the error of
+sample i, ``y_i e_i = 1 - y_i f(x_i)``.
+
+Engines (``engine=`` of :class:`~svmlab.DecompositionClassifier`):
+
+``"irwls"``  :class:`ActiveSetSubproblem` with ``rule="irwls"``: the IRWLS-SVC
+    procedure of Table 1 of Perez-Cruz et al. (2000): solve the weighted
+    least-squares system (3) on S1 (0 < y beta < C) with S2 (beta = 0) and S3
+    (y beta = C) fixed, then reorder the sets with rules a-d (all violators
+    at once).
+``"qp"``  the same class with ``rule="qp"``: a classical primal active-set
+    method for a box + one equality QP (Nocedal & Wright, Algorithm 16.3):
+    the same equality-constrained Newton system, but a line search that
+    stops at the first bound hit, and one constraint released at a time.
+    Monotone, finite, dependable for large C; slower than IRWLS because it
+    changes one set member per linear solve.
+``"smo"``  :func:`smo_engine`: Platt's analytic pair step
+    (:func:`svmlab._pairstep.pair_step`) iterated on the sub-problem with the
+    maximal-violating pair.  With ``|B| = 2`` it is exactly one SMO step, so
+    SMO is decomposition with q = 2 and this engine.
+
+The linear system (3) of the paper, in increment form on S1::
+
+    [ K_11  1 ] [ dbeta_1 ]   [ r_1 - (K beta)_1 ]
+    [ 1'    0 ] [    b    ] = [ s0 - sum beta    ]
+
+is solved by Cholesky of ``K_11`` and a Schur complement for ``b``
+(``scipy.linalg.cho_factor``); when ``K_11`` is not positive definite, by LU
+of the bordered matrix (``scipy.linalg.lu_factor``); if that is singular too,
+by least squares.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from numba import njit
+
+from ._pairstep import pair_step
+from .cache import get_row
+
+__all__ = [
+    "ENGINES",
+    "ActiveSetSubproblem",
+    "kernel_block",
+    "add_rows",
+    "smo_engine",
+    "solve_subproblem",
+    "solve_ls",
+    "intercept_from_v",
+]
+
+ENGINES = ("qp", "irwls", "smo")
+
+S1, S2, S3 = 1, 2, 3
+
+
+# --------------------------------------------------------------------------
+# kernel rows through the shared cache
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def kernel_block(kd, cd, rows, cols):
+    """``K[rows][:, cols]`` read through the LRU row cache."""
+    out = np.empty((rows.shape[0], cols.shape[0]))
+    for a in range(rows.shape[0]):
+        r = get_row(kd, cd, rows[a])
+        for c in range(cols.shape[0]):
+            out[a, c] = r[cols[c]]
+    return out
+
+
+@njit(cache=True)
+def add_rows(kd, cd, G, idx, coef):
+    """``G += sum_k coef[k] K(x_idx[k], X)`` (the G update), skipping zeros."""
+    n = G.shape[0]
+    for k in range(idx.shape[0]):
+        c = coef[k]
+        if c != 0.0:
+            r = get_row(kd, cd, idx[k])
+            for j in range(n):
+                G[j] += c * r[j]
+
+
+# --------------------------------------------------------------------------
+# intercept from the gradient (LIBSVM's rule), shared by all engines
+# --------------------------------------------------------------------------
+def up_low(y, alpha, C):
+    """Masks of I_up (y alpha may increase) and I_low (may decrease)."""
+    pos = y > 0
+    up = (pos & (alpha < C)) | (~pos & (alpha > 0))
+    low = (pos & (alpha > 0)) | (~pos & (alpha < C))
+    return up, low
+
+
+def intercept_from_v(v, y, alpha, C):
+    """b for ``v = r - K beta`` (so e = v - b): mean of v over free samples,
+    else the middle of the feasible interval (LIBSVM's ``calculate_rho``)."""
+    free = (alpha > 0) & (alpha < C)
+    if free.any():
+        return float(v[free].mean())
+    up, low = up_low(y, alpha, C)
+    # with e = v - b the KKT conditions read v_i <= b on I_up and v_i >= b on
+    # I_low, so b lies in [max_{I_up} v, min_{I_low} v]
+    lo = v[up].max() if up.any() else -np.inf
+    hi = v[low].min() if low.any() else np.inf
+    if np.isfinite(lo) and np.isfinite(hi):
+        return float(0.5 * (lo + hi))
+    return float(lo if np.isfinite(lo) else (hi if np.isfinite(hi) else 0.0))
+
+
+# --------------------------------------------------------------------------
+# the linear system (3)
+# --------------------------------------------------------------------------
+def solve_ls(K11, rhs, c, ridge=0.0):
+    """Solve ``K11 d + b 1 = rhs``, ``1' d = c``.  Returns ``(d, b, method)``."""
+    m = K11.shape[0]
+    ones = np.ones(m)
+    A = K11 + ridge * np.eye(m) if ridge else K11
+    try:
+        cf = sla.cho_factor(A, lower=True, check_finite=False)
+        u = sla.cho_solve(cf, rhs, check_finite=False)
+        w = sla.cho_solve(cf, ones, check_finite=False)
+        den = w.sum()
+        if den > 0 and np.isfinite(den) and np.all(np.isfinite(u)):
+            b = (u.sum() - c) / den
+            return u - b * w, float(b), "cholesky"
+    except np.linalg.LinAlgError:
+        pass
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = A
+    M[:m, m] = 1.0
+    M[m, :m] = 1.0
+    full_rhs = np.append(rhs, c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sla.LinAlgWarning)
+        try:
+            lu = sla.lu_factor(M, check_finite=False)
+            sol = sla.lu_solve(lu, full_rhs, check_finite=False)
+            if np.all(np.isfinite(sol)) and np.abs(np.diag(lu[0])).min() > 1e-12 * max(
+                1.0, np.abs(np.diag(lu[0])).max()
+            ):
+                return sol[:m], float(sol[m]), "lu"
+        except (sla.LinAlgWarning, ValueError, np.linalg.LinAlgError):
+            pass
+    sol = np.linalg.lstsq(M, full_rhs, rcond=None)[0]
+    return sol[:m], float(sol[m]), "lstsq"
+
+
+# --------------------------------------------------------------------------
+# IRWLS (Table 1) and the primal active-set QP
+# --------------------------------------------------------------------------
+class ActiveSetSubproblem:
+    """One sub-problem, advanced one IRWLS (or active-set) iteration at a time.
+
+    Parameters
+    ----------
+    K : (m, m) kernel block ``K_BB``
+    y : (m,) labels in {-1, +1}
+    beta : (m,) feasible start (``0 <= y beta <= C``, ``sum beta = s0``)
+    r : (m,) linear term (``y - G_in``)
+    C, tol : box bound and the tolerance of the stopping conditions
+    rule : {"irwls", "qp"}
+        ``"irwls"``: Table 1 of Perez-Cruz et al.: after solving (3), rule a
+        moves every S1 sample with ``y beta < 0`` to S2 and rule b every S1
+        sample with ``y beta > C`` to S3 (all at once, clipped to the bound);
+        when neither fires, rule c moves every S2 sample with ``y e > tol``
+        and rule d every S3 sample with ``y e < -tol`` into S1.  If the sets
+        ever repeat (Table 1 is not guaranteed to terminate), the iteration
+        returns to the last feasible point and continues with line-search
+        steps (still releasing every violator), which decrease the dual
+        monotonically.
+        ``"qp"``: line search to the first bound (rules a/b only for the
+        blocking samples) and release of the single worst violator.
+
+    Attributes after each :meth:`iterate`: ``beta``, ``b``, ``sets`` (1, 2, 3),
+    ``moved`` (counts of rules a, b, c, d in the last iteration),
+    ``method`` (cholesky / lu / lstsq), ``done``.
+    """
+
+    def __init__(self, K, y, beta, r, C, tol, rule="irwls", s0=None, max_iter=None,
+                 mode="table1", patience=3):
+        self.K = np.ascontiguousarray(K, dtype=np.float64)
+        self.y = np.asarray(y, dtype=np.float64)
+        self.beta = np.array(beta, dtype=np.float64)
+        self.r = np.asarray(r, dtype=np.float64)
+        self.C = float(C)
+        self.tol = float(tol)
+        self.rule = rule
+        self.m = len(self.y)
+        self.s0 = float(self.beta.sum()) if s0 is None else float(s0)
+        self.Kb = self.K @ self.beta
+        yb = self.y * self.beta
+        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.C, S3, S1)).astype(np.int8)
+        self.b = self._b_bounds(self.r - self.Kb)
+        self.done = False
+        self.n_iter = 0
+        self.moved = (0, 0, 0, 0)
+        self.method = ""
+        self.mode = mode if rule == "irwls" else "line"
+        self.max_iter = max_iter if max_iter is not None else 50 * self.m + 200
+        self._seen = set()
+        self.patience = patience
+        self._bad = 0
+        self._save_feasible()
+
+    # -- helpers ------------------------------------------------------------
+    def _save_feasible(self):
+        self.feasible_beta = self.beta.copy()
+        self.feasible_Kb = self.Kb.copy()
+        self.feasible_b = self.b
+
+    def _b_bounds(self, v):
+        """b when S1 is empty: the middle of the interval allowed by S2/S3."""
+        alpha = self.y * self.beta
+        return intercept_from_v(v, self.y, np.clip(alpha, 0, self.C), self.C)
+
+    def errors(self):
+        """``e_i = r_i - (K beta)_i - b`` of every working-set sample."""
+        return self.r - self.Kb - self.b
+
+    def weights(self):
+        """The IRWLS weights a_i of (8): infinite on S1 (e_i = 0 enforced),
+        0 on S2, ``C / (y_i e_i)`` on S3 (infinite if ``y_i e_i <= 0``)."""
+        ye = self.y * self.errors()
+        a = np.zeros(self.m)
+        a[self.sets == S1] = np.inf
+        s3 = self.sets == S3
+        with np.errstate(divide="ignore"):
+            a[s3] = np.where(ye[s3] > 0, self.C / np.where(ye[s3] > 0, ye[s3], 1.0), np.inf)
+        return a
+
+    # -- one iteration ---------------------------------------------------------
+    def iterate(self):
+        if self.done:
+            return
+        self.n_iter += 1
+        y, C = self.y, self.C
+        F = np.flatnonzero(self.sets == S1)
+        na = nb = nc = nd = 0
+        full = True
+        if len(F) == 0:
+            self.b = self._b_bounds(self.r - self.Kb)
+            self.method = "bounds"
+        else:
+            v = self.r[F] - self.Kb[F]
+            c = self.s0 - self.beta.sum()
+            ridge = 0.0 if self.mode == "table1" else 1e-12 * max(1.0, np.abs(np.diag(self.K)).max())
+            d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, ridge)
+            old = self.beta[F].copy()
+            yF = y[F]
+            if self.mode == "table1":
+                new = old + d
+                ynew = yF * new
+                low = ynew < 0.0
+                high = ynew > C
+                new[low] = 0.0
+                new[high] = C * yF[high]
+                na, nb = int(low.sum()), int(high.sum())
+                full = na == 0 and nb == 0
+                self.beta[F] = new
+                self.sets[F[low]] = S2
+                self.sets[F[high]] = S3
+            else:
+                yd = yF * d
+                yo = yF * old
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t_i = np.where(yd < 0, yo / -yd, np.where(yd > 0, (C - yo) / yd, np.inf))
+                t = min(1.0, float(t_i.min()) if len(t_i) else 1.0)
+                t = max(t, 0.0)
+                new = old + t * d
+                if t < 1.0:
+                    full = False
+                    block = t_i <= t * (1 + 1e-12) + 1e-300
+                    low = block & (yd < 0)
+                    high = block & (yd > 0)
+                    new[low] = 0.0
+                    new[high] = C * yF[high]
+                    na, nb = int(low.sum()), int(high.sum())
+                    self.sets[F[low]] = S2
+                    self.sets[F[high]] = S3
+                self.beta[F] = new
+            self.b = b
+            self.Kb += self.K[:, F] @ (self.beta[F] - old)
+        if full:
+            ye = y * self.errors()
+            c_mask = (self.sets == S2) & (ye > self.tol)
+            d_mask = (self.sets == S3) & (ye < -self.tol)
+            if self.rule == "qp":
+                viol = np.where(c_mask, ye, 0.0) + np.where(d_mask, -ye, 0.0)
+                if viol.max(initial=0.0) > 0:
+                    k = int(np.argmax(viol))
+                    nc, nd = int(c_mask[k]), int(d_mask[k])
+                    self.sets[k] = S1
+            else:
+                nc, nd = int(c_mask.sum()), int(d_mask.sum())
+                self.sets[c_mask | d_mask] = S1
+            self._save_feasible()
+            if nc == 0 and nd == 0:
+                self.done = True
+        self.moved = (na, nb, nc, nd)
+        if self.mode == "table1" and not self.done:
+            # Table 1 has no convergence guarantee: after a repeated set
+            # configuration, or `patience` iterations in a row that end
+            # outside the box, go back to the last feasible point and continue
+            # with line-search steps (monotone in the dual objective)
+            self._bad = 0 if full else self._bad + 1
+            key = self.sets.tobytes()
+            if key in self._seen or self._bad > self.patience:
+                self._to_line_search()
+            else:
+                self._seen.add(key)
+        if not self.done and self.n_iter >= self.max_iter:
+            # give up on this sub-problem at its last feasible point
+            self._restore_feasible()
+            self.done = True
+
+    def _restore_feasible(self):
+        self.beta = self.feasible_beta.copy()
+        self.Kb = self.feasible_Kb.copy()
+        self.b = self.feasible_b
+        yb = self.y * self.beta
+        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.C, S3, S1)).astype(np.int8)
+
+    def _to_line_search(self):
+        self._restore_feasible()
+        self.mode = "line"
+
+    def solve(self):
+        while not self.done:
+            self.iterate()
+        return self
+
+    @property
+    def alpha(self):
+        return np.clip(self.y * self.beta, 0.0, self.C)
+
+
+# --------------------------------------------------------------------------
+# SMO engine: analytic pair steps on the sub-problem
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def smo_engine(K, y, alpha, r, C, tol, max_iter):
+    """Maximal-violating-pair SMO on the sub-problem (in place on ``alpha``).
+
+    ``E_i = (K beta)_i - r_i`` is Platt's error with the fixed part of the
+    output folded into ``r`` and b = 0 (b cancels in the pair step).
+    Returns ``(n_steps, b)``."""
+    m = y.shape[0]
+    E = np.empty(m)
+    for i in range(m):
+        s = 0.0
+        for j in range(m):
+            s += K[i, j] * y[j] * alpha[j]
+        E[i] = s - r[i]
+    it = 0
+    while it < max_iter:
+        # v = -E ; i = argmax v over I_up, j = argmin v over I_low
+        vi = -np.inf
+        vj = np.inf
+        i = -1
+        j = -1
+        for k in range(m):
+            v = -E[k]
+            up = (y[k] > 0 and alpha[k] < C) or (y[k] < 0 and alpha[k] > 0)
+            low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C)
+            if up and v > vi:
+                vi = v
+                i = k
+            if low and v < vj:
+                vj = v
+                j = k
+        if i < 0 or j < 0 or vi - vj <= tol:
+            break
+        moved, aj, ai, _, _, _, _ = pair_step(
+            y[j], y[i], alpha[j], alpha[i], E[j], E[i], 0.0,
+            K[j, j], K[j, i], K[i, i], C, 1e-12,
+        )
+        if not moved:
+            break
+        dj = y[j] * (aj - alpha[j])
+        di = y[i] * (ai - alpha[i])
+        alpha[j] = aj
+        alpha[i] = ai
+        for k in range(m):
+            E[k] += K[k, j] * dj + K[k, i] * di
+        it += 1
+    # intercept: mean over free of v = -E, else middle of the interval
+    s = 0.0
+    nf = 0
+    lo = -np.inf
+    hi = np.inf
+    for k in range(m):
+        v = -E[k]
+        if 0.0 < alpha[k] < C:
+            s += v
+            nf += 1
+        up = (y[k] > 0 and alpha[k] < C) or (y[k] < 0 and alpha[k] > 0)
+        low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C)
+        if up and v > lo:
+            lo = v
+        if low and v < hi:
+            hi = v
+    if nf > 0:
+        b = s / nf
+    elif np.isfinite(lo) and np.isfinite(hi):
+        b = 0.5 * (lo + hi)
+    else:
+        b = 0.0
+    return it, b
+
+
+def solve_subproblem(engine, K, y, alpha, r, C, tol, max_iter=None):
+    """Solve a sub-problem with the named engine.
+
+    Returns ``(alpha_new, b, n_inner)``; ``alpha`` is not modified."""
+    if engine == "smo":
+        a = np.array(alpha, dtype=np.float64)
+        cap = max_iter if max_iter is not None else 100 * len(a) + 1000
+        it, b = smo_engine(np.ascontiguousarray(K), np.asarray(y, np.float64), a,
+                           np.asarray(r, np.float64), float(C), float(tol), cap)
+        return a, float(b), int(it)
+    if engine not in ("qp", "irwls"):
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    sub = ActiveSetSubproblem(K, y, y * alpha, r, C, tol, rule=engine, max_iter=max_iter)
+    sub.solve()
+    return sub.alpha, float(sub.b), sub.n_iter

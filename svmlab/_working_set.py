@@ -1,0 +1,173 @@
+"""Working-set selection for the decomposition family (shared).
+
+All rules read the same quantities: ``v_i = y_i - (K beta)_i`` (so that the
+error of sample i is ``e_i = v_i - b`` and LIBSVM's gradient is
+``-y_i v_i``), the multipliers ``alpha`` and ``C``.
+
+* :func:`max_violating_pair` -- the pair (i in I_up with the largest v,
+  j in I_low with the smallest v) and the gap ``m - M``; the decomposition
+  family stops when the gap is <= tol.  ``q = 2`` with this rule and the
+  analytic pair step is SMO (LIBSVM's WSS1 / Keerthi et al.).
+* :func:`steepest_feasible` -- SVMlight's rule (Joachims 1999, sec. 3): the
+  q/2 largest-v samples of I_up and the q/2 smallest-v samples of I_low,
+  i.e. the q components of the steepest feasible descent direction with
+  entries in {-1, 0, +1}.
+* :func:`chunk_select` -- Vapnik's chunking (Platt TR sec. 1.2): every
+  non-zero multiplier plus the M worst KKT violators.
+* :func:`irwls_select` -- Perez-Cruz et al. (2000) section 3.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._engines import intercept_from_v, up_low
+
+__all__ = ["max_violating_pair", "steepest_feasible", "chunk_select", "irwls_select",
+           "kkt_violations", "SELECTIONS"]
+
+SELECTIONS = ("random", "largest", "smallest")
+
+
+def max_violating_pair(v, y, alpha, C, active=None):
+    """``(i, j, gap)``; ``gap <= 0`` (or i/j = -1) means optimal."""
+    up, low = up_low(y, alpha, C)
+    if active is not None:
+        up &= active
+        low &= active
+    if not up.any() or not low.any():
+        return -1, -1, 0.0
+    vu = np.where(up, v, -np.inf)
+    vl = np.where(low, v, np.inf)
+    i = int(np.argmax(vu))
+    j = int(np.argmin(vl))
+    return i, j, float(vu[i] - vl[j])
+
+
+def steepest_feasible(v, y, alpha, C, q, active=None):
+    """SVMlight's working set: ``(B, gap)`` with ``|B| <= q``."""
+    up, low = up_low(y, alpha, C)
+    if active is not None:
+        up &= active
+        low &= active
+    if not up.any() or not low.any():
+        return np.zeros(0, np.int64), 0.0
+    vu = np.where(up, v, -np.inf)
+    vl = np.where(low, v, np.inf)
+    gap = float(vu.max() - vl.min())
+    order_up = np.argsort(-vu, kind="stable")[: min(q, int(up.sum()))]
+    order_low = np.argsort(vl, kind="stable")[: min(q, int(low.sum()))]
+    vmin, vmax = vl.min(), vu.max()
+    # only components that point along a violating direction
+    ups = [int(k) for k in order_up if vu[k] > vmin]
+    lows = [int(k) for k in order_low if vl[k] < vmax]
+    chosen: list[int] = []
+    seen: set[int] = set()
+
+    def take(src, limit):
+        for k in src:
+            if len(chosen) >= limit:
+                return
+            if k not in seen:
+                seen.add(k)
+                chosen.append(k)
+
+    take(ups, max(q // 2, 1))
+    take(lows, q)
+    take(ups, q)
+    return np.array(sorted(chosen), dtype=np.int64), gap
+
+
+def kkt_violations(v, y, alpha, C, b):
+    """Per-sample KKT violation with intercept b (0 if satisfied):
+    (9) alpha = 0: ``max(y e, 0)``; (10) alpha = C: ``max(-y e, 0)``;
+    (11) free: ``|e|``, with ``e = v - b``."""
+    ye = y * (v - b)
+    at0 = alpha <= 0
+    atC = alpha >= C
+    viol = np.abs(ye)
+    viol[at0] = np.maximum(ye[at0], 0.0)
+    viol[atC] = np.maximum(-ye[atC], 0.0)
+    return viol
+
+
+def chunk_select(v, y, alpha, C, M, tol):
+    """Chunking: ``(B, gap)``: all SVs plus the M worst violators."""
+    i, j, gap = max_violating_pair(v, y, alpha, C)
+    b = intercept_from_v(v, y, alpha, C)
+    viol = kkt_violations(v, y, alpha, C, b)
+    sv = alpha > 0
+    cand = np.flatnonzero(~sv & (viol > 0))
+    worst = cand[np.argsort(-viol[cand], kind="stable")[:M]]
+    B = set(np.flatnonzero(sv).tolist()) | set(worst.tolist())
+    if i >= 0:
+        B |= {i, j}
+    return np.array(sorted(B), dtype=np.int64), gap
+
+
+def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
+    """The sample selection of Perez-Cruz et al. (2000), section 3.
+
+    ``e`` are the current errors (with the current b) of all samples,
+    ``sets`` their membership (1 = S1, 2 = S2, 3 = S3).  Returns the new
+    working set (sorted indices, size ``min(m, n)``).
+
+    * The candidate set: the samples violating a stopping condition,
+      (9) S2 with ``y e > tol``, (10) S3 with ``y e < -tol``,
+      (11) S1 with ``|e| > tol``.
+    * The current S1 (unbounded SVs) stays in the working set (up to half
+      of it when there are more candidates than room).
+    * ``"random"`` (the paper's): one violator per class for each stopping
+      condition, chosen at random; the working set is then completed with the
+      candidates of lowest ``|e_i|`` (those most likely to end as SVs).
+      ``"largest"``: completed with the largest ``|e_i|`` (most violating,
+      SVMlight-like), no random picks.  ``"smallest"``: lowest ``|e_i|``
+      only, no random picks.
+    * Our addition, shared with the rest of the family: the maximal
+      violating pair is always included, which guarantees progress.
+    * Room left over is filled with non-candidates of lowest ``|e_i|``.
+    """
+    n = len(e)
+    m = min(m, n)
+    ye = y * e
+    conds = [(sets == 2) & (ye > tol), (sets == 3) & (ye < -tol), (sets == 1) & (np.abs(e) > tol)]
+    cand = conds[0] | conds[1] | conds[2]
+    ae = np.abs(e)
+    # random tie-breaking, then stable sorts
+    perm = rng.permutation(n)
+    chosen: list[int] = []
+    taken = np.zeros(n, bool)
+
+    def take(idx):
+        for k in idx:
+            k = int(k)
+            if len(chosen) >= m:
+                return
+            if not taken[k]:
+                taken[k] = True
+                chosen.append(k)
+
+    if v is not None:
+        i, j, gap = max_violating_pair(v, y, alpha, C)
+        if gap > tol:
+            take([i, j])
+    if strategy == "random":
+        for c in conds:
+            for cls in (-1.0, 1.0):
+                pool = np.flatnonzero(c & (y == cls) & ~taken)
+                if len(pool):
+                    take([rng.choice(pool)])
+    n_cand = int(cand.sum())
+    s1 = perm[(sets[perm] == 1) & ~cand[perm]]
+    room_s1 = m - len(chosen) - min(n_cand, m - len(chosen))
+    room_s1 = max(room_s1, (m - len(chosen)) // 2)
+    take(s1[:room_s1])
+    cidx = perm[cand[perm] & ~taken[perm]]
+    if strategy == "largest":
+        cidx = cidx[np.argsort(-ae[cidx], kind="stable")]
+    else:
+        cidx = cidx[np.argsort(ae[cidx], kind="stable")]
+    take(cidx)
+    rest = perm[~taken[perm]]
+    take(rest[np.argsort(ae[rest], kind="stable")])
+    return np.array(sorted(chosen), dtype=np.int64)

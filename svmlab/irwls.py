@@ -1,0 +1,288 @@
+"""IRWLS-SVC: Perez-Cruz, Alarcon-Diana, Navia-Vazquez & Artes-Rodriguez,
+"Fast Training of Support Vector Classifiers", NIPS 13 (2000).
+
+Problem solved (the SVC dual of :mod:`svmlab._base`, in the paper's
+variables ``beta_i = y_i alpha_i``)::
+
+    max_beta   sum_i y_i beta_i - 1/2 sum_ij beta_i beta_j K(x_i, x_j)
+    s.t.       sum_i beta_i = 0,    0 <= y_i beta_i <= C
+
+equivalently the primal ``min 1/2 ||w||^2 + C sum_i xi_i`` rewritten as the
+iteratively reweighted least squares ``1/2 ||w||^2 + 1/2 sum_i a_i e_i^2``
+with ``e_i = y_i - (phi(x_i)'w + b)`` and the weights of eq. (8):
+``a_i = 0`` if ``e_i y_i < 0``, ``a_i = C / (e_i y_i)`` if ``e_i y_i >= 0``.
+Samples split into S1 (``0 < y beta < C``: ``a_i`` infinite, ``e_i = 0``),
+S2 (``beta = 0``: ``a_i = 0``) and S3 (``y beta = C``: ``beta_i = C y_i``).
+
+Algorithm (paper's numbering):
+
+* Table 1 -- one IRWLS iteration: solve the weighted least-squares system
+  (3) on S1 with S2/S3 fixed, update ``G = K beta`` and ``Gb = sum beta``,
+  compute e and the weights (8), reorder with rules
+  a (S1 -> S2 if ``y beta < 0``), b (S1 -> S3 if ``y beta > C``),
+  c (S2 -> S1 if ``y e > 0``), d (S3 -> S1 if ``y e < 0``).
+  Implemented by :class:`svmlab._engines.ActiveSetSubproblem` (``rule="irwls"``),
+  which is also the ``"irwls"`` engine of the decomposition family.
+* Section 2.1 -- chunking: IRWLS runs on a working set Sw of
+  ``working_set_size`` samples; the inactive samples Sin keep their beta
+  (anchored SVs at C, or 0) and enter through ``G_in = K_{w,in} beta_in``
+  and ``Gb_in = sum beta_in``.
+* Section 3 -- sample selection for the next Sw
+  (:func:`svmlab._working_set.irwls_select`).
+* Stopping conditions (9)-(11), with tolerance ``tol``:
+  (9) ``y_i e_i <= tol`` on S2, (10) ``y_i e_i >= -tol`` on S3,
+  (11) ``|e_i| <= tol`` on S1.  (``y_i e_i = 1 - y_i f(x_i)``, so these are
+  the KKT conditions that ``tests/reference.py`` checks.)
+
+One step (record) is one IRWLS iteration.  ``intercept_`` is ``b``:
+``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseKernelSVC
+from ._engines import S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block
+from ._stepping import SolverRun
+from ._working_set import SELECTIONS, irwls_select
+from .cache import KernelCache
+
+__all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
+
+
+@dataclass(frozen=True, slots=True)
+class IRWLSRecord:
+    """One IRWLS iteration (Table 1) inside chunk ``chunk`` (section 2.1).
+
+    Arrays are over the working set; ``working_set`` holds their global
+    sample indices.
+
+    ``weights``  the a_i of (8): ``inf`` on S1, 0 on S2, ``C/(y_i e_i)`` on S3.
+    ``ye``       ``e_i y_i`` (``= 1 - y_i f(x_i)``).
+    ``beta``     ``y_i alpha_i``.
+    ``b``        the intercept (multiplier of ``sum beta = 0``).
+    ``sets``     1 = S1, 2 = S2, 3 = S3 after the reordering.
+    ``moved``    how many samples rules a, b, c, d moved this iteration.
+    ``mode``     ``"table1"`` (all violators at once) or ``"line"`` (the
+                 line-search safeguard after a repeated set configuration).
+    ``method``   how (3) was solved: cholesky, lu, lstsq (or bounds: S1 empty).
+    ``chunk_done`` whether the working-set problem is solved after this step.
+    """
+
+    iteration: int
+    chunk: int
+    working_set: np.ndarray
+    beta: np.ndarray
+    weights: np.ndarray
+    ye: np.ndarray
+    b: float
+    sets: np.ndarray
+    moved: tuple
+    mode: str
+    method: str
+    chunk_done: bool
+
+    @property
+    def S1(self):
+        return self.working_set[self.sets == S1]
+
+    @property
+    def S2(self):
+        return self.working_set[self.sets == S2]
+
+    @property
+    def S3(self):
+        return self.working_set[self.sets == S3]
+
+
+class IRWLSRun(SolverRun):
+    """State of an IRWLS-SVC fit: global beta, G = K beta, b, the sets, and
+    the IRWLS sub-problem of the current working set (``sub``)."""
+
+    step_name = "IRWLS iteration"
+
+    def __init__(self, est, X, y, kernel):
+        super().__init__(est, est.max_iter, est.progress)
+        n = len(y)
+        self.n = n
+        self.y = y
+        self.C = float(est.C)
+        self.tol = float(est.tol)
+        ws = est.working_set_size
+        self.m = min(500, n) if ws is None else int(ws)
+        self.strategy = est.selection
+        self.rng = check_random_state(est.random_state)
+        self.cache = KernelCache(kernel, est.cache_size)
+        self.kd = kernel.data
+        self.beta = np.zeros(n)
+        self.G = np.zeros(n)  # G = K beta (no b)
+        self.b = 0.0
+        self.sets = np.full(n, S2, np.int8)
+        self.chunk = 0
+        self.sub = None
+        self.Sw = None
+        self.G_in = None  # over Sw: K_{w,in} beta_in
+        self.Gb_in = 0.0  # sum_{in} beta
+
+    # -- chunking (section 2.1) ---------------------------------------------------
+    def errors(self):
+        """e_i = y_i - G_i - b for every sample (at the last closed chunk)."""
+        return self.y - self.G - self.b
+
+    def violations(self, e=None):
+        """Stopping conditions (9), (10), (11): masks of the violators."""
+        e = self.errors() if e is None else e
+        ye = self.y * e
+        return ((self.sets == S2) & (ye > self.tol),
+                (self.sets == S3) & (ye < -self.tol),
+                (self.sets == S1) & (np.abs(e) > self.tol))
+
+    def _open_chunk(self):
+        e = self.errors()
+        alpha = np.clip(self.y * self.beta, 0.0, self.C)
+        Sw = irwls_select(e, self.y, self.sets, self.m, self.strategy, self.rng, self.tol,
+                          v=self.y - self.G, alpha=alpha, C=self.C)
+        Kww = kernel_block(self.kd, self.cache.data, Sw, Sw)
+        beta_w = self.beta[Sw]
+        self.G_in = self.G[Sw] - Kww @ beta_w
+        self.Gb_in = float(self.beta.sum() - beta_w.sum())
+        r = self.y[Sw] - self.G_in
+        # a small margin below tol so that rounding between the working-set
+        # and the global errors can't leave a violator the sub-problem ignores
+        self.sub = ActiveSetSubproblem(Kww, self.y[Sw], beta_w, r, self.C, 0.9 * self.tol,
+                                       rule="irwls", s0=-self.Gb_in)
+        self.Sw = Sw
+        self.chunk += 1
+
+    def _close_chunk(self):
+        sub, Sw = self.sub, self.Sw
+        d = sub.beta - self.beta[Sw]
+        nz = d != 0.0
+        if nz.any():
+            add_rows(self.kd, self.cache.data, self.G, Sw[nz], d[nz])
+        self.beta[Sw] = sub.beta
+        self.b = sub.b
+        self.sets[Sw] = sub.sets
+        self.sub = None
+
+    def _step_impl(self, make_record):
+        if self.sub is None or self.sub.done:
+            if self.sub is not None:
+                self._close_chunk()
+                v9, v10, v11 = self.violations()
+                if not (v9.any() or v10.any() or v11.any()):
+                    self.converged = True
+                    return None
+            self._open_chunk()
+        sub = self.sub
+        sub.iterate()
+        if not make_record:
+            return True
+        return IRWLSRecord(
+            iteration=self.n_iter + 1,
+            chunk=self.chunk,
+            working_set=self.Sw.copy(),
+            beta=sub.beta.copy(),
+            weights=sub.weights(),
+            ye=sub.y * sub.errors(),
+            b=float(sub.b),
+            sets=sub.sets.copy(),
+            moved=sub.moved,
+            mode=sub.mode,
+            method=sub.method,
+            chunk_done=sub.done,
+        )
+
+    def _step(self):
+        return self._step_impl(True)
+
+    def _advance(self, max_steps):
+        k = 0
+        while k < max_steps:
+            if self._step_impl(False) is None:
+                break
+            k += 1
+        return k
+
+    def result(self):
+        beta = self.beta.copy()
+        b = self.b
+        if self.sub is not None:
+            sub = self.sub
+            # between iterations Table 1's iterate may be infeasible: report
+            # the last feasible point of the working-set problem
+            beta[self.Sw] = sub.beta if sub.done else sub.feasible_beta
+            b = sub.b if sub.done else sub.feasible_b
+        alpha = np.clip(self.y * beta, 0.0, self.C)
+        return {"alpha": alpha, "intercept": b, "n_chunks": self.chunk,
+                "kernel_evaluations": self.cache.kernel_evaluations}
+
+
+class IRWLSClassifier(BaseKernelSVC):
+    """IRWLS-SVC (Perez-Cruz et al. 2000) with chunking and sample selection.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+    kernel, gamma, degree, coef0 : as :class:`sklearn.svm.SVC`.  The paper's
+        RBF width sigma is ``gamma = 1 / (2 sigma^2)``.
+    tol : float, default=1e-3
+        Tolerance of the stopping conditions (9)-(11).
+    working_set_size : int or None, default=None
+        Size of Sw (section 2.1); None means ``min(500, n_samples)``.  Must be
+        in ``[2, n_samples]``.
+    selection : {"random", "largest", "smallest"}, default="random"
+        Section 3 strategy for completing the working set (see
+        :func:`svmlab._working_set.irwls_select`).
+    random_state : int, RandomState or None
+    cache_size : float, default=200
+        Kernel-row cache in MB.
+    max_iter : int, default=-1
+        Maximum number of IRWLS iterations (records); -1 for no limit.
+    progress : bool, default=False
+
+    Attributes
+    ----------
+    As :class:`svmlab._base.BaseKernelSVC`, plus ``n_chunks_`` (working sets
+    used) and ``kernel_evaluations_``.  ``n_iter_`` counts IRWLS iterations.
+    """
+
+    _parameter_constraints = {
+        **BaseKernelSVC._parameter_constraints,
+        "working_set_size": [Interval(Integral, 2, None, closed="left"), None],
+        "selection": [StrOptions(set(SELECTIONS))],
+    }
+
+    def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+                 working_set_size=None, selection="random", random_state=None,
+                 cache_size=200.0, max_iter=-1, progress=False):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.working_set_size = working_set_size
+        self.selection = selection
+        self.random_state = random_state
+        self.cache_size = cache_size
+        self.max_iter = max_iter
+        self.progress = progress
+
+    def _check_extra(self, X, y):
+        n = X.shape[0]
+        ws = self.working_set_size
+        if ws is not None and ws > n:
+            raise ValueError(
+                f"working_set_size={ws} is larger than the number of samples ({n}); "
+                "use a value in [2, n_samples] or None for min(500, n_samples)."
+            )
+
+    def _make_run(self, X, y, kernel):
+        return IRWLSRun(self, X, y, kernel)
