@@ -102,13 +102,14 @@ def check_binary(X, y, *, dense_only=False):
     classes, y_idx = np.unique(y, return_inverse=True)
     if len(classes) < 2:
         raise ValueError(
-            f"The training labels contain a single class ({classes[0]!r}); "
+            f"The training labels contain a single class, only one class ({classes[0]!r}); "
             "a support vector classifier needs two classes."
         )
     if len(classes) > 2:
         raise ValueError(
-            f"This is a binary classifier but y has {len(classes)} classes "
-            f"({type_of_target(y)}). For multi-class problems wrap it in "
+            "Only binary classification is supported. The type of the target "
+            f"is {type_of_target(y)} ({len(classes)} classes). For multi-class "
+            "problems wrap the estimator in "
             "sklearn.multiclass.OneVsRestClassifier or OneVsOneClassifier."
         )
     y_pm = np.where(y_idx == 1, 1.0, -1.0)
