@@ -14,9 +14,10 @@ on the row blocks of a dask array plus a tree reduction:
   blocks compute ``sum_i (c+_i - c-_i) x_i`` for their rows, again reduced in
   a tree.
 
-``w`` is broadcast to the workers once per iteration (``Client.scatter(...,
-broadcast=True)`` when a dask.distributed client is active, otherwise one
-shared graph node).  X is persisted once, so every pass reads worker memory.
+``w`` is broadcast to the workers once per iteration: it is one graph node
+that every block task depends on, so it travels once to each worker in the
+same round trip as the pass (a separate ``Client.scatter(broadcast=True)``
+would cost an extra round trip per iteration).  X is persisted once, so every pass reads worker memory.
 
 Dask is an optional dependency (``pip install "dask[array]" distributed``);
 it is imported only when a dask array is passed.
@@ -187,9 +188,10 @@ class _DaskBase:
         return [self.dask.delayed(p) for p in pieces]
 
     def _broadcast(self, w):
-        if self.client is not None:
-            return self.client.scatter(w, broadcast=True, hash=False)
-        return self.dask.delayed(w)
+        # one graph node holding w: every block task depends on it, so the
+        # scheduler ships it once to each worker that runs blocks (a
+        # broadcast), in the same round trip as the pass itself
+        return self.dask.delayed(w, pure=True)
 
 
 class DaskClassifierOracle(_DaskBase):

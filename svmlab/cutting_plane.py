@@ -164,7 +164,7 @@ class OrdinalCuttingPlaneRecord:
 # --------------------------------------------------------------------------
 # oracles: the O(sn) most-violated-constraint passes
 # --------------------------------------------------------------------------
-_QPTOL = 1e-10
+_QPTOL = 1e-12
 _NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
