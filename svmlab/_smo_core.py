@@ -46,6 +46,7 @@ IS_UNSHRUNK = 7  # the one-time LIBSVM unshrink near the end happened
 IS_ITER = 8  # successful joint steps so far
 IS_NB = 9  # number of non-bound examples (0 < alpha < C)
 IS_PASSES = 10  # passes started (Platt)
+IS_PLEN = 11  # length of the current non-bound pass list (Platt)
 IS_SIZE = 12
 
 FS_B = 0  # threshold b (svmlab sign: f(x) = sum alpha y K + b)
@@ -222,8 +223,27 @@ def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear):
 
 
 @njit(cache=True)
+def _nb_update(i, a, C, nbi, nbp, ist):
+    """Keep the unordered list of non-bound examples (O(1) per change)."""
+    inside = a > 0.0 and a < C
+    p = nbp[i]
+    if inside and p < 0:
+        k = ist[IS_NB]
+        nbi[k] = i
+        nbp[i] = k
+        ist[IS_NB] = k + 1
+    elif not inside and p >= 0:
+        k = ist[IS_NB] - 1
+        last = nbi[k]
+        nbi[p] = last
+        nbp[last] = p
+        nbp[i] = -1
+        ist[IS_NB] = k
+
+
+@njit(cache=True)
 def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gbar,
-               w, act, ist, fst, rec, want_rec, linear):
+               w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
     """Platt's takeStep (TR section 2.1-2.3) on the explicit state; 1 if the
     pair moved."""
     if i1 == i2:
@@ -271,10 +291,10 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
             c = C * y2 if a2n >= C else -C * y2
             for t in range(G.shape[0]):
                 Gbar[t] += c * r2[t]
-    ist[IS_NB] += (int(_nonbound(a1n, C)) - int(_nonbound(a1, C))
-                   + int(_nonbound(a2n, C)) - int(_nonbound(a2, C)))
     alpha[i1] = a1n
     alpha[i2] = a2n
+    _nb_update(i1, a1n, C, nbi, nbp, ist)
+    _nb_update(i2, a2n, C, nbi, nbp, ist)
     fst[FS_B] = bn
     ist[IS_ITER] += 1
     if want_rec:
@@ -310,7 +330,7 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
 
 @njit(cache=True)
 def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-             fst, rec, want_rec, linear):
+             fst, rec, want_rec, linear, nbi, nbp):
     """Platt's examineExample (TR section 2.2): 1 if a joint step was taken."""
     n = alpha.shape[0]
     y2 = y[i2]
@@ -330,32 +350,30 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         best = -1.0
         i1 = -1
         E1b = 0.0
-        for p in range(na):
-            t = act[p]
-            at = alpha[t]
-            if at > 0.0 and at < C:
-                Et = _f0(kd, G, w, linear, t) + b - y[t]
-                d = abs(Et - E2)
-                if d > best:
-                    best = d
-                    i1 = t
-                    E1b = Et
+        for p in range(ist[IS_NB]):
+            t = nbi[p]
+            Et = _f0(kd, G, w, linear, t) + b - y[t]
+            d = abs(Et - E2)
+            if d > best:
+                best = d
+                i1 = t
+                E1b = Et
         if i1 >= 0:
             K12 = _lin_k(kd, i1, i2) if linear else row2[i1]
             if _take_step(i1, i2, E1b, E2, K12, H_MAXDIFF, kd, cd, y, C, eps, kdiag, alpha,
-                          G, Gbar, w, act, ist, fst, rec, want_rec, linear):
+                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
                 return 1
     # 2) the non-bound examples, from a random start
-    if ist[IS_NB] > 0:
-        start = rng_next(ist) % n
-        for k in range(n):
-            t = (start + k) % n
-            at = alpha[t]
-            if active[t] and at > 0.0 and at < C:
+    nb = ist[IS_NB]
+    if nb > 0:
+        start = rng_next(ist) % nb
+        for k in range(nb):
+            t = nbi[(start + k) % nb]
+            if True:
                 Et = _f0(kd, G, w, linear, t) + b - y[t]
                 K12 = _lin_k(kd, t, i2) if linear else row2[t]
                 if _take_step(t, i2, Et, E2, K12, H_NONBOUND, kd, cd, y, C, eps, kdiag,
-                              alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear):
+                              alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
                     return 1
     # 3) the whole (active) set, from a random start
     start = rng_next(ist) % n
@@ -365,14 +383,14 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
             Et = _f0(kd, G, w, linear, t) + b - y[t]
             K12 = _lin_k(kd, t, i2) if linear else row2[t]
             if _take_step(t, i2, Et, E2, K12, H_FULL, kd, cd, y, C, eps, kdiag, alpha, G,
-                          Gbar, w, act, ist, fst, rec, want_rec, linear):
+                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
                 return 1
     return 0
 
 
 @njit(cache=True)
 def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-               rec, want_rec, linear, scratch):
+               rec, want_rec, linear, scratch, nbi, nbp):
     """One LIBSVM iteration with WSS2 (Fan, Chen and Lin 2005, Algorithm 2).
     Returns 1 after a step, 0 when m - M <= tol on the whole set (converged)
     or when the selected pair cannot move (stalled)."""
@@ -418,7 +436,7 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
     Ei = _f0(kd, G, w, linear, i) + b - y[i]
     Ej = _f0(kd, G, w, linear, j) + b - y[j]
     if _take_step(i, j, Ei, Ej, ri[j], H_WSS2, kd, cd, y, C, eps, kdiag, alpha, G, Gbar, w,
-                  act, ist, fst, rec, want_rec, linear):
+                  act, ist, fst, rec, want_rec, linear, nbi, nbp):
         return 1
     ist[IS_DONE] = 2
     return 0
@@ -426,7 +444,8 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
 
 @njit(cache=True)
 def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-            rec, want_rec, linear, selection, shrinking, shrink_every, scratch, kmax):
+            rec, want_rec, linear, selection, shrinking, shrink_every, scratch, nbi, nbp,
+            plist, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds."""
     n = alpha.shape[0]
@@ -437,12 +456,13 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
             _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear)
         if selection == WSS2:
             if _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act,
-                          ist, fst, rec, want_rec, linear, scratch):
+                          ist, fst, rec, want_rec, linear, scratch, nbi, nbp):
                 steps += 1
                 ist[IS_SHRINK_COUNTER] -= 1
             continue
         # ---- Platt's outer loop (TR section 2.2, main routine) ----
-        if ist[IS_POS] >= n:
+        plen = n if ist[IS_EXAMINE_ALL] else ist[IS_PLEN]
+        if ist[IS_POS] >= plen:
             # a pass has ended
             if ist[IS_EXAMINE_ALL]:
                 ist[IS_EXAMINE_ALL] = 0
@@ -461,7 +481,18 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
             ist[IS_NUM_CHANGED] = 0
             ist[IS_POS] = 0
             ist[IS_PASSES] += 1
-        i2 = ist[IS_POS]
+            if ist[IS_EXAMINE_ALL] == 0:
+                # the non-bound examples at the start of the pass, in index
+                # order (an example becoming non-bound during the pass waits
+                # for the next one)
+                nb = ist[IS_NB]
+                plist[:nb] = np.sort(nbi[:nb])
+                ist[IS_PLEN] = nb
+            continue
+        if ist[IS_EXAMINE_ALL]:
+            i2 = ist[IS_POS]
+        else:
+            i2 = plist[ist[IS_POS]]
         ist[IS_POS] += 1
         if not active[i2]:
             continue
@@ -470,7 +501,7 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
             if not (a > 0.0 and a < C):
                 continue
         if _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-                    fst, rec, want_rec, linear):
+                    fst, rec, want_rec, linear, nbi, nbp):
             ist[IS_NUM_CHANGED] += 1
             steps += 1
             ist[IS_SHRINK_COUNTER] -= 1

@@ -144,6 +144,9 @@ class SMORun(SolverRun):
         self.ist[core.IS_N_ACTIVE] = n
         self.ist[core.IS_SHRINK_COUNTER] = self.shrink_every
         self.ist[core.IS_RNG] = int(seed)
+        self.nbi = np.zeros(n, dtype=np.int64)
+        self.nbp = np.full(n, -1, dtype=np.int64)
+        self.plist = np.zeros(n, dtype=np.int64)
         self.fst = np.zeros(core.FS_SIZE)
         self.rec = np.zeros(core.R_SIZE)
         self._empty_rec = np.zeros(core.R_SIZE)
@@ -153,7 +156,8 @@ class SMORun(SolverRun):
                          self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
                          self.ist, self.fst, self.rec if want_rec else self._empty_rec,
                          want_rec, self.linear, self.selection, self.shrinking,
-                         self.shrink_every, self.scratch, int(kmax))
+                         self.shrink_every, self.scratch, self.nbi, self.nbp, self.plist,
+                         int(kmax))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True
         return int(k)
