@@ -32,7 +32,8 @@ import numpy as np
 from numba import njit
 
 from ._pairstep import pair_step, pair_threshold, segment_objective
-from .cache import get_row
+from .cache import cache_reset, get_row, get_row_subset
+from .kernels import kernel_row
 
 # --- integer state -----------------------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
@@ -131,6 +132,26 @@ def _f0(kd, G, w, linear, i):
     return G[i]
 
 
+@njit(cache=True)
+def _row(kd, cd, i, act, ist):
+    """Kernel row i through the cache; only the active entries are computed
+    (and valid) while the active set is shrunk."""
+    na = ist[IS_N_ACTIVE]
+    if na == act.shape[0]:
+        return get_row(kd, cd, i)
+    return get_row_subset(kd, cd, i, act, na)
+
+
+@njit(cache=True)
+def _full_row(kd, cd, i, ist, n, full):
+    """A complete row i: the cached one when nothing is shrunk, else computed
+    into the scratch vector ``full``."""
+    if ist[IS_N_ACTIVE] == n:
+        return get_row(kd, cd, i)
+    kernel_row(kd, i, full)
+    return full
+
+
 @njit(cache=True, inline="always")
 def _nonbound(a, C):
     return a > 0.0 and a < C
@@ -147,7 +168,7 @@ def rebuild_active_list(active, act, ist):
 
 
 @njit(cache=True)
-def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear):
+def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
     """G_i for the shrunk (inactive) examples, from Gbar and the free SVs."""
     n = alpha.shape[0]
     if linear:
@@ -162,7 +183,8 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear):
     for j in range(n):
         aj = alpha[j]
         if aj > 0.0 and aj < C:
-            r = get_row(kd, cd, j)
+            kernel_row(kd, j, full)
+            r = full
             c = aj * y[j]
             for i in range(n):
                 if not active[i]:
@@ -191,20 +213,23 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, linear):
 
 
 @njit(cache=True)
-def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear):
-    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear)
+def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full):
+    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
+    if ist[IS_N_ACTIVE] < alpha.shape[0]:
+        # rows cached while shrunk lack the entries that become active
+        cache_reset(cd)
     active[:] = True
     rebuild_active_list(active, act, ist)
 
 
 @njit(cache=True)
-def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear):
+def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
     violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5)."""
     m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear)
+        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
         m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
@@ -243,7 +268,7 @@ def _nb_update(i, a, C, nbi, nbp, ist):
 
 @njit(cache=True)
 def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gbar,
-               w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
+               w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
     """Platt's takeStep (TR section 2.1-2.3) on the explicit state; 1 if the
     pair moved."""
     if i1 == i2:
@@ -276,21 +301,24 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
         _add_w(kd, w, i1, d1)
         _add_w(kd, w, i2, d2)
     else:
-        r1 = get_row(kd, cd, i1)
-        r2 = get_row(kd, cd, i2)
+        r1 = _row(kd, cd, i1, act, ist)
+        r2 = _row(kd, cd, i2, act, ist)
         na = ist[IS_N_ACTIVE]
         for p in range(na):
             t = act[p]
             G[t] += d1 * r1[t] + d2 * r2[t]
         # Gbar tracks sum over alpha_j = C of C y_j K_j.
+        n = G.shape[0]
         if (a1 >= C) != (a1n >= C):
             c = C * y1 if a1n >= C else -C * y1
-            for t in range(G.shape[0]):
-                Gbar[t] += c * r1[t]
+            rf = _full_row(kd, cd, i1, ist, n, full)
+            for t in range(n):
+                Gbar[t] += c * rf[t]
         if (a2 >= C) != (a2n >= C):
             c = C * y2 if a2n >= C else -C * y2
-            for t in range(G.shape[0]):
-                Gbar[t] += c * r2[t]
+            rf = _full_row(kd, cd, i2, ist, n, full)
+            for t in range(n):
+                Gbar[t] += c * rf[t]
     alpha[i1] = a1n
     alpha[i2] = a2n
     _nb_update(i1, a1n, C, nbi, nbp, ist)
@@ -330,7 +358,7 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
 
 @njit(cache=True)
 def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-             fst, rec, want_rec, linear, nbi, nbp):
+             fst, rec, want_rec, linear, nbi, nbp, full):
     """Platt's examineExample (TR section 2.2): 1 if a joint step was taken."""
     n = alpha.shape[0]
     y2 = y[i2]
@@ -341,7 +369,7 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
     if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
         return 0
     if not linear:
-        row2 = get_row(kd, cd, i2)
+        row2 = _row(kd, cd, i2, act, ist)
     else:
         row2 = kdiag  # placeholder, unused
     na = ist[IS_N_ACTIVE]
@@ -361,7 +389,7 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         if i1 >= 0:
             K12 = _lin_k(kd, i1, i2) if linear else row2[i1]
             if _take_step(i1, i2, E1b, E2, K12, H_MAXDIFF, kd, cd, y, C, eps, kdiag, alpha,
-                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
+                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
                 return 1
     # 2) the non-bound examples, from a random start
     nb = ist[IS_NB]
@@ -373,7 +401,7 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
                 Et = _f0(kd, G, w, linear, t) + b - y[t]
                 K12 = _lin_k(kd, t, i2) if linear else row2[t]
                 if _take_step(t, i2, Et, E2, K12, H_NONBOUND, kd, cd, y, C, eps, kdiag,
-                              alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
+                              alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
                     return 1
     # 3) the whole (active) set, from a random start
     start = rng_next(ist) % n
@@ -383,14 +411,14 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
             Et = _f0(kd, G, w, linear, t) + b - y[t]
             K12 = _lin_k(kd, t, i2) if linear else row2[t]
             if _take_step(t, i2, Et, E2, K12, H_FULL, kd, cd, y, C, eps, kdiag, alpha, G,
-                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
+                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
                 return 1
     return 0
 
 
 @njit(cache=True)
 def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-               rec, want_rec, linear, scratch, nbi, nbp):
+               rec, want_rec, linear, scratch, nbi, nbp, full):
     """One LIBSVM iteration with WSS2 (Fan, Chen and Lin 2005, Algorithm 2).
     Returns 1 after a step, 0 when m - M <= tol on the whole set (converged)
     or when the selected pair cannot move (stalled)."""
@@ -399,7 +427,7 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
         if m - M > tol:
             break
         if ist[IS_N_ACTIVE] < alpha.shape[0]:
-            _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear)
+            _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
             ist[IS_UNSHRUNK] = 1
             continue
         ist[IS_DONE] = 1
@@ -412,7 +440,7 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
             t = act[p]
             ri[t] = _lin_k(kd, i, t)
     else:
-        ri = get_row(kd, cd, i)
+        ri = _row(kd, cd, i, act, ist)
     Kii = kdiag[i]
     j = -1
     best = np.inf
@@ -436,7 +464,7 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
     Ei = _f0(kd, G, w, linear, i) + b - y[i]
     Ej = _f0(kd, G, w, linear, j) + b - y[j]
     if _take_step(i, j, Ei, Ej, ri[j], H_WSS2, kd, cd, y, C, eps, kdiag, alpha, G, Gbar, w,
-                  act, ist, fst, rec, want_rec, linear, nbi, nbp):
+                  act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
         return 1
     ist[IS_DONE] = 2
     return 0
@@ -445,7 +473,7 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
 @njit(cache=True)
 def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
             rec, want_rec, linear, selection, shrinking, shrink_every, scratch, nbi, nbp,
-            plist, kmax):
+            plist, full, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds."""
     n = alpha.shape[0]
@@ -453,10 +481,10 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear)
+            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full)
         if selection == WSS2:
             if _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act,
-                          ist, fst, rec, want_rec, linear, scratch, nbi, nbp):
+                          ist, fst, rec, want_rec, linear, scratch, nbi, nbp, full):
                 steps += 1
                 ist[IS_SHRINK_COUNTER] -= 1
             continue
@@ -472,7 +500,7 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
                 # every active example obeys KKT within tol
                 if ist[IS_N_ACTIVE] < n:
                     # final pass over every example (unshrink and check)
-                    _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear)
+                    _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
                     ist[IS_UNSHRUNK] = 1
                     ist[IS_EXAMINE_ALL] = 1
                 else:
@@ -501,7 +529,7 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
             if not (a > 0.0 and a < C):
                 continue
         if _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-                    fst, rec, want_rec, linear, nbi, nbp):
+                    fst, rec, want_rec, linear, nbi, nbp, full):
             ist[IS_NUM_CHANGED] += 1
             steps += 1
             ist[IS_SHRINK_COUNTER] -= 1
@@ -509,10 +537,10 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
 
 
 @njit(cache=True)
-def wss2_intercept(kd, cd, y, C, alpha, G, Gbar, w, active, linear):
+def wss2_intercept(kd, cd, y, C, alpha, G, Gbar, w, active, linear, full):
     """LIBSVM's threshold: the mean of y_i - f0_i over free SVs, else the
     midpoint of the interval the KKT conditions allow."""
-    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear)
+    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
     n = alpha.shape[0]
     s = 0.0
     nf = 0

@@ -18,9 +18,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .kernels import Kernel, kernel_row
+from .kernels import Kernel, kernel_row, kernel_row_subset
 
-__all__ = ["CacheData", "KernelCache", "get_row", "n_slots_for"]
+__all__ = ["CacheData", "KernelCache", "get_row", "get_row_subset", "cache_reset",
+           "n_slots_for"]
 
 _HEAD, _TAIL, _USED, _HITS, _MISSES = 0, 1, 2, 3, 4
 
@@ -109,6 +110,50 @@ def get_row(kd, cd, i):
     r = cd.rows[s]
     kernel_row(kd, i, r)
     return r
+
+
+@njit(cache=True)
+def get_row_subset(kd, cd, i, idx, m):
+    """Like :func:`get_row`, but a miss computes only the entries ``idx[:m]``
+    (a shrinking solver's active set); the other entries of the returned row
+    are stale.  The caller must :func:`cache_reset` whenever the subset grows
+    (rows cached earlier lack the new entries)."""
+    s = cd.slot_of[i]
+    if s >= 0:
+        cd.meta[_HITS] += 1
+        if cd.meta[_HEAD] != s:
+            _unlink(cd, s)
+            _push_front(cd, s)
+        return cd.rows[s]
+    cd.meta[_MISSES] += 1
+    if cd.meta[_USED] < cd.rows.shape[0]:
+        s = cd.meta[_USED]
+        cd.meta[_USED] += 1
+    else:
+        s = cd.meta[_TAIL]
+        _unlink(cd, s)
+        cd.slot_of[cd.owner[s]] = -1
+    cd.owner[s] = i
+    cd.slot_of[i] = s
+    _push_front(cd, s)
+    r = cd.rows[s]
+    kernel_row_subset(kd, i, idx, m, r)
+    return r
+
+
+@njit(cache=True)
+def cache_reset(cd):
+    """Forget every cached row (hit/miss counts are kept)."""
+    for s in range(cd.owner.shape[0]):
+        o = cd.owner[s]
+        if o >= 0:
+            cd.slot_of[o] = -1
+        cd.owner[s] = -1
+        cd.prev[s] = -1
+        cd.next[s] = -1
+    cd.meta[_HEAD] = -1
+    cd.meta[_TAIL] = -1
+    cd.meta[_USED] = 0
 
 
 @njit(cache=True)

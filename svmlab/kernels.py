@@ -38,6 +38,7 @@ __all__ = [
     "KernelData",
     "Kernel",
     "kernel_row",
+    "kernel_row_subset",
     "kernel_value",
     "resolve_gamma",
 ]
@@ -150,6 +151,37 @@ def kernel_row(kd, i, out):
             out[j] = _transform(
                 out[j], sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
             )
+
+
+@njit(cache=True)
+def kernel_row_subset(kd, i, idx, m, out):
+    """Fill ``out[j] = K(x_i, x_j)`` only for ``j in idx[:m]`` (other entries
+    of ``out`` are left as they are).  Used by solvers that shrink their
+    active set (LIBSVM computes only the active part of a row, too)."""
+    sqi = kd.sqnorm[i]
+    if kd.sparse:
+        w = kd.work
+        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
+        for p in range(a0, a1):
+            w[kd.indices[p]] = kd.data[p]
+        for t in range(m):
+            j = idx[t]
+            s = 0.0
+            for p in range(kd.indptr[j], kd.indptr[j + 1]):
+                s += kd.data[p] * w[kd.indices[p]]
+            out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+        for p in range(a0, a1):
+            w[kd.indices[p]] = 0.0
+    else:
+        xi = kd.dense[i]
+        d = xi.shape[0]
+        for t in range(m):
+            j = idx[t]
+            xj = kd.dense[j]
+            s = 0.0
+            for k in range(d):
+                s += xi[k] * xj[k]
+            out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
 
 
 def resolve_gamma(gamma, X):

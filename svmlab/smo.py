@@ -147,6 +147,7 @@ class SMORun(SolverRun):
         self.nbi = np.zeros(n, dtype=np.int64)
         self.nbp = np.full(n, -1, dtype=np.int64)
         self.plist = np.zeros(n, dtype=np.int64)
+        self.full = np.zeros(n if not self.linear else 0)
         self.fst = np.zeros(core.FS_SIZE)
         self.rec = np.zeros(core.R_SIZE)
         self._empty_rec = np.zeros(core.R_SIZE)
@@ -157,7 +158,7 @@ class SMORun(SolverRun):
                          self.ist, self.fst, self.rec if want_rec else self._empty_rec,
                          want_rec, self.linear, self.selection, self.shrinking,
                          self.shrink_every, self.scratch, self.nbi, self.nbp, self.plist,
-                         int(kmax))
+                         self.full, int(kmax))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True
         return int(k)
@@ -199,7 +200,7 @@ class SMORun(SolverRun):
         if self.selection == core.WSS2:
             return float(core.wss2_intercept(self.kd, self.cd, self.y, self.C, self.alpha,
                                               self.G.copy(), self.Gbar, self.w, self.active,
-                                              self.linear))
+                                              self.linear, self.full))
         return self.b
 
     def result(self):
