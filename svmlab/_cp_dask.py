@@ -75,6 +75,10 @@ def _canon(b):
     return np.ascontiguousarray(b, dtype=np.float64)
 
 
+def _uidx(b):
+    return b.indices.view(np.uint32), b.indptr.view(np.uint32)
+
+
 def _check_block(b):
     b = _canon(b)
     vals = b.data if sp.issparse(b) else b
@@ -85,7 +89,7 @@ def _cls_block(b, y, w, B):
     b = _canon(b)
     g = np.zeros(w.shape[0])
     if sp.issparse(b):
-        cnt, loss = cls_pass_csr(b.data, b.indices, b.indptr, y, w, B, g, _NO_MASK)
+        cnt, loss = cls_pass_csr(b.data, *_uidx(b), y, w, B, g, _NO_MASK)
     else:
         cnt, loss = cls_pass_dense(b, y, w, B, g, _NO_MASK)
     return g, int(cnt), float(loss)
@@ -106,7 +110,7 @@ def _scores_block(b, w):
     b = _canon(b)
     out = np.empty(b.shape[0])
     if sp.issparse(b):
-        scores_csr(b.data, b.indices, b.indptr, w, out)
+        scores_csr(b.data, *_uidx(b), w, out)
     else:
         scores_dense(b, w, out)
     return out
@@ -116,7 +120,7 @@ def _wsum_block(b, coef, dim):
     b = _canon(b)
     g = np.zeros(dim)
     if sp.issparse(b):
-        wsum_csr(b.data, b.indices, b.indptr, coef, g)
+        wsum_csr(b.data, *_uidx(b), coef, g)
     else:
         wsum_dense(b, coef, g)
     return g

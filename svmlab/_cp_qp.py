@@ -101,7 +101,7 @@ def _smo_phase(H, d, C, a, grad, tol, max_steps):
 
 
 @njit(cache=True)
-def _newton_phase(H, d, C, a, grad):
+def _newton_phase(H, d, C, a, grad, max_free):
     """Subspace Newton step on the free set F = {a_k > 0}: move towards the
     minimiser of the quadratic on ``{a_F : sum a_F = C}`` (KKT system solved
     by least squares) as far as feasibility allows.  Accepted only when it
@@ -111,8 +111,8 @@ def _newton_phase(H, d, C, a, grad):
     for k in range(K):
         if a[k] > 0.0:
             m += 1
-    if m < 2:
-        return False
+    if m < 2 or m > max_free:
+        return False  # (more than rank(H) + 1 free: the face system is singular)
     F = np.empty(m, dtype=np.int64)
     q = 0
     for k in range(K):
@@ -175,10 +175,12 @@ def _newton_phase(H, d, C, a, grad):
 
 
 @njit(cache=True)
-def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True):
+def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30):
     """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C  (in place on ``a``).
 
-    ``a`` must be feasible on entry (warm start).  Alternates bursts of SMO
+    ``a`` must be feasible on entry (warm start); ``max_free`` bounds the
+    free-set size for which a Newton step is tried (``rank(H) + 1``; with
+    more free variables the face's KKT system is singular).  Alternates bursts of SMO
     pair steps (which fix the active set and always make progress) with
     guarded subspace-Newton steps on the free set (fast final convergence
     when H is ill-conditioned).  Returns ``(n_pair_steps, kkt_violation)``
@@ -207,7 +209,7 @@ def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True):
         viol = _violation(a, grad)
         if viol <= tol:
             break
-        if use_newton and _newton_phase(H, d, C, a, grad):
+        if use_newton and _newton_phase(H, d, C, a, grad, max_free):
             grad = H @ a - d
             viol = _violation(a, grad)
         elif steps == 0:

@@ -183,7 +183,7 @@ class _ClassifierOracle:
         mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
         X = self.X
         if sp.issparse(X):
-            cnt, loss = cls_pass_csr(X.data, X.indices, X.indptr, self.y, w, self.B, g, mask)
+            cnt, loss = cls_pass_csr(X.data, *_uidx(X), self.y, w, self.B, g, mask)
         else:
             cnt, loss = cls_pass_dense(X, self.y, w, self.B, g, mask)
         inv = 1.0 / self.n
@@ -192,16 +192,23 @@ class _ClassifierOracle:
         return g, cnt * inv, loss * inv, int(cnt), detail
 
 
+def _uidx(X):
+    """CSR index arrays as unsigned views (no copy): numba then skips the
+    negative-index wraparound test on every ``w[indices[p]]``, which makes
+    the sparse passes about twice as fast."""
+    return X.indices.view(np.uint32), X.indptr.view(np.uint32)
+
+
 def _scores(X, w, out):
     if sp.issparse(X):
-        scores_csr(X.data, X.indices, X.indptr, w, out)
+        scores_csr(X.data, *_uidx(X), w, out)
     else:
         scores_dense(X, w, out)
 
 
 def _wsum(X, coef, g):
     if sp.issparse(X):
-        wsum_csr(X.data, X.indices, X.indptr, coef, g)
+        wsum_csr(X.data, *_uidx(X), coef, g)
     else:
         wsum_dense(X, coef, g)
 
@@ -299,7 +306,8 @@ class _CuttingPlaneRun(SolverRun):
         d = self._d[:k1]
         a = np.ascontiguousarray(self._a[:k1])
         steps, viol = solve_simplex_qp(np.ascontiguousarray(H), np.ascontiguousarray(d),
-                                       self.C, a, self.qp_tol, 10_000_000, self.use_newton)
+                                       self.C, a, self.qp_tol, 10_000_000, self.use_newton,
+                                       self.D + 1)
         self._a[:k1] = a
         self.qp_steps += int(steps)
         self.qp_violation = float(viol)
