@@ -145,7 +145,7 @@ def _table1(ctx):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    smo, t4 = timed(lambda: SMOClassifier(kernel="linear", C=C_lib).fit(Xs, ys))
+                    smo, t4 = timed(lambda: SMOClassifier(kernel="linear", C=C_lib, progress=ctx.progress).fit(Xs, ys))
                 w = np.asarray(smo.coef_).ravel()
                 b = float(smo.intercept_[0])
                 ctx.emit(Result(case=scase, solver="svmlab SMO (linear kernel, with bias)",
@@ -275,7 +275,7 @@ def joachims(ctx):
         slope = _vs_n(ctx, X, y, 1000.0, sizes, "a9a")
         _vs_param(ctx, X, y, [1e-1, 3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4], "epsilon",
                   0.05 * X.shape[0])
-        _vs_param(ctx, X, y, [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0], "C", None)
+        _vs_param(ctx, X, y, [0.001, 0.005, 0.01, 0.05, 0.1, 0.3], "C", None)
         _ordinal_vs_n(ctx, X, y, [2000, 4000, 8000, 16000, 32561], 1000.0)
     if slope > 1.2:
         ctx.log(f"WARNING: time-vs-n slope {slope:.2f} above the paper's linear scaling")
