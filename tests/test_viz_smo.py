@@ -259,3 +259,75 @@ def test_key_steps_and_static_animation(explorer):
     assert steps == sorted(set(steps))
     html = explorer.animation(steps[:3], interval=200)
     assert html.data.count("data:image/jpeg;base64") == 3
+
+
+# ---------------------------------------------------------------------------
+# svmlab.viz.decomposition (Platt's Figure 2)
+# ---------------------------------------------------------------------------
+from svmlab import ChunkingClassifier, DecompositionClassifier  # noqa: E402
+from svmlab.viz import decomposition as vdec  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def family(toy):
+    X, y = toy
+    ests = {"chunking": ChunkingClassifier(C=C, gamma=GAMMA, working_set_size=6),
+            "decomposition": DecompositionClassifier(C=C, gamma=GAMMA, working_set_size=6),
+            "SMO": SMOClassifier(C=C, gamma=GAMMA, random_state=0, progress=False)}
+    return {k: record_trace(e, X, y) for k, e in ests.items()}
+
+
+def test_family_membership_and_replay(family, toy):
+    X, y = toy
+    n = len(X)
+    for name, tr in family.items():
+        M = vdec.membership(tr.records, n)
+        assert M.shape == (len(tr), n)
+        for t, r in enumerate(tr.records):
+            expect = ({r.i1, r.i2} if name == "SMO" else set(np.asarray(r.working_set).tolist()))
+            assert set(np.flatnonzero(M[t])) == expect
+        alphas, bs = vdec.replay(tr.records, n)
+        np.testing.assert_allclose(alphas[-1], tr.estimator.alpha_, atol=1e-12)
+        # only the working set changes in a step
+        for t in range(1, len(tr) + 1):
+            changed = np.flatnonzero(alphas[t] != alphas[t - 1])
+            assert set(changed) <= set(np.flatnonzero(M[t - 1]))
+    sizes = [len(w) for w in vdec.working_sets(family["decomposition"].records)]
+    assert max(sizes) <= 6
+    assert all(len(w) == 2 for w in vdec.working_sets(family["SMO"].records))
+
+
+def test_raster_and_sample_order(family, toy):
+    import matplotlib.pyplot as plt
+
+    X, y = toy
+    a = family["SMO"].estimator.alpha_
+    order = vdec.sample_order(a, C, y)
+    assert sorted(order) == list(range(len(X)))
+    groups = np.where(a[order] <= 0, 0, np.where(a[order] >= C, 2, 1))
+    assert np.all(np.diff(groups) >= 0)
+    fig, ax = plt.subplots()
+    im = vdec.plot_working_set_raster(ax, family["decomposition"].records, len(X), order=order)
+    M = vdec.membership(family["decomposition"].records, len(X))[:, order]
+    np.testing.assert_array_equal(np.asarray(im.get_array()).astype(bool), M.T)
+    plt.close(fig)
+
+
+def test_family_explorer_marks_working_sets(family, toy):
+    X, y = toy
+    ex = vdec.FamilyExplorer(X, y, {k: (t.records, t.estimator) for k, t in family.items()},
+                             gamma=GAMMA, n_frames=5, grid=25)
+    p = ex.player()
+    assert p.drive() == 5
+    k = 2
+    ex.update(k)
+    for name, tr in family.items():
+        t = ex.step_at(name, k)
+        assert t == round(k / 4 * len(tr))
+        ws = vdec.working_sets(tr.records)[t - 1]
+        np.testing.assert_array_equal(ex.panels[name]["ws"].get_offsets(), X[ws])
+        alphas, _ = vdec.replay(tr.records, len(X))
+        np.testing.assert_array_equal(ex.panels[name]["sv"].get_offsets(), X[alphas[t] > 0])
+    before = p.image.value
+    p.slider.value = 0
+    assert p.image.value != before and "progress 0 %" in p.caption.value
