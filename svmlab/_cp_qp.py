@@ -217,7 +217,8 @@ def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 3
     return it, viol
 
 
-def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000):
+def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
+                   use_newton=True):
     """Solve OP3's dual over a working set.
 
     Parameters
@@ -226,6 +227,7 @@ def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000):
     d : (K,) constraint offsets.
     C : the paper's C (bound on ``sum alpha``).
     alpha0 : optional warm start (K,), feasible (``>= 0``, ``sum <= C``).
+    use_newton : interleave subspace-Newton steps (False: pure SMO).
 
     Returns ``(alpha, info)`` with ``info = {"n_steps", "kkt_violation"}``.
     """
@@ -248,5 +250,6 @@ def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000):
         a[1:] = a0
         a[0] = C - s
     # the tolerance is on gradients (units of xi); scale-free in C
-    steps, viol = solve_simplex_qp(H, dd, float(C), a, float(tol), int(max_iter))
+    steps, viol = solve_simplex_qp(H, dd, float(C), a, float(tol), int(max_iter),
+                                   bool(use_newton))
     return a[1:].copy(), {"n_steps": int(steps), "kkt_violation": float(viol)}

@@ -260,7 +260,7 @@ class _CuttingPlaneRun(SolverRun):
         self.epsilon = float(epsilon)
         self.ordinal = ordinal
         self.qp_tol = float(_QPTOL if qp_tol is None else qp_tol)
-        self.use_newton = bool(getattr(estimator, "_use_newton", True))
+        self.use_newton = True  # subspace-Newton steps in the QP (False: pure SMO)
         D = oracle.dim
         self.D = D
         cap = 16

@@ -145,7 +145,8 @@ def _table1(ctx):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    smo, t4 = timed(lambda: SMOClassifier(kernel="linear", C=C_lib, progress=ctx.progress).fit(Xs, ys))
+                    smo, t4 = timed(lambda: SMOClassifier(
+                        kernel="linear", C=C_lib, progress=ctx.progress).fit(Xs, ys))
                 w = np.asarray(smo.coef_).ravel()
                 b = float(smo.intercept_[0])
                 ctx.emit(Result(case=scase, solver="svmlab SMO (linear kernel, with bias)",
