@@ -9,6 +9,12 @@ filled.  Without records it pays one predictable branch per step.
 
 Bookkeeping (documented here because it differs from Platt's pseudo-code):
 
+* While examples are shrunk, kernel rows are computed (and cached) only for
+  the active examples, as LIBSVM does; the cache is reset when examples are
+  reactivated.  Full rows are computed only to update ``Gbar`` and to rebuild
+  the gradient of the shrunk examples.
+* Platt's passes over the non-bound examples visit the non-bound examples of
+  the start of the pass (kept in an O(1)-update list), in index order.
 * Non-linear kernels keep the full "gradient" ``G_i = sum_j alpha_j y_j K_ij``
   (the decision value without the threshold) for every *active* example,
   LIBSVM-style, instead of Platt's error cache for the non-bound examples
@@ -372,7 +378,6 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         row2 = _row(kd, cd, i2, act, ist)
     else:
         row2 = kdiag  # placeholder, unused
-    na = ist[IS_N_ACTIVE]
     # 1) the non-bound example maximising |E1 - E2|
     if ist[IS_NB] > 1:
         best = -1.0
@@ -389,7 +394,8 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         if i1 >= 0:
             K12 = _lin_k(kd, i1, i2) if linear else row2[i1]
             if _take_step(i1, i2, E1b, E2, K12, H_MAXDIFF, kd, cd, y, C, eps, kdiag, alpha,
-                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
+                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp,
+                          full):
                 return 1
     # 2) the non-bound examples, from a random start
     nb = ist[IS_NB]
@@ -397,12 +403,11 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         start = rng_next(ist) % nb
         for k in range(nb):
             t = nbi[(start + k) % nb]
-            if True:
-                Et = _f0(kd, G, w, linear, t) + b - y[t]
-                K12 = _lin_k(kd, t, i2) if linear else row2[t]
-                if _take_step(t, i2, Et, E2, K12, H_NONBOUND, kd, cd, y, C, eps, kdiag,
-                              alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
-                    return 1
+            Et = _f0(kd, G, w, linear, t) + b - y[t]
+            K12 = _lin_k(kd, t, i2) if linear else row2[t]
+            if _take_step(t, i2, Et, E2, K12, H_NONBOUND, kd, cd, y, C, eps, kdiag, alpha, G,
+                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
+                return 1
     # 3) the whole (active) set, from a random start
     start = rng_next(ist) % n
     for k in range(n):

@@ -259,6 +259,10 @@ class Kernel:
             )
         else:
             X = np.ascontiguousarray(X, dtype=np.float64)
+            if not X.flags.writeable:
+                # read-only arrays are a different numba type: one compiled
+                # version of every solver loop is enough
+                X = X.copy()
             sqnorm = np.einsum("ij,ij->i", X, X)
             self.data = KernelData(
                 False,

@@ -104,3 +104,23 @@ def test_cache_random_access_matches_model(rng):
         np.testing.assert_allclose(c.row(i), K[i], rtol=1e-12)
         assert set(model) == {j for j in range(30) if j in c}
     assert (c.hits, c.misses) == (hits, misses)
+
+
+def test_subset_rows_and_reset(rng):
+    from svmlab.cache import cache_reset, get_row_subset
+
+    X = _X(rng, n=40)
+    for Xin in (X, sp.csr_matrix(X)):
+        k = Kernel(Xin, "rbf", gamma=0.4)
+        c = KernelCache(k, cache_size=3 * 40 * 8 / 2**20)
+        K = R.gram(X, "rbf", 0.4)
+        idx = np.array([3, 7, 8, 20, 39, 0], dtype=np.int64)
+        r = get_row_subset(k.data, c.data, 5, idx, 4)
+        np.testing.assert_allclose(r[idx[:4]], K[5, idx[:4]], rtol=1e-12)
+        assert 5 in c and (c.hits, c.misses) == (0, 1)
+        get_row_subset(k.data, c.data, 5, idx, 4)
+        assert (c.hits, c.misses) == (1, 1)
+        cache_reset(c.data)
+        assert not any(i in c for i in range(40)) and (c.hits, c.misses) == (1, 1)
+        np.testing.assert_allclose(c.row(5), K[5], rtol=1e-12)  # recomputed in full
+        assert c.misses == 2
