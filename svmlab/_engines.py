@@ -132,9 +132,28 @@ def intercept_from_v(v, y, alpha, C):
 # the linear system (3)
 # --------------------------------------------------------------------------
 def solve_ls(K11, rhs, c, ridge=0.0):
-    """Solve ``K11 d + b 1 = rhs``, ``1' d = c``.  Returns ``(d, b, method)``."""
+    """Solve ``K11 d + b 1 = rhs``, ``1' d = c``.  Returns ``(d, b, method)``.
+
+    With ``ridge > 0`` (the monotone line-search mode) ``K11 + ridge I`` is
+    factorised by Cholesky, the ridge growing x100 until it is positive
+    definite: the direction is then always a descent direction."""
     m = K11.shape[0]
     ones = np.ones(m)
+    if ridge:
+        scale = max(1.0, float(np.abs(np.diag(K11)).max()) if m else 1.0)
+        rr = ridge
+        while rr < 1e-2 * scale:
+            try:
+                cf = sla.cho_factor(K11 + rr * np.eye(m), lower=True, check_finite=False)
+                u = sla.cho_solve(cf, rhs, check_finite=False)
+                w = sla.cho_solve(cf, ones, check_finite=False)
+                if np.all(np.isfinite(u)) and np.all(np.isfinite(w)) and w.sum() > 0:
+                    b = (u.sum() - c) / w.sum()
+                    return u - b * w, float(b), "cholesky" if rr == ridge else "cholesky+ridge"
+            except np.linalg.LinAlgError:
+                pass
+            rr *= 100.0
+        ridge = rr
     A = K11 + ridge * np.eye(m) if ridge else K11
     try:
         cf = sla.cho_factor(A, lower=True, check_finite=False)
@@ -221,6 +240,8 @@ class ActiveSetSubproblem:
         self._seen = set()
         self.patience = patience
         self._bad = 0
+        self._degenerate = False
+        self._best_W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
         self._save_feasible()
 
     # -- helpers ------------------------------------------------------------
@@ -258,6 +279,7 @@ class ActiveSetSubproblem:
         F = np.flatnonzero(self.sets == S1)
         na = nb = nc = nd = 0
         full = True
+        feasible = False
         if len(F) == 0:
             self.b = self._b_bounds(self.r - self.Kb)
             self.method = "bounds"
@@ -266,6 +288,12 @@ class ActiveSetSubproblem:
             c = self.s0 - self.beta.sum()
             ridge = 0.0 if self.mode == "table1" else 1e-12 * max(1.0, np.abs(np.diag(self.K)).max())
             d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, ridge)
+            if self.mode == "table1" and self.method == "lstsq":
+                # singular (3): Table 1 cannot continue; the line-search mode
+                # uses a ridge-regularised Cholesky direction instead
+                self._to_line_search()
+                self.moved = (0, 0, 0, 0)
+                return
             old = self.beta[F].copy()
             yF = y[F]
             if self.mode == "table1":
@@ -287,6 +315,9 @@ class ActiveSetSubproblem:
                     t_i = np.where(yd < 0, yo / -yd, np.where(yd > 0, (C - yo) / yd, np.inf))
                 t = min(1.0, float(t_i.min()) if len(t_i) else 1.0)
                 t = max(t, 0.0)
+                # a zero step (released samples pushed straight back out):
+                # release one violator at a time until a step moves again
+                self._degenerate = t <= 1e-14
                 new = old + t * d
                 if t < 1.0:
                     full = False
@@ -305,7 +336,7 @@ class ActiveSetSubproblem:
             ye = y * self.errors()
             c_mask = (self.sets == S2) & (ye > self.tol)
             d_mask = (self.sets == S3) & (ye < -self.tol)
-            if self.rule == "qp":
+            if self.rule == "qp" or self._degenerate:
                 viol = np.where(c_mask, ye, 0.0) + np.where(d_mask, -ye, 0.0)
                 if viol.max(initial=0.0) > 0:
                     k = int(np.argmax(viol))
@@ -314,16 +345,31 @@ class ActiveSetSubproblem:
             else:
                 nc, nd = int(c_mask.sum()), int(d_mask.sum())
                 self.sets[c_mask | d_mask] = S1
-            self._save_feasible()
-            if nc == 0 and nd == 0:
+            feasible = abs(self.beta.sum() - self.s0) <= 1e-9 * (1.0 + self.C * self.m)
+            if feasible:
+                W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
+                if self.mode == "table1" and W < self._best_W:
+                    # Table 1 went downhill (it has no convergence guarantee):
+                    # back to the best feasible point, line-search steps from now
+                    self._to_line_search()
+                    self.moved = (na, nb, 0, 0)
+                    return
+                self._best_W = W
+                if nc == 0 and nd == 0:
+                    self.done = True
+                    self._save_feasible()
+                    self.moved = (na, nb, nc, nd)
+                    return
+                self._save_feasible()
+            if nc == 0 and nd == 0 and feasible:
                 self.done = True
         self.moved = (na, nb, nc, nd)
         if self.mode == "table1" and not self.done:
             # Table 1 has no convergence guarantee: after a repeated set
-            # configuration, or `patience` iterations in a row that end
-            # outside the box, go back to the last feasible point and continue
+            # configuration, or `patience` iterations in a row that end at an
+            # infeasible point, go back to the last feasible point and continue
             # with line-search steps (monotone in the dual objective)
-            self._bad = 0 if full else self._bad + 1
+            self._bad = 0 if (full and feasible) else self._bad + 1
             key = self.sets.tobytes()
             if key in self._seen or self._bad > self.patience:
                 self._to_line_search()

@@ -129,6 +129,7 @@ class IRWLSRun(SolverRun):
         self.Sw = None
         self.G_in = None  # over Sw: K_{w,in} beta_in
         self.Gb_in = 0.0  # sum_{in} beta
+        self._stalls = 0
 
     # -- chunking (section 2.1) ---------------------------------------------------
     def errors(self):
@@ -166,6 +167,7 @@ class IRWLSRun(SolverRun):
         nz = d != 0.0
         if nz.any():
             add_rows(self.kd, self.cache.data, self.G, Sw[nz], d[nz])
+        self._stalls = 0 if nz.any() else self._stalls + 1
         self.beta[Sw] = sub.beta
         self.b = sub.b
         self.sets[Sw] = sub.sets
@@ -178,6 +180,12 @@ class IRWLSRun(SolverRun):
                 v9, v10, v11 = self.violations()
                 if not (v9.any() or v10.any() or v11.any()):
                     self.converged = True
+                    return None
+                if self._stalls >= 3:
+                    # three working sets in a row changed nothing: the
+                    # remaining violations are below what (3) resolves in
+                    # floating point; stop here (converged_ stays honest)
+                    self.stopped = True
                     return None
             self._open_chunk()
         sub = self.sub

@@ -1,0 +1,271 @@
+"""IRWLS-SVC (Perez-Cruz et al. 2000): optimum vs LIBSVM, KKT, the set
+reordering rules a-d on hand-made cases, records, stop/resume, bad input.
+
+Objectives and KKT violations are computed here from ``alpha_`` and
+``intercept_`` with ``tests/reference.py`` (sklearn's pairwise kernels)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from svmlab._engines import S1, S2, S3, ActiveSetSubproblem
+from svmlab.irwls import IRWLSClassifier, IRWLSRecord
+
+from conftest import require_shared_data
+from reference import dual_objective, gram, kkt_violation, libsvm_dual, to_pm
+
+
+def _data(n=200, seed=0, d=5):
+    return make_classification(n, d, n_informative=3, random_state=seed, flip_y=0.1)
+
+
+def _check_vs_libsvm(model, X, y, C, kernel="rbf", gamma=0.5, degree=3, coef0=0.0, rel=1e-3):
+    _, _, W_ref = libsvm_dual(X, y, C, kernel, gamma, degree, coef0)
+    K = gram(X, kernel, gamma, degree, coef0)
+    yp = to_pm(y, model.classes_)
+    a = model.alpha_
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(np.dot(a, yp)) < 1e-6 * max(1.0, C)
+    W = dual_objective(K, yp, a)
+    assert abs(W - W_ref) <= rel * abs(W_ref), (W, W_ref)
+    kkt = kkt_violation(K, yp, a, model.intercept_[0], C)
+    assert kkt <= model.tol * 1.0001, kkt
+    # prediction agrees with the dual decision function computed here
+    f = K @ (a * yp) + model.intercept_[0]
+    np.testing.assert_allclose(model.decision_function(X), f, atol=1e-8 * max(1, C))
+    return W
+
+
+@pytest.mark.parametrize("selection", ["random", "largest", "smallest"])
+def test_selection_strategies_small_working_set(selection):
+    X, y = _data(250)
+    m = IRWLSClassifier(C=1.0, gamma=0.5, working_set_size=25, selection=selection,
+                        random_state=0).fit(X, y)
+    # a working set smaller than the number of support vectors
+    assert len(m.support_) > 25
+    assert m.n_chunks_ > 1
+    _check_vs_libsvm(m, X, y, 1.0)
+
+
+@pytest.mark.parametrize("kernel,gamma,C", [("rbf", 0.5, 1.0), ("poly", 0.2, 1.0),
+                                             ("linear", 1.0, 0.1), ("rbf", 0.5, 1000.0)])
+def test_kernels_and_large_C(kernel, gamma, C):
+    X, y = _data(120 if C > 100 else 200, seed=1)
+    m = IRWLSClassifier(C=C, kernel=kernel, gamma=gamma, coef0=1.0,
+                        working_set_size=60, random_state=0).fit(X, y)
+    _check_vs_libsvm(m, X, y, C, kernel, gamma, 3, 1.0)
+
+
+def test_whole_set_in_one_chunk_and_sparse_input():
+    import scipy.sparse as sp
+    X, y = _data(150, seed=2)
+    m = IRWLSClassifier(C=10.0, gamma=0.3).fit(sp.csr_matrix(X), y)
+    assert m.n_chunks_ == 1
+    _check_vs_libsvm(m, X, y, 10.0, gamma=0.3)
+
+
+def test_shared_data_banana_and_diabetes():
+    require_shared_data()
+    from svmlab.datasets import load
+
+    X, y = load("banana", "train")  # Ratsch's 400 training rows
+    X = X.toarray()
+    # sigma = 1 -> gamma = 1 / (2 sigma^2) = 0.5
+    m = IRWLSClassifier(C=100.0, gamma=0.5, working_set_size=100, random_state=0).fit(X, y)
+    _check_vs_libsvm(m, X, y, 100.0)
+    X, y = load("diabetes", "all")
+    X = X.toarray()[:300]
+    y = y[:300]
+    X = (X - X.mean(0)) / X.std(0)
+    m = IRWLSClassifier(C=10.0, gamma=1 / 8, working_set_size=80, random_state=0).fit(X, y)
+    _check_vs_libsvm(m, X, y, 10.0, gamma=1 / 8)
+
+
+# ------------------------------------------------------------ rules a-d
+def _bordered_solution(K, y):
+    m = len(y)
+    M = np.zeros((m + 1, m + 1))
+    M[:m, :m] = K
+    M[:m, m] = 1
+    M[m, :m] = 1
+    return np.linalg.solve(M, np.append(y, 0.0))
+
+
+def _rbf1d(x, gamma=0.5):
+    x = np.asarray(x, float)
+    return np.exp(-gamma * (x[:, None] - x[None, :]) ** 2)
+
+
+def test_rule_c_moves_violating_S2_samples_to_S1():
+    K = np.eye(2)
+    y = np.array([1.0, -1.0])
+    sub = ActiveSetSubproblem(K, y, np.zeros(2), y.copy(), C=5.0, tol=1e-3, mode="table1")
+    assert list(sub.sets) == [S2, S2]
+    sub.iterate()  # S1 empty: b from the bounds (0), e = y, y e = 1 > tol
+    assert sub.moved == (0, 0, 2, 0)
+    assert list(sub.sets) == [S1, S1]
+
+
+def test_rule_d_moves_violating_S3_samples_to_S1():
+    K = np.eye(2)
+    y = np.array([1.0, -1.0])
+    C = 5.0
+    sub = ActiveSetSubproblem(K, y, C * y, y.copy(), C=C, tol=1e-3, mode="table1")
+    assert list(sub.sets) == [S3, S3]
+    sub.iterate()
+    # v = y - K beta = (-4, 4); e y = -4 < 0 for both: they leave S3
+    assert sub.moved == (0, 0, 0, 2)
+    assert list(sub.sets) == [S1, S1]
+    sub.iterate()  # now (3) on both: beta = y (b = 0), inside the box
+    np.testing.assert_allclose(sub.beta, y, atol=1e-12)
+    assert sub.done
+
+
+def test_rule_a_moves_negative_beta_to_S2():
+    x = [0.0, 0.4, 0.8, 3.0]
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    K = _rbf1d(x)
+    sol = _bordered_solution(K, y)
+    yb = y * sol[:4]
+    assert yb[1] < 0 and np.all(np.delete(yb, 1) > 0)  # the hand-made case
+    C = 100.0  # large enough that no sample exceeds C
+    assert yb.max() < C
+    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1")
+    sub.iterate()  # rule c: all into S1
+    sub.iterate()  # solve (3) on all four; rule a fires for sample 1
+    assert sub.moved == (1, 0, 0, 0)
+    assert sub.sets[1] == S2 and sub.beta[1] == 0.0
+    np.testing.assert_allclose(np.delete(sub.beta, 1), np.delete(sol[:4], 1), rtol=1e-8)
+
+
+def test_rule_b_moves_beta_above_C_to_S3():
+    x = [0.0, 3.0, 6.0, 9.0]
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    K = _rbf1d(x)
+    sol = _bordered_solution(K, y)
+    C = 0.5
+    assert np.all(y * sol[:4] > C)
+    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1")
+    sub.iterate()
+    sub.iterate()
+    assert sub.moved == (0, 4, 0, 0)
+    assert np.all(sub.sets == S3)
+    np.testing.assert_allclose(sub.beta, C * y)
+
+
+def test_line_search_mode_stops_at_first_bound():
+    x = [0.0, 0.4, 0.8, 3.0]
+    y = np.array([1.0, 1.0, 1.0, -1.0])
+    K = _rbf1d(x)
+    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=100.0, tol=1e-3, mode="line")
+    sub.iterate()
+    sub.iterate()
+    # feasible after every step: box and equality
+    yb = y * sub.beta
+    assert np.all(yb >= -1e-12) and np.all(yb <= 100.0 + 1e-12)
+    assert abs(sub.beta.sum()) < 1e-12
+    assert sub.moved[0] + sub.moved[1] >= 1
+    sub.solve()
+    # optimum of the 4-point dual, checked against LIBSVM
+    _, _, W_ref = libsvm_dual(np.array(x)[:, None], y, 100.0, gamma=0.5)
+    a = np.clip(y * sub.beta, 0, 100.0)
+    assert abs(dual_objective(K, y, a) - W_ref) <= 1e-6 * abs(W_ref)
+
+
+# -------------------------------------------------------------- records
+def test_records_and_callback_stop():
+    X, y = _data(150, seed=3)
+    m = IRWLSClassifier(C=1.0, gamma=0.5, working_set_size=40, random_state=0)
+    recs = list(m.iter_fit(X, y))
+    assert len(recs) == m.n_iter_ and m.converged_
+    assert [r.iteration for r in recs] == list(range(1, len(recs) + 1))
+    yp = to_pm(y, m.classes_)
+    C = 1.0
+    for r in recs:
+        assert isinstance(r, IRWLSRecord)
+        assert len(r.working_set) == 40 and len(np.unique(r.working_set)) == 40
+        yb = yp[r.working_set] * r.beta
+        # weights (8): inf on S1, 0 on S2, C / (y e) on S3
+        assert np.all(np.isinf(r.weights[r.sets == S1]))
+        assert np.all(r.weights[r.sets == S2] == 0)
+        s3 = (r.sets == S3) & (r.ye > 0)
+        np.testing.assert_allclose(r.weights[s3], C / r.ye[s3])
+        if not (r.moved[0] or r.moved[1]) or r.mode == "line":
+            assert np.all(yb >= -1e-12) and np.all(yb <= C + 1e-12)
+    assert recs[-1].chunk == m.n_chunks_
+    # stepped and fast paths give the same fit
+    m2 = IRWLSClassifier(C=1.0, gamma=0.5, working_set_size=40, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(m2.alpha_, m.alpha_)
+    assert m2.n_iter_ == m.n_iter_
+
+    # stop after 7 iterations: feasible model
+    m3 = IRWLSClassifier(C=1.0, gamma=0.5, working_set_size=40, random_state=0)
+    seen = []
+    m3.fit(X, y, callback=lambda r: seen.append(r) or len(seen) < 7)
+    assert m3.n_iter_ == 7
+    a = m3.alpha_
+    assert np.all(a >= 0) and np.all(a <= C) and abs(np.dot(a, yp)) < 1e-10
+
+
+def test_max_iter_warns():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data(100)
+    with pytest.warns(ConvergenceWarning):
+        IRWLSClassifier(gamma=0.5, max_iter=2).fit(X, y)
+
+
+# ------------------------------------------------------------ bad input
+@pytest.mark.parametrize("params,match", [
+    ({"working_set_size": 1}, "working_set_size"),
+    ({"working_set_size": 1000}, "larger than the number of samples"),
+    ({"selection": "worst"}, "selection"),
+    ({"C": 0.0}, "C"),
+    ({"tol": -1.0}, "tol"),
+    ({"gamma": -1.0}, "gamma"),
+])
+def test_bad_params(params, match):
+    X, y = _data(50)
+    with pytest.raises(ValueError, match=match):
+        IRWLSClassifier(**params).fit(X, y)
+
+
+def test_bad_data():
+    X, y = _data(50)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError):
+        IRWLSClassifier().fit(Xn, y)
+    with pytest.raises(ValueError):
+        IRWLSClassifier().fit(X, np.zeros(50))
+    with pytest.raises(ValueError):
+        IRWLSClassifier().fit(X, y[:-1])
+    X0 = X.copy()
+    IRWLSClassifier(gamma=0.5).fit(X, y)
+    np.testing.assert_array_equal(X, X0)
+
+
+def test_numba_disabled_subprocess():
+    """The numba code (cache rows, SMO engine) run as plain Python."""
+    code = (
+        "import numpy as np, sys; sys.path.insert(0, 'tests');"
+        "from reference import libsvm_dual, gram, dual_objective, to_pm;"
+        "from sklearn.datasets import make_classification;"
+        "from svmlab import IRWLSClassifier, DecompositionClassifier;"
+        "X, y = make_classification(60, 4, random_state=0);"
+        "_, _, W = libsvm_dual(X, y, 1.0, gamma=0.5); K = gram(X, gamma=0.5); yp = to_pm(y);"
+        "ms = [IRWLSClassifier(gamma=0.5, working_set_size=20, random_state=0).fit(X, y),"
+        "      DecompositionClassifier(gamma=0.5, engine='smo').fit(X, y)];"
+        "r = [abs(dual_objective(K, yp, m.alpha_) - W) / W for m in ms];"
+        "assert max(r) < 1e-3, r; print('ok')"
+    )
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
