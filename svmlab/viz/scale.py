@@ -149,3 +149,91 @@ def plot_scaling(ax, sizes, times_by_solver, published_keys=None, ylabel="time (
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     return fits, artists
+
+
+# --------------------------------------------------------------------------
+# solver comparisons for 07_scale_up (objectives computed the same way for all)
+# --------------------------------------------------------------------------
+def time_fit(make, X, y):
+    """``(fitted model, seconds)`` of ``make().fit(X, y)`` (one run, wall time)."""
+    import time as _time
+
+    m = make()
+    t0 = _time.perf_counter()
+    m.fit(X, y)
+    return m, _time.perf_counter() - t0
+
+
+def _pm(y):
+    y = np.asarray(y)
+    return np.where(y == np.unique(y)[-1], 1.0, -1.0)
+
+
+def model_alpha(model, n):
+    """Full-length dual multipliers of a fitted kernel model: svmlab's
+    ``alpha_``, or scikit-learn SVC's ``|dual_coef_|`` scattered to ``support_``."""
+    if hasattr(model, "alpha_"):
+        return np.asarray(model.alpha_, float)
+    dc = model.dual_coef_
+    dc = dc.toarray() if hasattr(dc, "toarray") else np.asarray(dc)  # sparse fits give CSR
+    a = np.zeros(n)
+    a[model.support_] = np.abs(dc[0])
+    return a
+
+
+def linear_primal(X, y_pm, w, b, C_liblinear):
+    """``1/2 (|w|^2 + b^2) + C sum_i hinge_i`` -- LIBLINEAR's objective with
+    the bias as a regularised constant feature (what both LinearSVC and the
+    cutting-plane solver minimise)."""
+    m = np.asarray(X @ np.asarray(w, float)).ravel() + b
+    return float(0.5 * (np.dot(w, w) + b * b) + C_liblinear * np.maximum(0.0, 1.0 - y_pm * m).sum())
+
+
+def kernel_comparison(solvers, X, y, Xt, yt, C, gamma, kernel="rbf"):
+    """Fit every ``{name: factory}`` on ``(X, y)``; rows with time, dual
+    objective W(alpha) (:func:`svmlab.objectives.dual_objective`, the same
+    for all), number of SVs and test accuracy.  The first solver is the peer
+    the ratios refer to."""
+    from ..kernels import Kernel
+    from ..objectives import dual_objective
+
+    y_pm = _pm(y)
+    K = Kernel(X, kernel, gamma)
+    rows = []
+    for name, make in solvers.items():
+        m, secs = time_fit(make, X, y)
+        a = model_alpha(m, X.shape[0])
+        rows.append({"solver": name, "seconds": secs, "objective": dual_objective(K, a, y_pm),
+                     "n_sv": int(np.count_nonzero(a > 0)),
+                     "accuracy": float(np.mean(m.predict(Xt) == yt)), "model": m})
+    for r in rows:
+        r["ratio"] = r["seconds"] / rows[0]["seconds"]
+    return rows
+
+
+def linear_comparison(solvers, X, y, Xt, yt, C_liblinear):
+    """As :func:`kernel_comparison` for linear models: the primal objective
+    :func:`linear_primal` at LIBLINEAR's C, computed the same way for all."""
+    y_pm = _pm(y)
+    rows = []
+    for name, make in solvers.items():
+        m, secs = time_fit(make, X, y)
+        w, b = np.asarray(m.coef_).ravel(), float(np.ravel(m.intercept_)[0])
+        rows.append({"solver": name, "seconds": secs,
+                     "objective": linear_primal(X, y_pm, w, b, C_liblinear),
+                     "accuracy": float(np.mean(m.predict(Xt) == yt)), "model": m})
+    for r in rows:
+        r["ratio"] = r["seconds"] / rows[0]["seconds"]
+    return rows
+
+
+def scaling_times(solvers, X, y, sizes, random_state=0):
+    """Seconds of each ``{name: factory}`` on nested random subsets of
+    ``sizes`` rows: ``{name: array of seconds}`` (for :func:`plot_scaling`)."""
+    subsets = nested_subsets(X.shape[0], sizes, random_state=random_state)
+    out = {name: [] for name in solvers}
+    y = np.asarray(y)
+    for idx in subsets:
+        for name, make in solvers.items():
+            out[name].append(time_fit(make, X[idx], y[idx])[1])
+    return {k: np.array(v) for k, v in out.items()}
