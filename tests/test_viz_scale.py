@@ -57,3 +57,28 @@ def test_plot_and_table_show_fitted_slopes():
     assert rows[1][3] == "n/a"
     txt = vs.format_table(rows, ["solver", "slope", "r2", "paper", "source"])
     assert "2" in txt.splitlines()[2] and len(txt.splitlines()) == 4
+
+
+def test_comparison_helpers_compute_objectives_the_same_way(rng):
+    import scipy.sparse as sp
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.svm import SVC, LinearSVC
+
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=80) > 0, 1.0, -1.0)
+    Xs = sp.csr_matrix(X)
+    svc = SVC(C=1.0, gamma=0.5).fit(Xs, y)  # sparse fit: dual_coef_ is CSR
+    a = vs.model_alpha(svc, 80)
+    assert np.allclose((a * y)[svc.support_], svc.dual_coef_.toarray()[0])
+    rows = vs.kernel_comparison({"svc": lambda: SVC(C=1.0, gamma=0.5, tol=1e-6)}, X, y, X, y,
+                                1.0, 0.5)
+    K = rbf_kernel(X, gamma=0.5)
+    a = vs.model_alpha(rows[0]["model"], 80)
+    assert rows[0]["objective"] == pytest.approx(a.sum() - 0.5 * (a * y) @ K @ (a * y))
+    assert rows[0]["ratio"] == 1.0
+    lin = LinearSVC(C=0.1, loss="hinge", dual=True, tol=1e-8, max_iter=100000).fit(X, y)
+    w, b = lin.coef_[0], lin.intercept_[0]
+    want = 0.5 * (w @ w + b * b) + 0.1 * sum(max(0, 1 - y[i] * (X[i] @ w + b)) for i in range(80))
+    assert vs.linear_primal(X, y, w, b, 0.1) == pytest.approx(want)
+    times = vs.scaling_times({"lin": lambda: LinearSVC(C=0.1)}, X, y, [20, 40, 80])
+    assert times["lin"].shape == (3,) and np.all(times["lin"] > 0)
