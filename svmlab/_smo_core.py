@@ -39,7 +39,7 @@ from numba import njit
 
 from ._pairstep import pair_step, pair_threshold, segment_objective
 from .cache import cache_reset, get_row, get_row_subset
-from .kernels import kernel_row
+from .kernels import kernel_row, kernel_row_subset
 
 # --- integer state -----------------------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
@@ -149,13 +149,17 @@ def _row(kd, cd, i, act, ist):
 
 
 @njit(cache=True)
-def _full_row(kd, cd, i, ist, n, full):
-    """A complete row i: the cached one when nothing is shrunk, else computed
-    into the scratch vector ``full``."""
+def _gbar_change(kd, cd, i, c, Gbar, ist):
+    """Gbar += c K_i: at once with the cached full row when nothing is
+    shrunk, else noted as pending (applied by reconstruct_gradient)."""
+    n = Gbar.shape[1]
     if ist[IS_N_ACTIVE] == n:
-        return get_row(kd, cd, i)
-    kernel_row(kd, i, full)
-    return full
+        r = get_row(kd, cd, i)
+        gb = Gbar[0]
+        for t in range(n):
+            gb[t] += c * r[t]
+    else:
+        Gbar[1, i] += c
 
 
 @njit(cache=True, inline="always")
@@ -175,26 +179,43 @@ def rebuild_active_list(active, act, ist):
 
 @njit(cache=True)
 def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
-    """G_i for the shrunk (inactive) examples, from Gbar and the free SVs."""
+    """G_i for the shrunk (inactive) examples, from Gbar and the free SVs
+    (LIBSVM's reconstruct_gradient).  First brings Gbar up to date: while
+    shrunk, bound changes are only noted in ``Gbar[1]`` (net coefficient per
+    example) instead of costing a full kernel row each."""
     n = alpha.shape[0]
     if linear:
         return
+    gb = Gbar[0]
+    pend = Gbar[1]
+    for j in range(n):
+        if pend[j] != 0.0:
+            kernel_row(kd, j, full)
+            c = pend[j]
+            for t in range(n):
+                gb[t] += c * full[t]
+            pend[j] = 0.0
     n_inactive = 0
     for i in range(n):
         if not active[i]:
-            G[i] = Gbar[i]
             n_inactive += 1
     if n_inactive == 0:
         return
+    inact = np.empty(n_inactive, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if not active[i]:
+            G[i] = gb[i]
+            inact[m] = i
+            m += 1
     for j in range(n):
         aj = alpha[j]
         if aj > 0.0 and aj < C:
-            kernel_row(kd, j, full)
-            r = full
+            kernel_row_subset(kd, j, inact, n_inactive, full)
             c = aj * y[j]
-            for i in range(n):
-                if not active[i]:
-                    G[i] += c * r[i]
+            for p in range(n_inactive):
+                i = inact[p]
+                G[i] += c * full[i]
 
 
 @njit(cache=True)
@@ -313,18 +334,11 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
         for p in range(na):
             t = act[p]
             G[t] += d1 * r1[t] + d2 * r2[t]
-        # Gbar tracks sum over alpha_j = C of C y_j K_j.
-        n = G.shape[0]
+        # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
         if (a1 >= C) != (a1n >= C):
-            c = C * y1 if a1n >= C else -C * y1
-            rf = _full_row(kd, cd, i1, ist, n, full)
-            for t in range(n):
-                Gbar[t] += c * rf[t]
+            _gbar_change(kd, cd, i1, C * y1 if a1n >= C else -C * y1, Gbar, ist)
         if (a2 >= C) != (a2n >= C):
-            c = C * y2 if a2n >= C else -C * y2
-            rf = _full_row(kd, cd, i2, ist, n, full)
-            for t in range(n):
-                Gbar[t] += c * rf[t]
+            _gbar_change(kd, cd, i2, C * y2 if a2n >= C else -C * y2, Gbar, ist)
     alpha[i1] = a1n
     alpha[i2] = a2n
     _nb_update(i1, a1n, C, nbi, nbp, ist)

@@ -134,7 +134,7 @@ class SMORun(SolverRun):
         self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n if not self.linear else 0)
-        self.Gbar = np.zeros(n if not self.linear else 0)
+        self.Gbar = np.zeros((2, n if not self.linear else 0))
         self.w = np.zeros(kernel.n_features if self.linear else 0)
         self.active = np.ones(n, dtype=np.bool_)
         self.act = np.arange(n, dtype=np.int64)
@@ -199,7 +199,7 @@ class SMORun(SolverRun):
     def intercept(self):
         if self.selection == core.WSS2:
             return float(core.wss2_intercept(self.kd, self.cd, self.y, self.C, self.alpha,
-                                              self.G.copy(), self.Gbar, self.w, self.active,
+                                              self.G.copy(), self.Gbar.copy(), self.w, self.active,
                                               self.linear, self.full))
         return self.b
 
