@@ -34,6 +34,7 @@ _COMMON = {
     "pick_size",
     "DecisionGrid",
     "contour_segments",
+    "plot_decision_regions",
     "class_colors",
     "CLASS_COLORS",
     "CLASS_MARKERS",

@@ -62,6 +62,7 @@ __all__ = [
     "static_animation",
     "DecisionGrid",
     "contour_segments",
+    "plot_decision_regions",
 ]
 
 # --------------------------------------------------------------------------
@@ -453,3 +454,33 @@ class DecisionGrid:
     def lines(self, Z, level):
         """Segments of the level set ``f = level`` (see :func:`contour_segments`)."""
         return contour_segments(self.xs, self.ys, Z, level)
+
+
+def plot_decision_regions(ax, clf, X, y, title=None, n=120, pad=0.15, levels=(-1.0, 0.0, 1.0)):
+    """Static plot of a fitted 2-D classifier: shaded ``decision_function``,
+    the boundary ``f = 0`` and margins ``f = +-1``, the points by class, and
+    support vectors (``support_``, when the estimator has them) ringed."""
+    X = np.asarray(X, dtype=float)
+    lo, hi = X.min(0), X.max(0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    lo, hi = lo - pad * span, hi + pad * span
+    xs, ys = np.linspace(lo[0], hi[0], n), np.linspace(lo[1], hi[1], n)
+    gx, gy = np.meshgrid(xs, ys)
+    Z = clf.decision_function(np.column_stack([gx.ravel(), gy.ravel()])).reshape(gx.shape)
+    ax.contourf(xs, ys, np.clip(Z, -2.5, 2.5), levels=20, cmap="RdBu_r", alpha=0.35)
+    ax.contour(xs, ys, Z, levels=list(levels), colors="k",
+               linestyles=["--" if v else "-" for v in levels], linewidths=[1, 1.6, 1])
+    ypm = np.where(np.asarray(y) == clf.classes_[1], 1, -1)
+    for lab in (-1, 1):
+        m = ypm == lab
+        ax.scatter(X[m, 0], X[m, 1], s=14, c=CLASS_COLORS[lab], marker=CLASS_MARKERS[lab],
+                   linewidths=0)
+    sup = getattr(clf, "support_", None)
+    if sup is not None and len(sup):
+        ax.scatter(X[sup, 0], X[sup, 1], s=45, facecolors="none", edgecolors="k",
+                   linewidths=0.8)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if title:
+        ax.set_title(title, fontsize=9)
+    return ax
