@@ -1,0 +1,137 @@
+"""Chunking and SVMlight-style decomposition with every engine: optimum vs
+LIBSVM, KKT, records re-checked here, SMO = decomposition(q=2, smo), bad input.
+Objectives and KKT are computed in the test (tests/reference.py)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from svmlab._engines import solve_subproblem
+from svmlab.decomposition import ChunkingClassifier, DecompositionClassifier, DecompositionRecord
+
+from reference import dual_objective, gram, kkt_violation, libsvm_dual, to_pm
+
+
+def _data(n=150, seed=0):
+    return make_classification(n, 5, n_informative=3, random_state=seed, flip_y=0.1)
+
+
+def _check(model, X, y, C, kernel="rbf", gamma=0.5, coef0=0.0):
+    _, _, W_ref = libsvm_dual(X, y, C, kernel, gamma, 3, coef0)
+    K = gram(X, kernel, gamma, 3, coef0)
+    yp = to_pm(y, model.classes_)
+    a = model.alpha_
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(a @ yp) < 1e-6 * max(1.0, C)
+    W = dual_objective(K, yp, a)
+    assert abs(W - W_ref) <= 1e-3 * abs(W_ref), (W, W_ref)
+    assert kkt_violation(K, yp, a, model.intercept_[0], C) <= model.tol * 1.0001
+    return W
+
+
+@pytest.mark.parametrize("engine", ["qp", "irwls", "smo"])
+@pytest.mark.parametrize("C", [1.0, 1000.0])
+def test_decomposition_engines(engine, C):
+    X, y = _data(150 if C < 100 else 80)
+    m = DecompositionClassifier(C=C, gamma=0.5, engine=engine, working_set_size=10).fit(X, y)
+    _check(m, X, y, C)
+
+
+@pytest.mark.parametrize("engine", ["qp", "irwls", "smo"])
+@pytest.mark.parametrize("C", [1.0, 1000.0])
+def test_chunking_engines(engine, C):
+    X, y = _data(150 if C < 100 else 80, seed=1)
+    m = ChunkingClassifier(C=C, gamma=0.5, engine=engine, working_set_size=15).fit(X, y)
+    _check(m, X, y, C)
+
+
+@pytest.mark.parametrize("kernel,gamma,C", [("poly", 0.2, 1.0)])
+def test_other_kernels(kernel, gamma, C):
+    X, y = _data(120, seed=2)
+    for m in (DecompositionClassifier(C=C, kernel=kernel, gamma=gamma, coef0=1.0, engine="irwls",
+                                      working_set_size=20),
+              ChunkingClassifier(C=C, kernel=kernel, gamma=gamma, coef0=1.0)):
+        _check(m.fit(X, y), X, y, C, kernel, gamma, 1.0)
+
+
+def test_q2_smo_engine_is_smo():
+    """SMO is decomposition with q = 2 and the analytic engine."""
+    X, y = _data(150, seed=3)
+    m = DecompositionClassifier(C=10.0, gamma=0.5, engine="smo", working_set_size=2,
+                                shrinking=False).fit(X, y)
+    recs = []
+    DecompositionClassifier(C=10.0, gamma=0.5, engine="smo", working_set_size=2,
+                            shrinking=False).fit(X, y, callback=recs.append)
+    # every step is exactly one analytic pair step on two samples
+    assert all(r.subproblem_size == 2 and r.engine_iterations == 1 for r in recs)
+    _check(m, X, y, 10.0)
+
+
+def test_records_recomputed_in_test():
+    X, y = _data(120, seed=4)
+    C = 5.0
+    est = DecompositionClassifier(C=C, gamma=0.5, engine="qp", working_set_size=6)
+    recs = list(est.iter_fit(X, y))
+    assert len(recs) == est.n_iter_ and est.converged_
+    K = gram(X, gamma=0.5)
+    yp = to_pm(y, est.classes_)
+    a = np.zeros(len(y))
+    prev = 0.0
+    for r in recs:
+        assert isinstance(r, DecompositionRecord)
+        assert r.subproblem_size == len(r.working_set) <= 6
+        a[r.working_set] = r.alpha_B
+        W = dual_objective(K, yp, a)
+        assert r.dual_objective == pytest.approx(W, rel=1e-9, abs=1e-9)
+        assert W >= prev - 1e-9  # each sub-problem solve increases W
+        prev = W
+    np.testing.assert_allclose(a, est.alpha_)
+
+
+def test_shrinking_and_stop():
+    X, y = _data(200, seed=5)
+    C = 100.0
+    for shrinking in (True, False):
+        m = DecompositionClassifier(C=C, gamma=0.5, engine="smo", shrinking=shrinking).fit(X, y)
+        _check(m, X, y, C)
+    m = DecompositionClassifier(C=C, gamma=0.5)
+    m.fit(X, y, callback=lambda r: r.iteration < 5)
+    assert m.n_iter_ == 5
+    a = m.alpha_
+    assert np.all((a >= 0) & (a <= C)) and abs(a @ to_pm(y, m.classes_)) < 1e-8 * C
+
+
+def test_engines_agree_on_a_subproblem():
+    """The three engines solve the same box + equality QP (vs LIBSVM)."""
+    X, y = _data(40, seed=6)
+    K = gram(X, gamma=0.5)
+    yp = to_pm(y)
+    C = 3.0
+    _, _, W_ref = libsvm_dual(X, y, C, gamma=0.5)
+    for engine in ("qp", "irwls", "smo"):
+        a, b, it = solve_subproblem(engine, K, yp, np.zeros(40), yp.copy(), C, 1e-6)
+        assert abs(dual_objective(K, yp, a) - W_ref) <= 1e-6 * abs(W_ref), engine
+        assert kkt_violation(K, yp, a, b, C) <= 1e-5
+
+
+@pytest.mark.parametrize("cls", [DecompositionClassifier, ChunkingClassifier])
+@pytest.mark.parametrize("params,match", [
+    ({"working_set_size": 1}, "working_set_size"),
+    ({"working_set_size": 500}, "larger than the number of samples"),
+    ({"engine": "cg"}, "engine"),
+    ({"C": -1.0}, "C"),
+])
+def test_bad_params(cls, params, match):
+    X, y = _data(50)
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit(X, y)
+
+
+def test_bad_data():
+    X, y = _data(50)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError):
+        DecompositionClassifier().fit(Xi, y)
+    with pytest.raises(ValueError):
+        ChunkingClassifier().fit(X, np.ones(50))
