@@ -162,3 +162,27 @@ def test_lazy_submodules():
     assert svmlab.viz.FramePlayer is _common.FramePlayer
     with pytest.raises(AttributeError):
         svmlab.viz.nope
+
+
+def test_plot_decision_regions_draws_boundary_of_the_model():
+    import matplotlib.pyplot as plt
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.normal(-1, 0.5, (20, 2)), rng.normal(1, 0.5, (20, 2))])
+    y = np.r_[np.zeros(20), np.ones(20)]
+    clf = SVC(kernel="linear", C=1.0).fit(X, y)
+    fig, ax = plt.subplots()
+    viz.plot_decision_regions(ax, clf, X, y, title="t")
+    # the solid contour is f = 0: its vertices have decision values ~ 0
+    cs = [c for c in ax.collections if hasattr(c, "levels") and 0.0 in list(c.levels)]
+    assert cs
+    paths = cs[-1].get_paths()
+    lev = list(cs[-1].levels).index(0.0)
+    verts = paths[lev].vertices
+    assert len(verts) > 2
+    np.testing.assert_allclose(clf.decision_function(verts), 0, atol=1e-6)
+    # support vectors ringed
+    rings = [c for c in ax.collections if c.get_offsets().shape[0] == len(clf.support_)]
+    assert any(np.array_equal(r.get_offsets(), X[clf.support_]) for r in rings)
+    plt.close(fig)
