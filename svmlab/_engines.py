@@ -131,7 +131,7 @@ def intercept_from_v(v, y, alpha, C):
 # --------------------------------------------------------------------------
 # the linear system (3)
 # --------------------------------------------------------------------------
-def solve_ls(K11, rhs, c, ridge=0.0):
+def solve_ls(K11, rhs, c, ridge=0.0, allow_lstsq=True):
     """Solve ``K11 d + b 1 = rhs``, ``1' d = c``.  Returns ``(d, b, method)``.
 
     With ``ridge > 0`` (the monotone line-search mode) ``K11 + ridge I`` is
@@ -181,6 +181,8 @@ def solve_ls(K11, rhs, c, ridge=0.0):
                 return sol[:m], float(sol[m]), "lu"
         except (sla.LinAlgWarning, ValueError, np.linalg.LinAlgError):
             pass
+    if not allow_lstsq:
+        return None, 0.0, "lstsq"
     sol = np.linalg.lstsq(M, full_rhs, rcond=None)[0]
     return sol[:m], float(sol[m]), "lstsq"
 
@@ -287,7 +289,8 @@ class ActiveSetSubproblem:
             v = self.r[F] - self.Kb[F]
             c = self.s0 - self.beta.sum()
             ridge = 0.0 if self.mode == "table1" else 1e-12 * max(1.0, np.abs(np.diag(self.K)).max())
-            d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, ridge)
+            d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, ridge,
+                                         allow_lstsq=self.mode != "table1")
             if self.mode == "table1" and self.method == "lstsq":
                 # singular (3): Table 1 cannot continue; the line-search mode
                 # uses a ridge-regularised Cholesky direction instead
