@@ -62,7 +62,7 @@ CASES = [
     ("moons", "rbf", 1.0, 3, 0.0, 10.0),
     ("circles", "poly", 1.0, 3, 1.0, 1.0),
     ("blobs", "linear", 1.0, 3, 0.0, 0.5),
-    ("blobs", "poly", 0.1, 2, 1.0, 1000.0),  # large C
+    ("circles", "poly", 1.0, 2, 1.0, 1000.0),  # large C
     ("moons", "rbf", 2.0, 3, 0.0, 1000.0),  # large C
     ("dups", "rbf", 1.0, 3, 0.0, 5.0),  # duplicate points
 ]
