@@ -47,7 +47,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
@@ -147,9 +150,14 @@ class DecompositionRun(SolverRun):
         d = y[B] * (a_new - aB)
         nz = d != 0.0
         if not nz.any():
-            # the engine could not move (degenerate sub-problem): stop at the
-            # achievable precision rather than spin
-            self.converged = True
+            # the engine could not move (degenerate sub-problem, e.g. a
+            # singular linear-kernel block): stop rather than spin, and say so
+            warnings.warn(
+                f"{type(self.estimator).__name__}: the {self.engine!r} engine made no "
+                f"progress on a working set while the maximal violation is {gap:.3g} > "
+                f"tol; stopping. Try engine='smo' or a larger working_set_size.",
+                ConvergenceWarning, stacklevel=4)
+            self.stopped = True
             return None
         add_rows(self.kd, self.cache.data, self.G, B[nz], d[nz])
         self.alpha[B] = a_new
