@@ -73,7 +73,13 @@ class SMOStep:
     (``"max|E1-E2|"``, ``"nonbound-scan"``, ``"full-scan"`` or ``"wss2"``);
     ``clipped`` whether ``a2_new`` is an end of the segment rather than the
     unconstrained maximiser ``a2_unclipped`` (NaN when ``eta <= 0``);
-    ``delta_objective`` the increase of the dual objective W.
+    ``delta_objective`` the increase of the dual objective W;
+    ``examine_all`` whether Platt's outer loop was in a full pass;
+    ``n_active`` examples not shrunk, ``n_nonbound`` examples with
+    ``0 < alpha < C``; ``cache_hits``/``cache_misses`` kernel-row cache counts
+    so far and ``kernel_evaluations = misses * n`` (an upper bound: rows
+    computed while shrunk cover only the active examples; 0 for the linear
+    kernel, which folds ``w``).
     """
 
     iteration: int
