@@ -18,6 +18,7 @@ from svmlab.bench import Context, Result, suite, timed
 from svmlab.bench import __main__ as runner
 from svmlab.bench import _harness as H
 
+from conftest import require_shared_data
 from reference import dual_objective as ref_dual, gram, linear_primal as ref_primal
 
 
@@ -162,6 +163,7 @@ def test_objective_helpers_match_naive_references():
 def test_smoke_suite_runs_and_exits_zero(tmp_path):
     """``python -m svmlab.bench --suite smoke`` in a subprocess: exit 0 within 3 minutes,
     with results from every paper suite and peers measured in the same run."""
+    require_shared_data()  # the paper suites use w8a, ijcnn1, banana, MNIST, ...
     out = tmp_path / "bench"
     env = dict(os.environ, MPLBACKEND="Agg")
     t0 = time.perf_counter()
