@@ -115,7 +115,7 @@ class IRWLSRun(SolverRun):
         self.C = float(est.C)
         self.tol = float(est.tol)
         ws = est.working_set_size
-        self.m = min(500, n) if ws is None else int(ws)
+        self.m = min(200, n) if ws is None else int(ws)
         self.strategy = est.selection
         self.rng = check_random_state(est.random_state)
         self.cache = KernelCache(kernel, est.cache_size)
@@ -243,7 +243,7 @@ class IRWLSClassifier(BaseKernelSVC):
     tol : float, default=1e-3
         Tolerance of the stopping conditions (9)-(11).
     working_set_size : int or None, default=None
-        Size of Sw (section 2.1); None means ``min(500, n_samples)``.  Must be
+        Size of Sw (section 2.1); None means ``min(200, n_samples)``.  Must be
         in ``[2, n_samples]``.
     selection : {"random", "largest", "smallest"}, default="random"
         Section 3 strategy for completing the working set (see
@@ -289,7 +289,7 @@ class IRWLSClassifier(BaseKernelSVC):
         if ws is not None and ws > n:
             raise ValueError(
                 f"working_set_size={ws} is larger than the number of samples ({n}); "
-                "use a value in [2, n_samples] or None for min(500, n_samples)."
+                "use a value in [2, n_samples] or None for min(200, n_samples)."
             )
 
     def _make_run(self, X, y, kernel):

@@ -54,7 +54,7 @@ def _fit(ctx, case, name, model, X, y):
             return None, None
 
 
-def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=500, decomposition=True,
+def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=200, decomposition=True,
                  smo=True):
     from sklearn.svm import SVC
 
