@@ -54,7 +54,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
-from ._engines import ENGINES, add_rows, intercept_from_v, kernel_block, solve_subproblem, up_low
+from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block, single_threaded_blas,
+                       solve_subproblem, up_low)
 from ._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
 from .cache import KernelCache
@@ -180,14 +181,16 @@ class DecompositionRun(SolverRun):
         )
 
     def _step(self):
-        return self._step_impl(True)
+        with single_threaded_blas():
+            return self._step_impl(True)
 
     def _advance(self, max_steps):
         k = 0
-        while k < max_steps:
-            if self._step_impl(False) is None:
-                break
-            k += 1
+        with single_threaded_blas():
+            while k < max_steps:
+                if self._step_impl(False) is None:
+                    break
+                k += 1
         return k
 
     def result(self):

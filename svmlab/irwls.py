@@ -48,7 +48,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
-from ._engines import S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block
+from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block,
+                       single_threaded_blas)
 from ._stepping import SolverRun
 from ._working_set import SELECTIONS, irwls_select
 from .cache import KernelCache
@@ -208,14 +209,16 @@ class IRWLSRun(SolverRun):
         )
 
     def _step(self):
-        return self._step_impl(True)
+        with single_threaded_blas():
+            return self._step_impl(True)
 
     def _advance(self, max_steps):
         k = 0
-        while k < max_steps:
-            if self._step_impl(False) is None:
-                break
-            k += 1
+        with single_threaded_blas():
+            while k < max_steps:
+                if self._step_impl(False) is None:
+                    break
+                k += 1
         return k
 
     def result(self):
