@@ -186,6 +186,260 @@ def chol_solve(L, n, rhs):
     return x
 
 
+@njit(cache=True)
+def chol_factor(K, order, n, rr, L):
+    """Cholesky of ``K[order][:, order] + rr I`` into ``L[:n, :n]`` (lower);
+    False if a pivot is not positive (LAPACK potrf's test)."""
+    for j in range(n):
+        oj = order[j]
+        s = K[oj, oj] + rr
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        if not (s > 0.0) or not np.isfinite(s):
+            return False
+        ljj = np.sqrt(s)
+        L[j, j] = ljj
+        for i in range(j + 1, n):
+            t = K[order[i], oj]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / ljj
+    return True
+
+
+# state vector of the compiled line-search iterations (see line_iterations)
+_ST_B, _ST_NORD, _ST_RR, _ST_BESTW, _ST_FB, _ST_DEGEN, _ST_NITER, _ST_DONE = range(8)
+_ST_NA, _ST_NB, _ST_NC, _ST_ND, _ST_METHOD = range(8, 13)
+_ST_SIZE = 13
+_METHODS = ("cholesky", "cholesky+ridge", "bounds")
+
+
+@njit(cache=True)
+def _bounds_b(r, Kb, y, beta, C):
+    """:func:`intercept_from_v` for ``v = r - K beta`` (S1 empty)."""
+    m = y.shape[0]
+    s = 0.0
+    nf = 0
+    lo = -np.inf
+    hi = np.inf
+    for k in range(m):
+        v = r[k] - Kb[k]
+        a = min(max(y[k] * beta[k], 0.0), C)
+        if a > 0.0 and a < C:
+            s += v
+            nf += 1
+        up = (y[k] > 0 and a < C) or (y[k] <= 0 and a > 0)
+        low = (y[k] > 0 and a > 0) or (y[k] <= 0 and a < C)
+        if up and v > lo:
+            lo = v
+        if low and v < hi:
+            hi = v
+    if nf > 0:
+        return s / nf
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    if np.isfinite(lo):
+        return lo
+    if np.isfinite(hi):
+        return hi
+    return 0.0
+
+
+@njit(cache=True)
+def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets, fbeta, fKb,
+                    L, order, st):
+    """Up to ``max_steps`` iterations of :meth:`ActiveSetSubproblem.iterate`
+    in the line-search mode, compiled (the same arithmetic as the Python
+    method: solve (3) on S1 with the kept Cholesky factor of ``K_11 + rr I``,
+    step to the first bound, rules a/b for the blocking samples, release the
+    violators of (9)/(10) by rules c/d).  State in/out through the arrays and
+    ``st``.  Returns ``(n_done, need_python)``: ``need_python`` means the
+    next iteration needs the LU / least-squares fallback of :func:`solve_ls`
+    (nothing was changed for it)."""
+    m = y.shape[0]
+    dmax = 1.0
+    for i in range(m):
+        dmax = max(dmax, abs(K[i, i]))
+    ridge = 1e-12 * dmax
+    mark = np.zeros(m, np.bool_)
+    kcol = np.empty(m)
+    done_steps = 0
+    while done_steps < max_steps and st[_ST_DONE] == 0.0:
+        nF = 0
+        for i in range(m):
+            if sets[i] == 1:
+                nF += 1
+        na = nb = nc = nd = 0
+        full = True
+        if nF == 0:
+            st[_ST_B] = _bounds_b(r, Kb, y, beta, C)
+            st[_ST_METHOD] = 2
+        else:
+            c = s0 - beta.sum()
+            n = int(st[_ST_NORD])
+            ok = False
+            u = np.empty(0)
+            w = np.empty(0)
+            den = 0.0
+            for attempt in range(2):
+                fresh = n < 0 or attempt == 1
+                if not fresh:
+                    n_keep = 0
+                    for q in range(n):
+                        if sets[order[q]] == 1:
+                            n_keep += 1
+                    if (n - n_keep + nF - n_keep) * 16 > max(n, 64):
+                        fresh = True
+                    else:
+                        for q in range(n - 1, -1, -1):
+                            if sets[order[q]] != 1:
+                                chol_delete(L, n, q)
+                                for p in range(q, n - 1):
+                                    order[p] = order[p + 1]
+                                n -= 1
+                        mark[:] = False
+                        for q in range(n):
+                            mark[order[q]] = True
+                        for i in range(m):
+                            if sets[i] == 1 and not mark[i]:
+                                for q in range(n):
+                                    kcol[q] = K[i, order[q]]
+                                if not chol_append(L, n, kcol[:n], K[i, i] + st[_ST_RR]):
+                                    fresh = True
+                                    break
+                                order[n] = i
+                                n += 1
+                if fresh:
+                    n = 0
+                    scale = 1.0
+                    for i in range(m):
+                        if sets[i] == 1:
+                            order[n] = i
+                            n += 1
+                            scale = max(scale, abs(K[i, i]))
+                    L[:, :] = 0.0
+                    rr = ridge
+                    got = False
+                    while rr < 1e-2 * scale:
+                        if chol_factor(K, order, n, rr, L):
+                            got = True
+                            break
+                        L[:, :] = 0.0
+                        rr *= 100.0
+                    if not got:
+                        st[_ST_NORD] = -1.0
+                        return done_steps, True
+                    st[_ST_RR] = rr
+                st[_ST_NORD] = n
+                rhs = np.empty(n)
+                for q in range(n):
+                    rhs[q] = r[order[q]] - Kb[order[q]]
+                u = chol_solve(L, n, rhs)
+                w = chol_solve(L, n, np.ones(n))
+                den = w.sum()
+                if den > 0 and np.isfinite(den) and np.all(np.isfinite(u)):
+                    ok = True
+                    break
+                if fresh:
+                    break
+            if not ok:
+                st[_ST_NORD] = -1.0
+                return done_steps, True
+            b = (u.sum() - c) / den
+            st[_ST_METHOD] = 0 if st[_ST_RR] == ridge else 1
+            # step to the first bound
+            t = 1.0
+            tq = np.empty(n)
+            d = np.empty(n)
+            for q in range(n):
+                i = order[q]
+                d[q] = u[q] - b * w[q]
+                yd = y[i] * d[q]
+                yo = y[i] * beta[i]
+                if yd < 0:
+                    tq[q] = yo / -yd
+                elif yd > 0:
+                    tq[q] = (C - yo) / yd
+                else:
+                    tq[q] = np.inf
+                if tq[q] < t:
+                    t = tq[q]
+            t = max(t, 0.0)
+            st[_ST_DEGEN] = 1.0 if t <= 1e-14 else 0.0
+            full = t >= 1.0
+            for q in range(n):
+                i = order[q]
+                old = beta[i]
+                new = old + t * d[q]
+                if not full and tq[q] <= t * (1 + 1e-12) + 1e-300:
+                    yd = y[i] * d[q]
+                    if yd < 0:
+                        new = 0.0
+                        na += 1
+                        sets[i] = 2
+                    elif yd > 0:
+                        new = C * y[i]
+                        nb += 1
+                        sets[i] = 3
+                beta[i] = new
+                delta = new - old
+                if delta != 0.0:
+                    for k in range(m):
+                        Kb[k] += K[k, i] * delta
+            st[_ST_B] = b
+        if full:
+            b = st[_ST_B]
+            single = qp or st[_ST_DEGEN] != 0.0
+            best = 0.0
+            kbest = -1
+            for i in range(m):
+                ye = y[i] * (r[i] - Kb[i] - b)
+                cm = sets[i] == 2 and ye > tol
+                dm = sets[i] == 3 and ye < -tol
+                if single:
+                    vv = ye if cm else (-ye if dm else 0.0)
+                    if vv > best:
+                        best = vv
+                        kbest = i
+                elif cm or dm:
+                    sets[i] = 1
+                    if cm:
+                        nc += 1
+                    else:
+                        nd += 1
+            if single and kbest >= 0:
+                if sets[kbest] == 2:
+                    nc = 1
+                else:
+                    nd = 1
+                sets[kbest] = 1
+            if abs(beta.sum() - s0) <= 1e-9 * (1.0 + C * m):
+                W = 0.0
+                for i in range(m):
+                    W += beta[i] * (r[i] - 0.5 * Kb[i])
+                st[_ST_BESTW] = W
+                fbeta[:] = beta
+                fKb[:] = Kb
+                st[_ST_FB] = st[_ST_B]
+                if nc == 0 and nd == 0:
+                    st[_ST_DONE] = 1.0
+        st[_ST_NA] = na
+        st[_ST_NB] = nb
+        st[_ST_NC] = nc
+        st[_ST_ND] = nd
+        st[_ST_NITER] += 1
+        done_steps += 1
+        if st[_ST_DONE] == 0.0 and st[_ST_NITER] >= max_iter:
+            beta[:] = fbeta
+            Kb[:] = fKb
+            st[_ST_B] = st[_ST_FB]
+            for i in range(m):
+                a = y[i] * beta[i]
+                sets[i] = 2 if a <= 0.0 else (3 if a >= C else 1)
+            st[_ST_DONE] = 1.0
+    return done_steps, False
+
+
 # --------------------------------------------------------------------------
 # intercept from the gradient (LIBSVM's rule), shared by all engines
 # --------------------------------------------------------------------------
@@ -328,6 +582,7 @@ class ActiveSetSubproblem:
         self.patience = patience
         self._bad = 0
         self._degenerate = False
+        self._st = None  # state of the compiled line-search iterations
         self._L = None  # Cholesky factor of K_11 + _rr I over _order (line mode)
         self._order = None
         self._rr = 0.0
@@ -361,9 +616,58 @@ class ActiveSetSubproblem:
         return a
 
     # -- one iteration ---------------------------------------------------------
+    def _line_run(self, k):
+        """Up to k line-search-mode iterations in compiled code
+        (:func:`line_iterations`).  Returns ``(n_done, need_python)``."""
+        st = self._st
+        if st is None:
+            st = self._st = np.zeros(_ST_SIZE)
+            st[_ST_NORD] = -1.0
+            self._Lnb = np.zeros((self.m, self.m))
+            self._ord_nb = np.zeros(self.m, np.int64)
+        st[_ST_B] = self.b
+        st[_ST_BESTW] = self._best_W
+        st[_ST_FB] = self.feasible_b
+        st[_ST_DEGEN] = float(self._degenerate)
+        st[_ST_NITER] = self.n_iter
+        st[_ST_DONE] = float(self.done)
+        n_done, need = line_iterations(self.K, self.y, self.r, self.C, self.tol, self.s0,
+                                       self.rule == "qp", int(k), int(self.max_iter), self.beta,
+                                       self.Kb, self.sets, self.feasible_beta, self.feasible_Kb,
+                                       self._Lnb, self._ord_nb, st)
+        self.b = float(st[_ST_B])
+        self._best_W = float(st[_ST_BESTW])
+        self.feasible_b = float(st[_ST_FB])
+        self._degenerate = bool(st[_ST_DEGEN])
+        self.n_iter = int(st[_ST_NITER])
+        self.done = bool(st[_ST_DONE])
+        if n_done:
+            self.moved = (int(st[_ST_NA]), int(st[_ST_NB]), int(st[_ST_NC]), int(st[_ST_ND]))
+            self.method = _METHODS[int(st[_ST_METHOD])]
+        return int(n_done), bool(need)
+
+    def iterate_many(self, k):
+        """Up to k iterations (fewer if the sub-problem is solved); the
+        line-search mode runs compiled.  Returns how many were done."""
+        n = 0
+        while n < k and not self.done:
+            if self.mode == "line":
+                n_done, need = self._line_run(k - n)
+                n += n_done
+                if not need:
+                    continue
+            self.iterate()
+            n += 1
+        return n
+
     def iterate(self):
         if self.done:
             return
+        if self.mode == "line":
+            # compiled; falls through only when (3) needs LU / least squares
+            n_done, need = self._line_run(1)
+            if not need:
+                return
         self.n_iter += 1
         y, C = self.y, self.C
         F = np.flatnonzero(self.sets == S1)
@@ -564,7 +868,7 @@ class ActiveSetSubproblem:
 
     def solve(self):
         while not self.done:
-            self.iterate()
+            self.iterate_many(1 << 30)
         return self
 
     @property

@@ -216,6 +216,11 @@ class IRWLSRun(SolverRun):
         k = 0
         with single_threaded_blas():
             while k < max_steps:
+                sub = self.sub
+                if sub is not None and not sub.done and sub.mode == "line":
+                    # no records: the line-search iterations run compiled
+                    k += sub.iterate_many(max_steps - k)
+                    continue
                 if self._step_impl(False) is None:
                     break
                 k += 1
