@@ -250,7 +250,8 @@ def test_bad_data():
 
 
 def test_numba_disabled_subprocess():
-    """The numba code (cache rows, SMO engine) run as plain Python."""
+    """The numba code (cache rows, SMO engine, the compiled line-search mode
+    with its Cholesky updates) run as plain Python."""
     code = (
         "import numpy as np, sys; sys.path.insert(0, 'tests');"
         "from reference import libsvm_dual, gram, dual_objective, to_pm;"
@@ -259,7 +260,8 @@ def test_numba_disabled_subprocess():
         "X, y = make_classification(60, 4, random_state=0);"
         "_, _, W = libsvm_dual(X, y, 1.0, gamma=0.5); K = gram(X, gamma=0.5); yp = to_pm(y);"
         "ms = [IRWLSClassifier(gamma=0.5, working_set_size=20, random_state=0).fit(X, y),"
-        "      DecompositionClassifier(gamma=0.5, engine='smo').fit(X, y)];"
+        "      DecompositionClassifier(gamma=0.5, engine='smo').fit(X, y),"
+        "      DecompositionClassifier(gamma=0.5, engine='qp', working_set_size=20).fit(X, y)];"
         "r = [abs(dual_objective(K, yp, m.alpha_) - W) / W for m in ms];"
         "assert max(r) < 1e-3, r; print('ok')"
     )
