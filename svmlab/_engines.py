@@ -58,11 +58,13 @@ from numba import njit
 
 from ._pairstep import pair_step
 from .cache import get_row
+from .kernels import kernel_value
 
 __all__ = [
     "ENGINES",
     "ActiveSetSubproblem",
     "kernel_block",
+    "kernel_block_counted",
     "add_rows",
     "smo_engine",
     "solve_subproblem",
@@ -97,14 +99,36 @@ S1, S2, S3 = 1, 2, 3
 # kernel rows through the shared cache
 # --------------------------------------------------------------------------
 @njit(cache=True)
-def kernel_block(kd, cd, rows, cols):
-    """``K[rows][:, cols]`` read through the LRU row cache."""
+def kernel_block_counted(kd, cd, rows, cols):
+    """``(K[rows][:, cols], n_direct)``: entries come from the LRU row cache
+    when row ``rows[a]`` (or, by symmetry, row ``cols[c]``) is cached, else
+    are computed one by one (``n_direct`` of them).  A working-set block
+    does not need the full rows of its samples: only the samples whose
+    multiplier changes fetch full rows (for the G update, :func:`add_rows`)."""
     out = np.empty((rows.shape[0], cols.shape[0]))
+    n_direct = 0
     for a in range(rows.shape[0]):
-        r = get_row(kd, cd, rows[a])
-        for c in range(cols.shape[0]):
-            out[a, c] = r[cols[c]]
-    return out
+        i = rows[a]
+        if cd.slot_of[i] >= 0:
+            r = get_row(kd, cd, i)
+            for c in range(cols.shape[0]):
+                out[a, c] = r[cols[c]]
+        else:
+            for c in range(cols.shape[0]):
+                j = cols[c]
+                s = cd.slot_of[j]
+                if s >= 0:
+                    out[a, c] = cd.rows[s, i]
+                else:
+                    out[a, c] = kernel_value(kd, i, j)
+                    n_direct += 1
+    return out, n_direct
+
+
+@njit(cache=True)
+def kernel_block(kd, cd, rows, cols):
+    """``K[rows][:, cols]`` (cached rows reused, see :func:`kernel_block_counted`)."""
+    return kernel_block_counted(kd, cd, rows, cols)[0]
 
 
 @njit(cache=True)

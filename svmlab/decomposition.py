@@ -54,7 +54,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
-from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block, single_threaded_blas,
+from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block_counted,
+                       single_threaded_blas,
                        solve_subproblem, up_low)
 from ._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
@@ -106,6 +107,7 @@ class DecompositionRun(SolverRun):
         self.active = np.ones(n, bool)
         self.counter = np.zeros(n, np.int64)
         self.b = 0.0
+        self._direct_evals = 0  # block entries computed outside the row cache
 
     def dual_objective(self):
         return float(self.alpha.sum() - 0.5 * np.dot(self.alpha * self.y, self.G))
@@ -139,7 +141,8 @@ class DecompositionRun(SolverRun):
         if len(B) < 2 or gap <= self.tol:
             self.converged = True
             return None
-        Kbb = kernel_block(self.kd, self.cache.data, B, B)
+        Kbb, n_direct = kernel_block_counted(self.kd, self.cache.data, B, B)
+        self._direct_evals += int(n_direct)
         aB = self.alpha[B]
         beta_B = y[B] * aB
         r = v[B] + Kbb @ beta_B  # = y_B - G_in
@@ -197,7 +200,7 @@ class DecompositionRun(SolverRun):
         v = self.y - self.G
         b = intercept_from_v(v, self.y, self.alpha, self.C)
         return {"alpha": self.alpha.copy(), "intercept": b,
-                "kernel_evaluations": self.cache.kernel_evaluations}
+                "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
 
 class _DecompositionBase(BaseKernelSVC):

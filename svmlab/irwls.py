@@ -48,7 +48,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
-from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block,
+from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block_counted,
                        single_threaded_blas)
 from ._stepping import SolverRun
 from ._working_set import SELECTIONS, irwls_select
@@ -131,6 +131,7 @@ class IRWLSRun(SolverRun):
         self.G_in = None  # over Sw: K_{w,in} beta_in
         self.Gb_in = 0.0  # sum_{in} beta
         self._stalls = 0
+        self._direct_evals = 0  # block entries computed outside the row cache
 
     # -- chunking (section 2.1) ---------------------------------------------------
     def errors(self):
@@ -150,7 +151,8 @@ class IRWLSRun(SolverRun):
         alpha = np.clip(self.y * self.beta, 0.0, self.C)
         Sw = irwls_select(e, self.y, self.sets, self.m, self.strategy, self.rng, self.tol,
                           v=self.y - self.G, alpha=alpha, C=self.C)
-        Kww = kernel_block(self.kd, self.cache.data, Sw, Sw)
+        Kww, n_direct = kernel_block_counted(self.kd, self.cache.data, Sw, Sw)
+        self._direct_evals += int(n_direct)
         beta_w = self.beta[Sw]
         self.G_in = self.G[Sw] - Kww @ beta_w
         self.Gb_in = float(self.beta.sum() - beta_w.sum())
@@ -237,7 +239,7 @@ class IRWLSRun(SolverRun):
             b = sub.b if sub.done else sub.feasible_b
         alpha = np.clip(self.y * beta, 0.0, self.C)
         return {"alpha": alpha, "intercept": b, "n_chunks": self.chunk,
-                "kernel_evaluations": self.cache.kernel_evaluations}
+                "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
 
 class IRWLSClassifier(BaseKernelSVC):
