@@ -312,7 +312,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                     for q in range(n):
                         if sets[order[q]] == 1:
                             n_keep += 1
-                    if (n - n_keep + nF - n_keep) * 16 > max(n, 64):
+                    if (n - n_keep + nF - n_keep) * 3 > n + 8:
                         fresh = True
                     else:
                         for q in range(n - 1, -1, -1):
