@@ -44,6 +44,19 @@ def max_violating_pair(v, y, alpha, C, active=None):
     return i, j, float(vu[i] - vl[j])
 
 
+def _smallest(vals, k):
+    """``np.argsort(vals, kind="stable")[:k]`` in O(n + c log c): a partition
+    finds the k-th value, then only the c <= k + ties candidates are sorted
+    (same indices, same order, ties by index)."""
+    if k <= 0:
+        return np.zeros(0, np.int64)
+    if k >= len(vals):
+        return np.argsort(vals, kind="stable")[:k]
+    kth = np.partition(vals, k - 1)[k - 1]
+    cand = np.flatnonzero(vals <= kth)
+    return cand[np.argsort(vals[cand], kind="stable")][:k]
+
+
 def steepest_feasible(v, y, alpha, C, q, active=None):
     """SVMlight's working set: ``(B, gap)`` with ``|B| <= q``."""
     up, low = up_low(y, alpha, C)
@@ -55,8 +68,8 @@ def steepest_feasible(v, y, alpha, C, q, active=None):
     vu = np.where(up, v, -np.inf)
     vl = np.where(low, v, np.inf)
     gap = float(vu.max() - vl.min())
-    order_up = np.argsort(-vu, kind="stable")[: min(q, int(up.sum()))]
-    order_low = np.argsort(vl, kind="stable")[: min(q, int(low.sum()))]
+    order_up = _smallest(-vu, min(q, int(up.sum())))
+    order_low = _smallest(vl, min(q, int(low.sum())))
     vmin, vmax = vl.min(), vu.max()
     # only components that point along a violating direction
     ups = [int(k) for k in order_up if vu[k] > vmin]

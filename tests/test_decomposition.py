@@ -135,3 +135,18 @@ def test_bad_data():
         DecompositionClassifier().fit(Xi, y)
     with pytest.raises(ValueError):
         ChunkingClassifier().fit(X, np.ones(50))
+
+
+def test_partial_selection_matches_full_stable_sort():
+    """steepest_feasible's top-q selection (partition + small sort) picks the
+    same indices in the same order as a full stable argsort, ties and
+    infinities included."""
+    from svmlab._working_set import _smallest
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        n = int(rng.integers(1, 60))
+        v = rng.integers(-3, 3, n).astype(float)
+        v[rng.random(n) < 0.3] = np.inf
+        k = int(rng.integers(0, n + 2))
+        np.testing.assert_array_equal(_smallest(v, k), np.argsort(v, kind="stable")[:k])
