@@ -334,6 +334,9 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                                 order[n] = i
                                 n += 1
                 if fresh:
+                    # entries outside the leading block of the largest factor
+                    # held so far are zero already
+                    nz = m if st[_ST_NORD] < 0 else max(int(st[_ST_NORD]), nF)
                     n = 0
                     scale = 1.0
                     for i in range(m):
@@ -341,14 +344,14 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                             order[n] = i
                             n += 1
                             scale = max(scale, abs(K[i, i]))
-                    L[:, :] = 0.0
+                    L[:nz, :nz] = 0.0
                     rr = ridge
                     got = False
                     while rr < 1e-2 * scale:
                         if chol_factor(K, order, n, rr, L):
                             got = True
                             break
-                        L[:, :] = 0.0
+                        L[:nz, :nz] = 0.0
                         rr *= 100.0
                     if not got:
                         st[_ST_NORD] = -1.0
