@@ -84,3 +84,25 @@ def test_line_mode_subproblem_reaches_kkt(rule, C):
     assert np.all(ye[a >= C] >= -tol * 1.0001)
     assert np.all(np.abs(e[free]) <= tol * 1.0001)
     assert np.array_equal(sub.sets == S1, free)
+
+
+def test_python_fallback_of_line_mode_reaches_kkt(monkeypatch):
+    """When the compiled iterations hand over (no usable factor), the Python
+    iteration (scipy Cholesky / LU / least squares) continues; forced here
+    for every iteration, the sub-problem still reaches its KKT point."""
+    import svmlab._engines as eng
+
+    monkeypatch.setattr(eng, "line_iterations", lambda *a: (0, True))
+    X, y = make_classification(80, 5, n_informative=3, random_state=4, flip_y=0.1)
+    yp = to_pm(y)
+    K = gram(X, "rbf", 0.5)
+    C, tol = 10.0, 1e-3
+    sub = ActiveSetSubproblem(K, yp, np.zeros(len(yp)), yp.copy(), C, tol, mode="line",
+                              s0=0.0).solve()
+    a = yp * sub.beta
+    e = yp - K @ sub.beta - sub.b
+    free = (a > 0) & (a < C)
+    assert abs(sub.beta.sum()) < 1e-8 * C * len(yp)
+    assert np.all(yp[a <= 0] * e[a <= 0] <= tol * 1.0001)
+    assert np.all(yp[a >= C] * e[a >= C] >= -tol * 1.0001)
+    assert np.all(np.abs(e[free]) <= tol * 1.0001)
