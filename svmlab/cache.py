@@ -85,17 +85,16 @@ def _push_front(cd, s):
 
 
 @njit(cache=True)
-def get_row(kd, cd, i):
-    """Row ``K(x_i, X)``: a view into the cache, valid until the next miss
-    evicts it (the two most recently fetched rows are never evicted by the
-    next fetch)."""
+def _slot(cd, i):
+    """Slot holding row i, made most recently used; on a miss the least
+    recently used slot is handed over to i.  Returns ``(slot, hit)``."""
     s = cd.slot_of[i]
     if s >= 0:
         cd.meta[_HITS] += 1
         if cd.meta[_HEAD] != s:
             _unlink(cd, s)
             _push_front(cd, s)
-        return cd.rows[s]
+        return s, True
     cd.meta[_MISSES] += 1
     if cd.meta[_USED] < cd.rows.shape[0]:
         s = cd.meta[_USED]
@@ -107,7 +106,18 @@ def get_row(kd, cd, i):
     cd.owner[s] = i
     cd.slot_of[i] = s
     _push_front(cd, s)
+    return s, False
+
+
+@njit(cache=True)
+def get_row(kd, cd, i):
+    """Row ``K(x_i, X)``: a view into the cache, valid until the next miss
+    evicts it (the two most recently fetched rows are never evicted by the
+    next fetch)."""
+    s, hit = _slot(cd, i)
     r = cd.rows[s]
+    if hit:
+        return r
     kernel_row(kd, i, r)
     return r
 
@@ -118,25 +128,10 @@ def get_row_subset(kd, cd, i, idx, m):
     (a shrinking solver's active set); the other entries of the returned row
     are stale.  The caller must :func:`cache_reset` whenever the subset grows
     (rows cached earlier lack the new entries)."""
-    s = cd.slot_of[i]
-    if s >= 0:
-        cd.meta[_HITS] += 1
-        if cd.meta[_HEAD] != s:
-            _unlink(cd, s)
-            _push_front(cd, s)
-        return cd.rows[s]
-    cd.meta[_MISSES] += 1
-    if cd.meta[_USED] < cd.rows.shape[0]:
-        s = cd.meta[_USED]
-        cd.meta[_USED] += 1
-    else:
-        s = cd.meta[_TAIL]
-        _unlink(cd, s)
-        cd.slot_of[cd.owner[s]] = -1
-    cd.owner[s] = i
-    cd.slot_of[i] = s
-    _push_front(cd, s)
+    s, hit = _slot(cd, i)
     r = cd.rows[s]
+    if hit:
+        return r
     kernel_row_subset(kd, i, idx, m, r)
     return r
 

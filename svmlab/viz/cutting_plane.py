@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import CLASS_COLORS, HIGHLIGHT, NEUTRAL, FramePlayer, new_figure
+from ._common import record_trace, CLASS_COLORS, HIGHLIGHT, NEUTRAL, FramePlayer, new_figure
 
 __all__ = [
     "augment",
@@ -172,17 +172,8 @@ def cutting_plane_trace(estimator, X, y, max_steps=None):
     """Fit ``estimator`` (a :class:`~svmlab.CuttingPlaneClassifier`) with a
     callback, keep every record, and compute the planes from the records'
     constraint masks.  ``X`` dense (the notebook's small data)."""
-    records = []
-
-    def cb(rec):
-        records.append(rec)
-        if max_steps is not None and len(records) >= max_steps:
-            return False
-        return None
-
-    t0 = time.perf_counter()
-    estimator.fit(X, y, callback=cb)
-    secs = time.perf_counter() - t0
+    trace = record_trace(estimator, X, y, max_steps=max_steps)
+    records, secs = trace.records, trace.fit_seconds
     if not records:
         raise ValueError("the fit produced no iterations (already optimal at w = 0)")
     B = 1.0 if estimator.fit_intercept else 0.0

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS, FramePlayer, new_figure
+from ._common import record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS, FramePlayer, new_figure
 
 __all__ = [
     "irwls_weight",
@@ -121,17 +121,8 @@ class IRWLSTrace:
 def irwls_trace(estimator, X, y, max_steps=None):
     """Fit ``estimator`` (an :class:`~svmlab.IRWLSClassifier`) with a callback
     and fold its records into global arrays (see :class:`IRWLSTrace`)."""
-    records = []
-
-    def cb(rec):
-        records.append(rec)
-        if max_steps is not None and len(records) >= max_steps:
-            return False
-        return None
-
-    t0 = time.perf_counter()
-    estimator.fit(X, y, callback=cb)
-    secs = time.perf_counter() - t0
+    trace = record_trace(estimator, X, y, max_steps=max_steps)
+    records, secs = trace.records, trace.fit_seconds
     n = X.shape[0]
     ypm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
     beta = np.zeros(n)
