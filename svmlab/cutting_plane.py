@@ -471,8 +471,8 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     max_iter : int, default=1000
         Maximum number of cutting-plane iterations (-1: no limit); hitting it
         gives a ConvergenceWarning.
-    progress : bool, default=False
-        tqdm progress bar for long fits.
+    progress : bool, default=True
+        tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0`` turns all bars off).
 
     Attributes
     ----------
@@ -500,7 +500,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     _parameter_constraints = {**_PARAMS, "fit_intercept": ["boolean"]}
 
     def __init__(self, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
-                 progress=False):
+                 progress=True):
         self.C = C
         self.epsilon = epsilon
         self.fit_intercept = fit_intercept
@@ -631,7 +631,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
     _ordinal = True
     _parameter_constraints = dict(_PARAMS)
 
-    def __init__(self, C=1.0, epsilon=1e-3, max_iter=1000, progress=False):
+    def __init__(self, C=1.0, epsilon=1e-3, max_iter=1000, progress=True):
         self.C = C
         self.epsilon = epsilon
         self.max_iter = max_iter
