@@ -242,12 +242,14 @@ class DecompositionClassifier(_DecompositionBase):
     shrinking : bool, default=True
     cache_size : float, default=200 (MB)
     max_iter : int, default=-1 (outer steps)
-    progress : bool, default=False
+    progress : bool, default=True
+        tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
+        turns all bars off).
     """
 
     def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", shrinking=True, cache_size=200.0,
-                 max_iter=-1, progress=False):
+                 max_iter=-1, progress=True):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -278,7 +280,7 @@ class ChunkingClassifier(_DecompositionBase):
 
     def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", cache_size=200.0, max_iter=-1,
-                 progress=False):
+                 progress=True):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma

@@ -263,7 +263,9 @@ class IRWLSClassifier(BaseKernelSVC):
         Kernel-row cache in MB.
     max_iter : int, default=-1
         Maximum number of IRWLS iterations (records); -1 for no limit.
-    progress : bool, default=False
+    progress : bool, default=True
+        tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
+        turns all bars off).
 
     Attributes
     ----------
@@ -279,7 +281,7 @@ class IRWLSClassifier(BaseKernelSVC):
 
     def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, selection="random", random_state=None,
-                 cache_size=200.0, max_iter=-1, progress=False):
+                 cache_size=200.0, max_iter=-1, progress=True):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
