@@ -64,6 +64,8 @@ class SolverRun(ABC):
 
     #: name of the unit ``max_iter`` counts, used in messages
     step_name = "step"
+    #: name of the estimator parameter that sets the stopping tolerance
+    tol_name = "tol"
 
     def __init__(self, estimator, max_iter=-1, progress=False):
         self.estimator = estimator
@@ -161,8 +163,9 @@ class SolverRun(ABC):
             warnings.warn(
                 f"{type(self.estimator).__name__} stopped after max_iter="
                 f"{self.max_iter} {self.step_name}s before the optimality "
-                "conditions held within tol. The model is feasible but not "
-                "optimal: increase max_iter (or -1 for no limit), or loosen tol.",
+                f"conditions held within {self.tol_name}. The model is feasible "
+                "but not optimal: increase max_iter (or -1 for no limit), or "
+                f"loosen {self.tol_name}.",
                 ConvergenceWarning,
                 stacklevel=3,
             )

@@ -251,6 +251,7 @@ class _CuttingPlaneRun(SolverRun):
     """Explicit state of Algorithms 1/2: working set, multipliers, w, xi."""
 
     step_name = "iteration"
+    tol_name = "epsilon"
 
     def __init__(self, estimator, oracle, C, epsilon, max_iter, progress, ordinal,
                  qp_tol=None):
