@@ -955,17 +955,6 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
         )
         if not moved:
             break
-        # snap rounding residue onto the bounds (else a multiplier at
-        # C - 1e-16 stays in I_up with an empty segment)
-        snap = 1e-12 * C
-        if aj < snap:
-            aj = 0.0
-        elif aj > C - snap:
-            aj = C
-        if ai < snap:
-            ai = 0.0
-        elif ai > C - snap:
-            ai = C
         dj = y[j] * (aj - alpha[j])
         di = y[i] * (ai - alpha[i])
         alpha[j] = aj

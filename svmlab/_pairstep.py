@@ -69,7 +69,8 @@ def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
     ends are equally good within ``eps``, or when the change of ``a2`` is
     below ``eps (a2 + a2_new + eps)`` (Platt's takeStep); the old values are
     then returned.  ``a2_unclipped`` is the unconstrained maximiser along the
-    line (NaN when ``eta <= 0``).
+    line (NaN when ``eta <= 0``).  New multipliers within ``1e-12 C`` of a
+    bound are snapped onto it.
     """
     L, H = pair_bounds(y1, y2, a1, a2, C)
     eta = K11 + K22 - 2.0 * K12
@@ -97,11 +98,19 @@ def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
         return False, a1, a2, a2_unc, L, H, eta
     s = y1 * y2
     a1_new = a1 + s * (a2 - a2_new)
-    # a1_new lies in [0, C] in exact arithmetic; remove rounding residue.
-    if a1_new < 0.0:
+    # Both lie in [0, C] in exact arithmetic.  Snap rounding residue within
+    # 1e-12 C onto the bounds, as Platt's code does: otherwise a multiplier
+    # left at C - 1e-16 counts as free (and, for the working-set rules, as
+    # movable with an empty segment).
+    bt = 1e-12 * C
+    if a1_new < bt:
         a1_new = 0.0
-    elif a1_new > C:
+    elif a1_new > C - bt:
         a1_new = C
+    if a2_new < bt:
+        a2_new = 0.0
+    elif a2_new > C - bt:
+        a2_new = C
     return True, a1_new, a2_new, a2_unc, L, H, eta
 
 

@@ -311,16 +311,6 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
                                                 C, eps)
     if not moved:
         return 0
-    # snap rounding residue onto the bounds (Platt's code does the same)
-    bt = 1e-12 * C
-    if a1n < bt:
-        a1n = 0.0
-    elif a1n > C - bt:
-        a1n = C
-    if a2n < bt:
-        a2n = 0.0
-    elif a2n > C - bt:
-        a2n = C
     bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
     d1 = y1 * (a1n - a1)
     d2 = y2 * (a2n - a2)

@@ -285,9 +285,6 @@ def random_pair_smo(K, y_pm, C, tol=1e-3, eps=1e-3, max_steps=20000, random_stat
                 y1, y2, a1, a2, E[i1], E[i2], b, K[i1, i1], K[i1, i2], K[i2, i2], C, eps)
             if not ok:
                 continue
-            # snap rounding residue to the bounds (as Platt's smo does)
-            a1n = 0.0 if a1n < 1e-12 * C else (C if a1n > C * (1 - 1e-12) else a1n)
-            a2n = 0.0 if a2n < 1e-12 * C else (C if a2n > C * (1 - 1e-12) else a2n)
             bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E[i1], E[i2], b,
                                 K[i1, i1], K[i1, i2], K[i2, i2], C)
             clipped = not (np.isfinite(a2u) and L < a2u < H)
