@@ -82,19 +82,6 @@ def rng_next(ist):
 
 
 @njit(cache=True)
-def _dot_w(kd, w, i):
-    s = 0.0
-    if kd.sparse:
-        for p in range(kd.indptr[i], kd.indptr[i + 1]):
-            s += kd.data[p] * w[kd.indices[p]]
-    else:
-        row = kd.dense[i]
-        for k in range(row.shape[0]):
-            s += row[k] * w[k]
-    return s
-
-
-@njit(cache=True)
 def _add_w(kd, w, i, c):
     if kd.sparse:
         for p in range(kd.indptr[i], kd.indptr[i + 1]):
@@ -106,17 +93,32 @@ def _add_w(kd, w, i, c):
 
 
 @njit(cache=True)
-def _lin_k(kd, i, j):
-    """<x_i, x_j> (the linear kernel value)."""
-    if kd.sparse:
-        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
-        b0, b1 = kd.indptr[j], kd.indptr[j + 1]
-        p, q, s = a0, b0, 0.0
+def _xw(sparse, dense, indptr, indices, data, w, i):
+    """<x_i, w> from the raw arrays.  Hot loops call this (and never a helper
+    taking the ``kd``/``cd`` tuples: passing a tuple of arrays costs numba a
+    reference-count update per member and call, ~40 ns, more than the work)."""
+    s = 0.0
+    if sparse:
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+    else:
+        for k in range(dense.shape[1]):
+            s += dense[i, k] * w[k]
+    return s
+
+
+@njit(cache=True)
+def _xx(sparse, dense, indptr, indices, data, i, j):
+    """<x_i, x_j> (the linear kernel value) from the raw arrays."""
+    if sparse:
+        a1 = indptr[i + 1]
+        b1 = indptr[j + 1]
+        p, q, s = indptr[i], indptr[j], 0.0
         while p < a1 and q < b1:
-            u = kd.indices[p]
-            v = kd.indices[q]
+            u = indices[p]
+            v = indices[q]
             if u == v:
-                s += kd.data[p] * kd.data[q]
+                s += data[p] * data[q]
                 p += 1
                 q += 1
             elif u < v:
@@ -125,16 +127,17 @@ def _lin_k(kd, i, j):
                 q += 1
         return s
     s = 0.0
-    for k in range(kd.dense.shape[1]):
-        s += kd.dense[i, k] * kd.dense[j, k]
+    for k in range(dense.shape[1]):
+        s += dense[i, k] * dense[j, k]
     return s
 
 
 @njit(cache=True)
 def _f0(kd, G, w, linear, i):
-    """Decision value without threshold, sum_j alpha_j y_j K_ij."""
+    """Decision value without threshold, sum_j alpha_j y_j K_ij (one call per
+    step; loops use ``G`` or :func:`_xw` directly)."""
     if linear:
-        return _dot_w(kd, w, i)
+        return _xw(kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data, w, i)
     return G[i]
 
 
@@ -225,9 +228,10 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, linear):
     m = -np.inf
     M = np.inf
     im = -1
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
-        mf = y[t] - _f0(kd, G, w, linear, t)
+        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
         a = alpha[t]
         if (y[t] > 0 and a < C) or (y[t] < 0 and a > 0.0):
             if mf > m:
@@ -258,12 +262,13 @@ def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full
         ist[IS_UNSHRUNK] = 1
         _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
         m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
         if a > 0.0 and a < C:
             continue
-        mf = y[t] - _f0(kd, G, w, linear, t)
+        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
         up_only = (y[t] > 0 and a <= 0.0) or (y[t] < 0 and a >= C)
         if up_only:
             if mf < M:
@@ -300,6 +305,22 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
     pair moved."""
     if i1 == i2:
         return 0
+    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[i1], y[i2], alpha[i1], alpha[i2], E1, E2,
+                                                fst[FS_B], kdiag[i1], K12, kdiag[i2], C, eps)
+    if not moved:
+        return 0
+    _commit(i1, i2, a1n, a2n, a2u, L, H, eta, E1, E2, K12, heur, kd, cd, y, C, kdiag, alpha,
+            G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp)
+    return 1
+
+
+@njit(cache=True)
+def _commit(i1, i2, a1n, a2n, a2u, L, H, eta, E1, E2, K12, heur, kd, cd, y, C, kdiag, alpha,
+            G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
+    """Apply a joint step :func:`pair_step` found: threshold, gradient (or
+    folded ``w``), bookkeeping and the record.  Candidate loops run the cheap
+    scalar ``pair_step`` themselves and call this only for the pair that
+    moves."""
     a1 = alpha[i1]
     a2 = alpha[i2]
     y1 = y[i1]
@@ -307,10 +328,6 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
     b = fst[FS_B]
     K11 = kdiag[i1]
     K22 = kdiag[i2]
-    moved, a1n, a2n, a2u, L, H, eta = pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22,
-                                                C, eps)
-    if not moved:
-        return 0
     bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
     d1 = y1 * (a1n - a1)
     d2 = y2 * (a2n - a2)
@@ -363,7 +380,6 @@ def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gb
         rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
         rec[R_NACTIVE] = ist[IS_N_ACTIVE]
         rec[R_NB] = ist[IS_NB]
-    return 1
 
 
 @njit(cache=True)
@@ -382,6 +398,8 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         row2 = _row(kd, cd, i2, act, ist)
     else:
         row2 = kdiag  # placeholder, unused
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    K22 = kdiag[i2]
     # 1) the non-bound example maximising |E1 - E2|
     if ist[IS_NB] > 1:
         best = -1.0
@@ -389,14 +407,14 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         E1b = 0.0
         for p in range(ist[IS_NB]):
             t = nbi[p]
-            Et = _f0(kd, G, w, linear, t) + b - y[t]
+            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
             d = abs(Et - E2)
             if d > best:
                 best = d
                 i1 = t
                 E1b = Et
         if i1 >= 0:
-            K12 = _lin_k(kd, i1, i2) if linear else row2[i1]
+            K12 = _xx(sp, dn, ip, ix, dt, i1, i2) if linear else row2[i1]
             if _take_step(i1, i2, E1b, E2, K12, H_MAXDIFF, kd, cd, y, C, eps, kdiag, alpha,
                           G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp,
                           full):
@@ -407,20 +425,30 @@ def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, 
         start = rng_next(ist) % nb
         for k in range(nb):
             t = nbi[(start + k) % nb]
-            Et = _f0(kd, G, w, linear, t) + b - y[t]
-            K12 = _lin_k(kd, t, i2) if linear else row2[t]
-            if _take_step(t, i2, Et, E2, K12, H_NONBOUND, kd, cd, y, C, eps, kdiag, alpha, G,
-                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
+            if t == i2:
+                continue
+            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
+            K12 = _xx(sp, dn, ip, ix, dt, t, i2) if linear else row2[t]
+            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2, b,
+                                                        kdiag[t], K12, K22, C, eps)
+            if moved:
+                _commit(t, i2, a1n, a2n, a2u, L, H, eta, Et, E2, K12, H_NONBOUND, kd, cd, y,
+                        C, kdiag, alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear,
+                        nbi, nbp)
                 return 1
     # 3) the whole (active) set, from a random start
     start = rng_next(ist) % n
     for k in range(n):
         t = (start + k) % n
-        if active[t]:
-            Et = _f0(kd, G, w, linear, t) + b - y[t]
-            K12 = _lin_k(kd, t, i2) if linear else row2[t]
-            if _take_step(t, i2, Et, E2, K12, H_FULL, kd, cd, y, C, eps, kdiag, alpha, G,
-                          Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
+        if active[t] and t != i2:
+            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
+            K12 = _xx(sp, dn, ip, ix, dt, t, i2) if linear else row2[t]
+            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2, b,
+                                                        kdiag[t], K12, K22, C, eps)
+            if moved:
+                _commit(t, i2, a1n, a2n, a2u, L, H, eta, Et, E2, K12, H_FULL, kd, cd, y, C,
+                        kdiag, alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi,
+                        nbp)
                 return 1
     return 0
 
@@ -443,21 +471,20 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
         return 0
     b = fst[FS_B]
     if linear:
+        # <x_i, x_t> for the active t (scatter x_i, gather), no cache
         ri = scratch
-        # scatter x_i and gather <x_i, x_t> for the active t
-        for p in range(ist[IS_N_ACTIVE]):
-            t = act[p]
-            ri[t] = _lin_k(kd, i, t)
+        kernel_row_subset(kd, i, act, ist[IS_N_ACTIVE], ri)
     else:
         ri = _row(kd, cd, i, act, ist)
     Kii = kdiag[i]
     j = -1
     best = np.inf
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
         if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < C):
-            mf = y[t] - _f0(kd, G, w, linear, t)
+            mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
             bb = m - mf
             if bb > 0.0:
                 aa = Kii + kdiag[t] - 2.0 * ri[t]
@@ -487,6 +514,7 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds."""
     n = alpha.shape[0]
     steps = 0
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
             ist[IS_SHRINK_COUNTER] = shrink_every
@@ -533,10 +561,15 @@ def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, 
         ist[IS_POS] += 1
         if not active[i2]:
             continue
+        a = alpha[i2]
         if ist[IS_EXAMINE_ALL] == 0:
-            a = alpha[i2]
             if not (a > 0.0 and a < C):
                 continue
+        # examineExample's KKT test, here so the examples that obey KKT
+        # cost no call
+        r2 = ((_xw(sp, dn, ip, ix, dt, w, i2) if linear else G[i2]) + fst[FS_B] - y[i2]) * y[i2]
+        if not ((r2 < -tol and a < C) or (r2 > tol and a > 0.0)):
+            continue
         if _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
                     fst, rec, want_rec, linear, nbi, nbp, full):
             ist[IS_NUM_CHANGED] += 1
@@ -555,8 +588,9 @@ def wss2_intercept(kd, cd, y, C, alpha, G, Gbar, w, active, linear, full):
     nf = 0
     lo = -np.inf
     hi = np.inf
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for i in range(n):
-        v = y[i] - _f0(kd, G, w, linear, i)
+        v = y[i] - (_xw(sp, dn, ip, ix, dt, w, i) if linear else G[i])
         a = alpha[i]
         if a > 0.0 and a < C:
             s += v
