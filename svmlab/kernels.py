@@ -27,11 +27,14 @@ tuple, which solvers pass straight into their ``@njit`` loops.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+
+from ._bits import is_binary, pack_rows, popcount
 
 __all__ = [
     "KERNELS",
@@ -54,6 +57,15 @@ class KernelData(NamedTuple):
     ``(indptr, indices, data)`` carries the data; the other is an empty
     placeholder.  ``sqnorm[i] = ||x_i||^2``.  ``work`` is a length-d scratch
     vector used to scatter a sparse row.
+
+    ``binary`` is True when the inputs are binary and bit-packed (see
+    :mod:`svmlab._bits`): ``bits[w, i]`` is word w of row i (one contiguous
+    "plane" per word, so a kernel row streams through memory),
+    ``bcount[i]`` the number of ones of row i, ``bwork`` an int32 scratch of
+    length n, and ``table`` the kernel as a function
+    of an integer (the squared distance ``|x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``
+    for rbf, the inner product for the other kernels).  Otherwise these are
+    empty placeholders.
     """
 
     sparse: bool
@@ -67,6 +79,11 @@ class KernelData(NamedTuple):
     coef0: float
     degree: float
     work: np.ndarray
+    binary: bool = False
+    bits: np.ndarray = np.zeros((0, 0), np.uint64)
+    bcount: np.ndarray = np.zeros(0, np.int32)
+    table: np.ndarray = np.zeros(0)
+    bwork: np.ndarray = np.zeros(0, np.int32)
 
 
 @njit(cache=True, inline="always")
@@ -77,11 +94,11 @@ def _transform(dot, sqi, sqj, ktype, gamma, coef0, degree):
         d2 = sqi + sqj - 2.0 * dot
         if d2 < 0.0:
             d2 = 0.0
-        return np.exp(-gamma * d2)
+        return math.exp(-gamma * d2)
     elif ktype == POLY:
         return (gamma * dot + coef0) ** degree
     else:
-        return np.tanh(gamma * dot + coef0)
+        return math.tanh(gamma * dot + coef0)
 
 
 @njit(cache=True)
@@ -106,9 +123,122 @@ def _sparse_dot_sorted(ind_a, dat_a, ind_b, dat_b):
     return s
 
 
+@njit(cache=True, inline="always")
+def _shared_bits(bits, i, j):
+    """<x_i, x_j> of two bit-packed binary rows: the number of shared ones
+    (``bits`` is the word-plane layout of :class:`KernelData`)."""
+    c = 0
+    for w in range(bits.shape[0]):
+        c += popcount(bits[w, i] & bits[w, j])
+    return c
+
+
+@njit(cache=True, inline="always")
+def _table_index(ktype, ci, cj, c):
+    if ktype == RBF:
+        return ci + cj - 2 * c
+    return c
+
+
+@njit(cache=True)
+def kernel_table(ktype, gamma, coef0, degree, max_count):
+    """Kernel values of binary inputs as a function of one integer
+    (:class:`KernelData`'s ``table``).  Computed by :func:`_transform` itself,
+    so a value read from the table equals the one the general path computes
+    from the same (exact, integer) inner product and norms."""
+    table = np.empty(2 * max_count + 1)
+    for k in range(table.shape[0]):
+        if ktype == RBF:
+            table[k] = _transform(0.0, float(k), 0.0, ktype, gamma, coef0, degree)
+        else:
+            table[k] = _transform(float(k), 0.0, 0.0, ktype, gamma, coef0, degree)
+    return table
+
+
+@njit(cache=True)
+def _binary_row(kd, i, out):
+    """``out[j] = K(x_i, x_j)`` for every j, binary inputs.  Word plane by
+    word plane, only the planes where ``x_i`` has ones: shared-ones counts
+    accumulate in ``kd.bwork`` (contiguous, vectorisable loops), the last
+    plane is fused with the table lookup."""
+    planes = kd.bits
+    bc = kd.bcount
+    table = kd.table
+    cnt = kd.bwork
+    n = planes.shape[1]
+    rbf = kd.ktype == RBF
+    last = -1
+    for w in range(planes.shape[0]):
+        if planes[w, i] != 0:
+            last = w
+    ci = bc[i]
+    first = True
+    for w in range(last):
+        b = planes[w, i]
+        if b == 0:
+            continue
+        pw = planes[w]
+        if first:
+            for j in range(n):
+                cnt[j] = popcount(b & pw[j])
+            first = False
+        else:
+            for j in range(n):
+                cnt[j] += popcount(b & pw[j])
+    if last < 0:  # x_i = 0
+        for j in range(n):
+            out[j] = table[ci + bc[j]] if rbf else table[0]
+        return
+    b = planes[last, i]
+    pw = planes[last]
+    if rbf:
+        if first:
+            for j in range(n):
+                out[j] = table[ci + bc[j] - 2 * popcount(b & pw[j])]
+        else:
+            for j in range(n):
+                out[j] = table[ci + bc[j] - 2 * (cnt[j] + popcount(b & pw[j]))]
+    else:
+        if first:
+            for j in range(n):
+                out[j] = table[popcount(b & pw[j])]
+        else:
+            for j in range(n):
+                out[j] = table[cnt[j] + popcount(b & pw[j])]
+
+
+@njit(cache=True)
+def _binary_row_subset(kd, i, idx, m, out):
+    """:func:`_binary_row` for ``j in idx[:m]`` only (the whole row, which
+    streams, when the subset is more than an eighth of it)."""
+    planes = kd.bits
+    if 8 * m >= planes.shape[1]:
+        _binary_row(kd, i, out)
+        return
+    bc = kd.bcount
+    ci = bc[i]
+    nz = np.empty(planes.shape[0], np.int64)
+    bi = np.empty(planes.shape[0], np.uint64)
+    k = 0
+    for w in range(planes.shape[0]):
+        if planes[w, i] != 0:
+            nz[k] = w
+            bi[k] = planes[w, i]
+            k += 1
+    for t in range(m):
+        j = idx[t]
+        c = 0
+        for q in range(k):
+            c += popcount(bi[q] & planes[nz[q], j])
+        out[j] = kd.table[_table_index(kd.ktype, ci, bc[j], c)]
+
+
 @njit(cache=True)
 def kernel_value(kd, i, j):
     """K(x_i, x_j) for two training points."""
+    if kd.binary:
+        c = _shared_bits(kd.bits, i, j)
+        return kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
     if kd.sparse:
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
         b0, b1 = kd.indptr[j], kd.indptr[j + 1]
@@ -128,8 +258,12 @@ def kernel_value(kd, i, j):
 def kernel_row(kd, i, out):
     """Fill ``out[j] = K(x_i, x_j)`` for every training point j.
 
-    O(n d) for dense input (a BLAS matrix-vector product), O(nnz) for CSR.
+    O(n d) for dense input (a BLAS matrix-vector product), O(nnz) for CSR,
+    O(n d / 64) for bit-packed binary input.
     """
+    if kd.binary:
+        _binary_row(kd, i, out)
+        return
     n = out.shape[0]
     if kd.sparse:
         w = kd.work
@@ -158,6 +292,9 @@ def kernel_row_subset(kd, i, idx, m, out):
     """Fill ``out[j] = K(x_i, x_j)`` only for ``j in idx[:m]`` (other entries
     of ``out`` are left as they are).  Used by solvers that shrink their
     active set (LIBSVM computes only the active part of a row, too)."""
+    if kd.binary:
+        _binary_row_subset(kd, i, idx, m, out)
+        return
     sqi = kd.sqnorm[i]
     if kd.sparse:
         w = kd.work
@@ -222,6 +359,11 @@ class Kernel:
     gamma : float or {"scale", "auto"}
     degree : int
     coef0 : float
+    binary : {"auto", True, False}
+        Bit-pack binary inputs (all values 0 or 1) and compute inner
+        products by popcount (:mod:`svmlab._bits`).  The kernel values are
+        the same, bit for bit; only the time differs.  ``"auto"`` packs when
+        it is cheaper than the sparse gather.
 
     Attributes
     ----------
@@ -229,13 +371,17 @@ class Kernel:
         The raw arrays a numba solver loop receives.
     gamma_ : float
         The resolved gamma.
+    binary : bool
+        Whether the bit-packed binary path is used.
     """
 
-    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0):
+    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, binary="auto"):
         if kernel not in KERNELS:
             raise ValueError(
                 f"Unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}."
             )
+        if binary not in ("auto", True, False):
+            raise ValueError(f"binary must be 'auto', True or False, got {binary!r}")
         self.kernel = kernel
         self.gamma_ = resolve_gamma(gamma, X)
         self.degree = degree
@@ -278,6 +424,34 @@ class Kernel:
                 np.zeros(0),
             )
         self.X = X
+        self.binary = self._use_bits(X, binary)
+        if self.binary:
+            bits = np.ascontiguousarray(pack_rows(X).T)
+            bcount = np.round(self.data.sqnorm).astype(np.int32)
+            table = kernel_table(KERNELS[kernel], self.gamma_, self.coef0, float(degree),
+                                 int(bcount.max()))
+            self.data = self.data._replace(binary=True, bits=bits, bcount=bcount,
+                                           table=table,
+                                           bwork=np.zeros(self.n_samples, np.int32))
+
+    @staticmethod
+    def _use_bits(X, binary):
+        """Whether to bit-pack binary inputs.  ``"auto"``: when they are
+        binary and one row's words cost no more than twice its nonzeros
+        (sparse) -- always for dense 0/1 input."""
+        if binary is False:
+            return False
+        ok = is_binary(X)
+        if binary is True:
+            if not ok:
+                raise ValueError("binary=True needs inputs whose values are all 0 or 1")
+            return True
+        if not ok:
+            return False
+        n_words = (X.shape[1] + 63) // 64
+        if sp.issparse(X):
+            return n_words <= max(2.0, 2.0 * X.nnz / max(X.shape[0], 1))
+        return True
 
     @property
     def sparse(self):
