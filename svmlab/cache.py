@@ -18,10 +18,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .kernels import Kernel, kernel_row, kernel_row_subset
+from .kernels import Kernel, kernel_row, kernel_row_against, kernel_row_subset
 
-__all__ = ["CacheData", "KernelCache", "get_row", "get_row_subset", "cache_reset",
-           "n_slots_for"]
+__all__ = ["CacheData", "KernelCache", "cache_from_buffer", "get_row", "get_row_against",
+           "get_row_subset", "cache_reset", "n_slots_for"]
 
 _HEAD, _TAIL, _USED, _HITS, _MISSES = 0, 1, 2, 3, 4
 
@@ -41,19 +41,35 @@ def n_slots_for(n, cache_size_mb):
     return int(min(max(k, 2), max(n, 1)))
 
 
-def new_cache(n, cache_size_mb):
-    m = n_slots_for(n, cache_size_mb)
+def new_cache(n, cache_size_mb, row_len=None):
+    """Arrays of an empty cache for row keys ``0..n-1``; rows hold
+    ``row_len`` values (default n: full rows; fewer for rows against a
+    subset, :func:`get_row_against`)."""
+    row_len = n if row_len is None else row_len
+    m = min(n_slots_for(row_len, cache_size_mb), max(n, 1))
     meta = np.zeros(5, np.int64)
     meta[_HEAD] = -1
     meta[_TAIL] = -1
     return CacheData(
-        np.empty((m, n)),
+        np.empty((m, row_len)),
         np.full(n, -1, np.int64),
         np.full(m, -1, np.int64),
         np.full(m, -1, np.int64),
         np.full(m, -1, np.int64),
         meta,
     )
+
+
+def cache_from_buffer(rows, n):
+    """An empty cache for row keys ``0..n-1`` whose slots are the rows of the
+    given (slots x row_len) float64 array -- for instance a view of another
+    cache's memory, which must then not be used meanwhile."""
+    m = rows.shape[0]
+    meta = np.zeros(5, np.int64)
+    meta[_HEAD] = -1
+    meta[_TAIL] = -1
+    return CacheData(rows, np.full(n, -1, np.int64), np.full(m, -1, np.int64),
+                     np.full(m, -1, np.int64), np.full(m, -1, np.int64), meta)
 
 
 @njit(cache=True)
@@ -85,15 +101,33 @@ def _push_front(cd, s):
 
 
 @njit(cache=True)
+def lru_hit(prev, nxt, meta, s):
+    """Count a hit on slot s and make it the most recently used.  Takes the
+    raw arrays of a :class:`CacheData`, so that a solver's hot loop can do
+    the lookup ``s = slot_of[i]`` itself and call this on a hit."""
+    meta[_HITS] += 1
+    h = meta[_HEAD]
+    if h != s:
+        p = prev[s]
+        q = nxt[s]
+        nxt[p] = q  # s is not the head, so p >= 0
+        if q >= 0:
+            prev[q] = p
+        else:
+            meta[_TAIL] = p
+        prev[s] = -1
+        nxt[s] = h
+        prev[h] = s
+        meta[_HEAD] = s
+
+
+@njit(cache=True)
 def _slot(cd, i):
     """Slot holding row i, made most recently used; on a miss the least
     recently used slot is handed over to i.  Returns ``(slot, hit)``."""
     s = cd.slot_of[i]
     if s >= 0:
-        cd.meta[_HITS] += 1
-        if cd.meta[_HEAD] != s:
-            _unlink(cd, s)
-            _push_front(cd, s)
+        lru_hit(cd.prev, cd.next, cd.meta, s)
         return s, True
     cd.meta[_MISSES] += 1
     if cd.meta[_USED] < cd.rows.shape[0]:
@@ -119,6 +153,19 @@ def get_row(kd, cd, i):
     if hit:
         return r
     kernel_row(kd, i, r)
+    return r
+
+
+@njit(cache=True)
+def get_row_against(kd, kd2, cd, i):
+    """Row ``K(x_i, Z)`` against the rows Z of ``kd2`` (a contiguous subset of
+    the training set, see :func:`svmlab.kernels.kernel_row_against`),
+    through a cache made with ``row_len`` = len(Z)."""
+    s, hit = _slot(cd, i)
+    r = cd.rows[s]
+    if hit:
+        return r
+    kernel_row_against(kd, i, kd2, r)
     return r
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "KernelData",
     "Kernel",
     "kernel_row",
+    "kernel_row_against",
     "kernel_row_subset",
     "kernel_value",
     "resolve_gamma",
@@ -60,7 +61,9 @@ class KernelData(NamedTuple):
 
     ``binary`` is True when the inputs are binary and bit-packed (see
     :mod:`svmlab._bits`): ``bits[w, i]`` is word w of row i (one contiguous
-    "plane" per word, so a kernel row streams through memory),
+    "plane" per word, so a whole kernel row streams through memory) and
+    ``brows[i, w]`` the same words row by row (one cache line per row, for
+    kernel values and rows over a subset),
     ``bcount[i]`` the number of ones of row i, ``bwork`` an int32 scratch of
     length n, and ``table`` the kernel as a function
     of an integer (the squared distance ``|x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``
@@ -81,6 +84,7 @@ class KernelData(NamedTuple):
     work: np.ndarray
     binary: bool = False
     bits: np.ndarray = np.zeros((0, 0), np.uint64)
+    brows: np.ndarray = np.zeros((0, 0), np.uint64)
     bcount: np.ndarray = np.zeros(0, np.int32)
     table: np.ndarray = np.zeros(0)
     bwork: np.ndarray = np.zeros(0, np.int32)
@@ -124,12 +128,12 @@ def _sparse_dot_sorted(ind_a, dat_a, ind_b, dat_b):
 
 
 @njit(cache=True, inline="always")
-def _shared_bits(bits, i, j):
+def _shared_bits(brows, i, j):
     """<x_i, x_j> of two bit-packed binary rows: the number of shared ones
-    (``bits`` is the word-plane layout of :class:`KernelData`)."""
+    (``brows`` is the row-major layout of :class:`KernelData`)."""
     c = 0
-    for w in range(bits.shape[0]):
-        c += popcount(bits[w, i] & bits[w, j])
+    for w in range(brows.shape[1]):
+        c += popcount(brows[i, w] & brows[j, w])
     return c
 
 
@@ -156,25 +160,28 @@ def kernel_table(ktype, gamma, coef0, degree, max_count):
 
 
 @njit(cache=True)
-def _binary_row(kd, i, out):
-    """``out[j] = K(x_i, x_j)`` for every j, binary inputs.  Word plane by
-    word plane, only the planes where ``x_i`` has ones: shared-ones counts
-    accumulate in ``kd.bwork`` (contiguous, vectorisable loops), the last
-    plane is fused with the table lookup."""
-    planes = kd.bits
-    bc = kd.bcount
+def _binary_row(kd, i, kd2, out):
+    """``out[p] = K(x_i, z_p)`` for every row z_p of ``kd2``, binary inputs
+    (``x_i`` a row of ``kd``; ``kd2`` is ``kd`` itself or a subset of it, see
+    :meth:`Kernel.subset_data`).  Word plane by word plane, only the planes
+    where ``x_i`` has ones: shared-ones counts accumulate in ``kd2.bwork``
+    (contiguous, vectorisable loops), the last plane is fused with the table
+    lookup."""
+    planes = kd2.bits
+    bc = kd2.bcount
     table = kd.table
-    cnt = kd.bwork
+    cnt = kd2.bwork
     n = planes.shape[1]
+    xi = kd.brows[i]
     rbf = kd.ktype == RBF
     last = -1
     for w in range(planes.shape[0]):
-        if planes[w, i] != 0:
+        if xi[w] != 0:
             last = w
-    ci = bc[i]
+    ci = kd.bcount[i]
     first = True
     for w in range(last):
-        b = planes[w, i]
+        b = xi[w]
         if b == 0:
             continue
         pw = planes[w]
@@ -189,7 +196,7 @@ def _binary_row(kd, i, out):
         for j in range(n):
             out[j] = table[ci + bc[j]] if rbf else table[0]
         return
-    b = planes[last, i]
+    b = xi[last]
     pw = planes[last]
     if rbf:
         if first:
@@ -210,26 +217,27 @@ def _binary_row(kd, i, out):
 @njit(cache=True)
 def _binary_row_subset(kd, i, idx, m, out):
     """:func:`_binary_row` for ``j in idx[:m]`` only (the whole row, which
-    streams, when the subset is more than an eighth of it)."""
-    planes = kd.bits
-    if 8 * m >= planes.shape[1]:
-        _binary_row(kd, i, out)
+    streams, when the subset is more than a quarter of it)."""
+    brows = kd.brows
+    if 4 * m >= brows.shape[0]:
+        _binary_row(kd, i, kd, out)
         return
     bc = kd.bcount
     ci = bc[i]
-    nz = np.empty(planes.shape[0], np.int64)
-    bi = np.empty(planes.shape[0], np.uint64)
+    nw = brows.shape[1]
+    nz = np.empty(nw, np.int64)
+    bi = np.empty(nw, np.uint64)
     k = 0
-    for w in range(planes.shape[0]):
-        if planes[w, i] != 0:
+    for w in range(nw):
+        if brows[i, w] != 0:
             nz[k] = w
-            bi[k] = planes[w, i]
+            bi[k] = brows[i, w]
             k += 1
     for t in range(m):
         j = idx[t]
         c = 0
         for q in range(k):
-            c += popcount(bi[q] & planes[nz[q], j])
+            c += popcount(bi[q] & brows[j, nz[q]])
         out[j] = kd.table[_table_index(kd.ktype, ci, bc[j], c)]
 
 
@@ -237,7 +245,7 @@ def _binary_row_subset(kd, i, idx, m, out):
 def kernel_value(kd, i, j):
     """K(x_i, x_j) for two training points."""
     if kd.binary:
-        c = _shared_bits(kd.bits, i, j)
+        c = _shared_bits(kd.brows, i, j)
         return kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
     if kd.sparse:
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
@@ -261,30 +269,39 @@ def kernel_row(kd, i, out):
     O(n d) for dense input (a BLAS matrix-vector product), O(nnz) for CSR,
     O(n d / 64) for bit-packed binary input.
     """
+    kernel_row_against(kd, i, kd, out)
+
+
+@njit(cache=True)
+def kernel_row_against(kd, i, kd2, out):
+    """Fill ``out[p] = K(x_i, z_p)`` for every row z_p of ``kd2``, where
+    ``x_i`` is row i of ``kd`` and ``kd2`` holds the same kind of data with
+    the same kernel (``kd`` itself, or a subset made by
+    :meth:`Kernel.subset_data`, whose rows are then contiguous in memory)."""
     if kd.binary:
-        _binary_row(kd, i, out)
+        _binary_row(kd, i, kd2, out)
         return
     n = out.shape[0]
     if kd.sparse:
-        w = kd.work
+        w = kd2.work
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
         for p in range(a0, a1):
             w[kd.indices[p]] = kd.data[p]
+        ip, ix, dt = kd2.indptr, kd2.indices, kd2.data
         for j in range(n):
             s = 0.0
-            for p in range(kd.indptr[j], kd.indptr[j + 1]):
-                s += kd.data[p] * w[kd.indices[p]]
+            for p in range(ip[j], ip[j + 1]):
+                s += dt[p] * w[ix[p]]
             out[j] = s
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
     else:
-        out[:] = np.dot(kd.dense, kd.dense[i])
+        out[:] = np.dot(kd2.dense, kd.dense[i])
     if kd.ktype != LINEAR:
         sqi = kd.sqnorm[i]
+        sq2 = kd2.sqnorm
         for j in range(n):
-            out[j] = _transform(
-                out[j], sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
-            )
+            out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
 
 
 @njit(cache=True)
@@ -426,11 +443,12 @@ class Kernel:
         self.X = X
         self.binary = self._use_bits(X, binary)
         if self.binary:
-            bits = np.ascontiguousarray(pack_rows(X).T)
+            brows = pack_rows(X)
+            bits = np.ascontiguousarray(brows.T)
             bcount = np.round(self.data.sqnorm).astype(np.int32)
             table = kernel_table(KERNELS[kernel], self.gamma_, self.coef0, float(degree),
                                  int(bcount.max()))
-            self.data = self.data._replace(binary=True, bits=bits, bcount=bcount,
+            self.data = self.data._replace(binary=True, bits=bits, brows=brows, bcount=bcount,
                                            table=table,
                                            bwork=np.zeros(self.n_samples, np.int32))
 
@@ -456,6 +474,30 @@ class Kernel:
     @property
     def sparse(self):
         return self.data.sparse
+
+    def subset_data(self, idx):
+        """:class:`KernelData` for the training rows ``idx`` only, laid out
+        contiguously, with the same kernel (and table).  Used as the ``kd2``
+        of :func:`kernel_row_against`: rows of a solver's small working
+        subset then stream through memory instead of gathering scattered
+        rows."""
+        idx = np.asarray(idx, dtype=np.int64)
+        d = self.data
+        if d.sparse:
+            Xs = self.X[idx]
+            Xs.sort_indices()
+            sub = d._replace(indptr=Xs.indptr.astype(np.int32),
+                             indices=Xs.indices.astype(np.int32),
+                             data=np.ascontiguousarray(Xs.data, dtype=np.float64))
+        else:
+            sub = d._replace(dense=np.ascontiguousarray(d.dense[idx]))
+        sub = sub._replace(sqnorm=np.ascontiguousarray(d.sqnorm[idx]))
+        if d.binary:
+            brows = np.ascontiguousarray(d.brows[idx])
+            sub = sub._replace(brows=brows, bits=np.ascontiguousarray(brows.T),
+                               bcount=np.ascontiguousarray(d.bcount[idx]),
+                               bwork=np.zeros(len(idx), np.int32))
+        return sub
 
     def row(self, i, out=None):
         """Kernel row ``K(x_i, X)`` as a new (or the given) float64 array."""
