@@ -15,21 +15,39 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   the gradient of the shrunk examples.
 * Platt's passes over the non-bound examples visit the non-bound examples of
   the start of the pass (kept in an O(1)-update list), in index order.
-* Non-linear kernels keep the full "gradient" ``G_i = sum_j alpha_j y_j K_ij``
-  (the decision value without the threshold) for every *active* example,
-  LIBSVM-style, instead of Platt's error cache for the non-bound examples
-  only.  ``E_i = G_i + b - y_i`` is then O(1) for every example, which makes
-  Platt's full passes and the wss2 selection O(1) per candidate; the price
-  is an O(n_active) update per step, which costs no more than the two kernel
-  rows the step needs anyway.  ``Gbar_i = sum_{alpha_j = C} C y_j K_ij`` lets
-  the gradient of shrunk examples be rebuilt (LIBSVM's reconstruct_gradient).
+* The "gradient" ``G_i = sum_j alpha_j y_j K_ij`` (the decision value
+  without the threshold) is kept for every *active* example, LIBSVM-style,
+  so ``E_i = G_i + b - y_i`` is O(1) wherever Platt's heuristics need it;
+  ``Gbar_i = sum_{alpha_j = C} C y_j K_ij`` lets the gradient of shrunk
+  examples be rebuilt (LIBSVM's reconstruct_gradient).
+* Parked phases (with ``shrinking``): Platt keeps an error cache for the
+  non-bound examples only, and his inner loop works on them alone.  So
+  when a run of passes over the non-bound examples begins, the examples at
+  a bound are *parked*: no gradient updates, no kernel-row entries.  The
+  remaining *layout* (the non-bound examples, fixed for the phase) gets a
+  contiguous copy of its rows (``kdL``) and a compact row cache (``cdL``,
+  in the memory of the full-row cache), so a step costs O(layout), not
+  O(n).  (Not when every full row fits in the cache: the rows are then all
+  cached, and parking would only drop them.)  Before the next full pass the
+  parked examples get their exact gradient back,
+  ``G_t += sum_j (alpha_j - alpha_j^park) y_j K_jt`` over the layout.  Step 3 of examineExample (the scan of the whole set) scans the
+  layout during a parked phase, as it scans only the active examples while
+  shrunk; the final full pass over every example still decides convergence.
 * The linear kernel folds the weight vector: ``w`` (dense, length d) is
-  updated at every step (Platt's TR section 2.4) and ``E_i = w.x_i + b - y_i``
-  is a sparse dot product; no kernel rows and no kernel cache are used.
+  updated at every step (Platt's TR section 2.4) and in full passes
+  ``E_i = w.x_i + b - y_i`` is a sparse dot product, with no kernel rows.
+  During a parked phase the layout's decision values are kept in ``G`` (from
+  ``w`` at the start, then updated with rows against the layout), which is
+  cheaper than a sparse dot product per candidate.
 * The random start positions of Platt's second-choice loops come from a
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
   NUMBA_DISABLE_JIT paths draw the same numbers).
+* Speed: numba updates reference counts (atomic operations) for every array
+  passed to a function it does not inline and for every array taken out of
+  a tuple; at tens of nanoseconds each that costs more than a step's own
+  work.  So :func:`smo_run` is one function whose per-step path takes its
+  arrays out of the tuples once and calls only scalar functions.
 """
 
 from __future__ import annotations
@@ -38,8 +56,8 @@ import numpy as np
 from numba import njit
 
 from ._pairstep import pair_step, pair_threshold, segment_objective
-from .cache import cache_reset, get_row, get_row_subset
-from .kernels import kernel_row, kernel_row_subset
+from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
+from .kernels import kernel_row, kernel_row_against, kernel_row_subset
 
 # --- integer state -----------------------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
@@ -47,14 +65,16 @@ IS_POS = 1  # Platt: next index of the current pass
 IS_NUM_CHANGED = 2  # Platt: successful steps in the current pass
 IS_RNG = 3  # Park-Miller state
 IS_DONE = 4  # 1 converged, 2 stalled (no progress possible)
-IS_N_ACTIVE = 5  # examples not shrunk
+IS_N_ACTIVE = 5  # examples active (neither shrunk nor parked)
 IS_SHRINK_COUNTER = 6  # steps until the next shrinking check
 IS_UNSHRUNK = 7  # the one-time LIBSVM unshrink near the end happened
 IS_ITER = 8  # successful joint steps so far
 IS_NB = 9  # number of non-bound examples (0 < alpha < C)
 IS_PASSES = 10  # passes started (Platt)
 IS_PLEN = 11  # length of the current non-bound pass list (Platt)
-IS_SIZE = 12
+IS_COMPACT = 12  # a parked phase is on: rows against the layout (kdL, cdL)
+IS_REQUEST = 13  # 1: the caller must build kdL/cdL for the new layout
+IS_SIZE = 14
 
 FS_B = 0  # threshold b (svmlab sign: f(x) = sum alpha y K + b)
 FS_SIZE = 2
@@ -70,6 +90,11 @@ H_MAXDIFF, H_NONBOUND, H_FULL, H_WSS2 = 0, 1, 2, 3
 HEURISTICS = ("max|E1-E2|", "nonbound-scan", "full-scan", "wss2")
 
 PLATT, WSS2 = 0, 1
+
+# states of an example (the ``active`` array)
+SHRUNK = 0  # dropped by LIBSVM's shrinking rule until the final unshrink
+ACTIVE = 1
+PARKED = 2  # at a bound during Platt's passes over the non-bound examples
 _RNG_M = 2147483647
 _RNG_A = 48271
 
@@ -133,18 +158,13 @@ def _xx(sparse, dense, indptr, indices, data, i, j):
 
 
 @njit(cache=True)
-def _f0(kd, G, w, linear, i):
-    """Decision value without threshold, sum_j alpha_j y_j K_ij (one call per
-    step; loops use ``G`` or :func:`_xw` directly)."""
-    if linear:
-        return _xw(kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data, w, i)
-    return G[i]
-
-
-@njit(cache=True)
-def _row(kd, cd, i, act, ist):
-    """Kernel row i through the cache; only the active entries are computed
-    (and valid) while the active set is shrunk."""
+def _row(kd, cd, kdL, cdL, i, act, ist):
+    """Kernel row i through a cache.  Full mode: indexed by example, only the
+    active entries computed (and valid) while some are shrunk.  Compact mode
+    (a parked phase): indexed by position in the layout ``act[:n_active]``,
+    computed against the contiguous copy ``kdL`` of the layout's rows."""
+    if ist[IS_COMPACT]:
+        return get_row_against(kd, kdL, cdL, i)
     na = ist[IS_N_ACTIVE]
     if na == act.shape[0]:
         return get_row(kd, cd, i)
@@ -165,16 +185,11 @@ def _gbar_change(kd, cd, i, c, Gbar, ist):
         Gbar[1, i] += c
 
 
-@njit(cache=True, inline="always")
-def _nonbound(a, C):
-    return a > 0.0 and a < C
-
-
 @njit(cache=True)
 def rebuild_active_list(active, act, ist):
     m = 0
     for i in range(active.shape[0]):
-        if active[i]:
+        if active[i] == ACTIVE:
             act[m] = i
             m += 1
     ist[IS_N_ACTIVE] = m
@@ -182,10 +197,10 @@ def rebuild_active_list(active, act, ist):
 
 @njit(cache=True)
 def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
-    """G_i for the shrunk (inactive) examples, from Gbar and the free SVs
-    (LIBSVM's reconstruct_gradient).  First brings Gbar up to date: while
-    shrunk, bound changes are only noted in ``Gbar[1]`` (net coefficient per
-    example) instead of costing a full kernel row each."""
+    """G_i for the inactive (shrunk or parked) examples, from Gbar and the
+    free SVs (LIBSVM's reconstruct_gradient).  First brings Gbar up to date:
+    while shrunk, bound changes are only noted in ``Gbar[1]`` (net
+    coefficient per example) instead of costing a full kernel row each."""
     n = alpha.shape[0]
     if linear:
         return
@@ -200,14 +215,14 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
             pend[j] = 0.0
     n_inactive = 0
     for i in range(n):
-        if not active[i]:
+        if active[i] != ACTIVE:
             n_inactive += 1
     if n_inactive == 0:
         return
     inact = np.empty(n_inactive, dtype=np.int64)
     m = 0
     for i in range(n):
-        if not active[i]:
+        if active[i] != ACTIVE:
             G[i] = gb[i]
             inact[m] = i
             m += 1
@@ -222,7 +237,7 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
 
 
 @njit(cache=True)
-def _m_and_M(kd, y, C, alpha, G, w, act, ist, linear):
+def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
     """m = max_{I_up} -F_t, M = min_{I_low} -F_t over active t, F_t = f0_t - y_t
     (LIBSVM's -y_t grad_t).  Returns (m, i_m, M)."""
     m = -np.inf
@@ -231,7 +246,7 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, linear):
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
-        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
+        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if lin_w else G[t])
         a = alpha[t]
         if (y[t] > 0 and a < C) or (y[t] < 0 and a > 0.0):
             if mf > m:
@@ -244,25 +259,105 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, linear):
 
 
 @njit(cache=True)
-def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full):
+def _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref):
+    """Every example active again, with its exact gradient (LIBSVM's
+    unshrink; ends a parked phase first)."""
+    if ist[IS_COMPACT]:  # (not reached: no unshrink during a parked phase)
+        for p in range(ist[IS_N_ACTIVE]):
+            pos[act[p]] = -1
+        ist[IS_COMPACT] = 0
     reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
     if ist[IS_N_ACTIVE] < alpha.shape[0]:
         # rows cached while shrunk lack the entries that become active
         cache_reset(cd)
-    active[:] = True
+    active[:] = ACTIVE
     rebuild_active_list(active, act, ist)
 
 
 @njit(cache=True)
-def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full):
+def _park(kd, cd, C, alpha, G, w, active, act, ist, linear, pos, aref):
+    """Start of a phase of passes over the non-bound examples: park the
+    active examples at a bound; True if any was parked.
+
+    Platt keeps errors for the non-bound examples only.  Likewise, while
+    parked, examples get no gradient updates: the phase works on the
+    *layout* ``act[:n_active]`` (fixed until :func:`_unpark`; examples can
+    leave the non-bound set meanwhile but none joins the layout), whose rows
+    the caller copies contiguously (``kdL``) for a compact kernel cache that
+    reuses the memory of the full-row cache (emptied here)."""
+    n_parked = 0
+    for p in range(ist[IS_N_ACTIVE]):
+        t = act[p]
+        a = alpha[t]
+        if not (a > 0.0 and a < C):
+            active[t] = PARKED
+            n_parked += 1
+    if n_parked == 0:
+        return False
+    rebuild_active_list(active, act, ist)
+    cache_reset(cd)
+    aref[:] = alpha
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    for p in range(ist[IS_N_ACTIVE]):
+        t = act[p]
+        pos[t] = p
+        if linear:
+            # folded w gives the decision values the phase keeps in G
+            G[t] = _xw(sp, dn, ip, ix, dt, w, t)
+    ist[IS_COMPACT] = 1
+    return True
+
+
+@njit(cache=True)
+def _unpark(kd, kdL, y, alpha, G, active, act, ist, linear, pos, aref):
+    """End of a parked phase (before a full pass): the parked examples become
+    active again, with exact gradients: ``G_t += sum_j (alpha_j - aref_j) y_j
+    K_jt`` over the layout examples j (only those whose multiplier moved in
+    the phase count; the parked examples' G is that of the phase start).
+    Computed parked example by parked example against the layout's
+    contiguous rows ``kdL``, which stay in the CPU cache."""
+    n = alpha.shape[0]
+    na = ist[IS_N_ACTIVE]
+    if not linear:
+        c = np.empty(na)
+        moved = False
+        for p in range(na):
+            j = act[p]
+            c[p] = (alpha[j] - aref[j]) * y[j]
+            if c[p] != 0.0:
+                moved = True
+        if moved:
+            tmp = np.empty(na)
+            for t in range(n):
+                if active[t] == PARKED:
+                    kernel_row_against(kd, t, kdL, tmp)
+                    s = 0.0
+                    for p in range(na):
+                        s += c[p] * tmp[p]
+                    G[t] += s
+    for p in range(na):
+        pos[act[p]] = -1
+    for i in range(n):
+        if active[i] == PARKED:
+            active[i] = ACTIVE
+    rebuild_active_list(active, act, ist)
+    ist[IS_COMPACT] = 0
+
+
+@njit(cache=True)
+def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
-    violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5)."""
+    violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  Not
+    during a parked phase (its layout stays fixed)."""
+    if ist[IS_COMPACT]:
+        return
     m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
+        _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref)
         m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    changed = False
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
@@ -270,212 +365,76 @@ def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full
             continue
         mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
         up_only = (y[t] > 0 and a <= 0.0) or (y[t] < 0 and a >= C)
-        if up_only:
-            if mf < M:
-                active[t] = False
-        else:
-            if mf > m:
-                active[t] = False
-    rebuild_active_list(active, act, ist)
+        if (up_only and mf < M) or (not up_only and mf > m):
+            active[t] = SHRUNK
+            changed = True
+    if changed:
+        rebuild_active_list(active, act, ist)
 
 
 @njit(cache=True)
-def _nb_update(i, a, C, nbi, nbp, ist):
-    """Keep the unordered list of non-bound examples (O(1) per change)."""
-    inside = a > 0.0 and a < C
-    p = nbp[i]
-    if inside and p < 0:
-        k = ist[IS_NB]
-        nbi[k] = i
-        nbp[i] = k
-        ist[IS_NB] = k + 1
-    elif not inside and p >= 0:
-        k = ist[IS_NB] - 1
-        last = nbi[k]
-        nbi[p] = last
-        nbp[last] = p
-        nbp[i] = -1
-        ist[IS_NB] = k
+def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, heur, y1, y2,
+            K11, K12, K22):
+    rec[R_ITER] = ist[IS_ITER]
+    rec[R_I1] = i1
+    rec[R_I2] = i2
+    rec[R_A1_OLD] = a1
+    rec[R_A2_OLD] = a2
+    rec[R_A1_NEW] = a1n
+    rec[R_A2_NEW] = a2n
+    rec[R_L] = L
+    rec[R_H] = H
+    rec[R_ETA] = eta
+    rec[R_E1] = E1
+    rec[R_E2] = E2
+    rec[R_B_OLD] = b
+    rec[R_B_NEW] = bn
+    rec[R_HEUR] = heur
+    clipped = (eta <= 0.0) or (a2u < L) or (a2u > H)
+    rec[R_CLIPPED] = 1.0 if clipped else 0.0
+    rec[R_A2_UNC] = a2u
+    rec[R_Y1] = y1
+    rec[R_Y2] = y2
+    rec[R_EXALL] = ist[IS_EXAMINE_ALL]
+    rec[R_K11] = K11
+    rec[R_K12] = K12
+    rec[R_K22] = K22
+    rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
+    rec[R_NACTIVE] = ist[IS_N_ACTIVE]
+    rec[R_NB] = ist[IS_NB]
 
 
 @njit(cache=True)
-def _take_step(i1, i2, E1, E2, K12, heur, kd, cd, y, C, eps, kdiag, alpha, G, Gbar,
-               w, act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
-    """Platt's takeStep (TR section 2.1-2.3) on the explicit state; 1 if the
-    pair moved."""
-    if i1 == i2:
-        return 0
-    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[i1], y[i2], alpha[i1], alpha[i2], E1, E2,
-                                                fst[FS_B], kdiag[i1], K12, kdiag[i2], C, eps)
-    if not moved:
-        return 0
-    _commit(i1, i2, a1n, a2n, a2u, L, H, eta, E1, E2, K12, heur, kd, cd, y, C, kdiag, alpha,
-            G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp)
-    return 1
-
-
-@njit(cache=True)
-def _commit(i1, i2, a1n, a2n, a2u, L, H, eta, E1, E2, K12, heur, kd, cd, y, C, kdiag, alpha,
-            G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp):
-    """Apply a joint step :func:`pair_step` found: threshold, gradient (or
-    folded ``w``), bookkeeping and the record.  Candidate loops run the cheap
-    scalar ``pair_step`` themselves and call this only for the pair that
-    moves."""
-    a1 = alpha[i1]
-    a2 = alpha[i2]
-    y1 = y[i1]
-    y2 = y[i2]
-    b = fst[FS_B]
-    K11 = kdiag[i1]
-    K22 = kdiag[i2]
-    bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
-    d1 = y1 * (a1n - a1)
-    d2 = y2 * (a2n - a2)
-    if linear:
-        _add_w(kd, w, i1, d1)
-        _add_w(kd, w, i2, d2)
-    else:
-        r1 = _row(kd, cd, i1, act, ist)
-        r2 = _row(kd, cd, i2, act, ist)
-        na = ist[IS_N_ACTIVE]
-        for p in range(na):
-            t = act[p]
-            G[t] += d1 * r1[t] + d2 * r2[t]
-        # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
-        if (a1 >= C) != (a1n >= C):
-            _gbar_change(kd, cd, i1, C * y1 if a1n >= C else -C * y1, Gbar, ist)
-        if (a2 >= C) != (a2n >= C):
-            _gbar_change(kd, cd, i2, C * y2 if a2n >= C else -C * y2, Gbar, ist)
-    alpha[i1] = a1n
-    alpha[i2] = a2n
-    _nb_update(i1, a1n, C, nbi, nbp, ist)
-    _nb_update(i2, a2n, C, nbi, nbp, ist)
-    fst[FS_B] = bn
-    ist[IS_ITER] += 1
-    if want_rec:
-        rec[R_ITER] = ist[IS_ITER]
-        rec[R_I1] = i1
-        rec[R_I2] = i2
-        rec[R_A1_OLD] = a1
-        rec[R_A2_OLD] = a2
-        rec[R_A1_NEW] = a1n
-        rec[R_A2_NEW] = a2n
-        rec[R_L] = L
-        rec[R_H] = H
-        rec[R_ETA] = eta
-        rec[R_E1] = E1
-        rec[R_E2] = E2
-        rec[R_B_OLD] = b
-        rec[R_B_NEW] = bn
-        rec[R_HEUR] = heur
-        clipped = (eta <= 0.0) or (a2u < L) or (a2u > H)
-        rec[R_CLIPPED] = 1.0 if clipped else 0.0
-        rec[R_A2_UNC] = a2u
-        rec[R_Y1] = y1
-        rec[R_Y2] = y2
-        rec[R_EXALL] = ist[IS_EXAMINE_ALL]
-        rec[R_K11] = K11
-        rec[R_K12] = K12
-        rec[R_K22] = K22
-        rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
-        rec[R_NACTIVE] = ist[IS_N_ACTIVE]
-        rec[R_NB] = ist[IS_NB]
-
-
-@njit(cache=True)
-def _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-             fst, rec, want_rec, linear, nbi, nbp, full):
-    """Platt's examineExample (TR section 2.2): 1 if a joint step was taken."""
-    n = alpha.shape[0]
-    y2 = y[i2]
-    a2 = alpha[i2]
-    b = fst[FS_B]
-    E2 = _f0(kd, G, w, linear, i2) + b - y2
-    r2 = E2 * y2
-    if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
-        return 0
-    if not linear:
-        row2 = _row(kd, cd, i2, act, ist)
-    else:
-        row2 = kdiag  # placeholder, unused
-    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
-    K22 = kdiag[i2]
-    # 1) the non-bound example maximising |E1 - E2|
-    if ist[IS_NB] > 1:
-        best = -1.0
-        i1 = -1
-        E1b = 0.0
-        for p in range(ist[IS_NB]):
-            t = nbi[p]
-            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
-            d = abs(Et - E2)
-            if d > best:
-                best = d
-                i1 = t
-                E1b = Et
-        if i1 >= 0:
-            K12 = _xx(sp, dn, ip, ix, dt, i1, i2) if linear else row2[i1]
-            if _take_step(i1, i2, E1b, E2, K12, H_MAXDIFF, kd, cd, y, C, eps, kdiag, alpha,
-                          G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi, nbp,
-                          full):
-                return 1
-    # 2) the non-bound examples, from a random start
-    nb = ist[IS_NB]
-    if nb > 0:
-        start = rng_next(ist) % nb
-        for k in range(nb):
-            t = nbi[(start + k) % nb]
-            if t == i2:
-                continue
-            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
-            K12 = _xx(sp, dn, ip, ix, dt, t, i2) if linear else row2[t]
-            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2, b,
-                                                        kdiag[t], K12, K22, C, eps)
-            if moved:
-                _commit(t, i2, a1n, a2n, a2u, L, H, eta, Et, E2, K12, H_NONBOUND, kd, cd, y,
-                        C, kdiag, alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear,
-                        nbi, nbp)
-                return 1
-    # 3) the whole (active) set, from a random start
-    start = rng_next(ist) % n
-    for k in range(n):
-        t = (start + k) % n
-        if active[t] and t != i2:
-            Et = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) + b - y[t]
-            K12 = _xx(sp, dn, ip, ix, dt, t, i2) if linear else row2[t]
-            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2, b,
-                                                        kdiag[t], K12, K22, C, eps)
-            if moved:
-                _commit(t, i2, a1n, a2n, a2u, L, H, eta, Et, E2, K12, H_FULL, kd, cd, y, C,
-                        kdiag, alpha, G, Gbar, w, act, ist, fst, rec, want_rec, linear, nbi,
-                        nbp)
-                return 1
-    return 0
-
-
-@njit(cache=True)
-def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-               rec, want_rec, linear, scratch, nbi, nbp, full):
-    """One LIBSVM iteration with WSS2 (Fan, Chen and Lin 2005, Algorithm 2).
-    Returns 1 after a step, 0 when m - M <= tol on the whole set (converged)
-    or when the selected pair cannot move (stalled)."""
+def _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w, active, act, ist,
+                 full, pos, aref):
+    """WSS2's pair (Fan, Chen and Lin 2005, Algorithm 2): ``(i, j, K_ij)``;
+    ``i = -1`` when ``m - M <= tol`` on the whole set (converged, IS_DONE=1)
+    or when no j exists (stalled, IS_DONE=2).  Works on ``G`` for every
+    kernel (it needs the row of i anyway, so the linear kernel keeps ``G``
+    too, besides the folded ``w``)."""
     while True:
-        m, i, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
+        m, i, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, False)
         if m - M > tol:
             break
         if ist[IS_N_ACTIVE] < alpha.shape[0]:
-            _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
+            _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, False, full, pos,
+                      aref)
             ist[IS_UNSHRUNK] = 1
             continue
         ist[IS_DONE] = 1
-        return 0
-    b = fst[FS_B]
-    if linear:
-        # <x_i, x_t> for the active t (scatter x_i, gather), no cache
-        ri = scratch
-        kernel_row_subset(kd, i, act, ist[IS_N_ACTIVE], ri)
-    else:
-        ri = _row(kd, cd, i, act, ist)
+        return -1, -1, 0.0
+    ri = _row(kd, cd, kdL, cdL, i, act, ist)
+    j = _wss2_second(kd, y, C, m, i, kdiag, ri, alpha, G, w, act, ist, False)
+    if j < 0:
+        ist[IS_DONE] = 2
+        return -1, -1, 0.0
+    return i, j, ri[j]
+
+
+@njit(cache=True)
+def _wss2_second(kd, y, C, m, i, kdiag, ri, alpha, G, w, act, ist, linear):
+    """WSS2's j: argmin over I_low with -y_t grad_t < m of -(m + y_t grad_t)^2
+    / a_it, ``a_it = K_ii + K_tt - 2 K_it`` (``ri`` the row of i); -1 if none."""
     Kii = kdiag[i]
     j = -1
     best = np.inf
@@ -494,87 +453,295 @@ def _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, is
                 if v <= best:
                     best = v
                     j = t
-    if j < 0:
-        ist[IS_DONE] = 2
-        return 0
-    Ei = _f0(kd, G, w, linear, i) + b - y[i]
-    Ej = _f0(kd, G, w, linear, j) + b - y[j]
-    if _take_step(i, j, Ei, Ej, ri[j], H_WSS2, kd, cd, y, C, eps, kdiag, alpha, G, Gbar, w,
-                  act, ist, fst, rec, want_rec, linear, nbi, nbp, full):
-        return 1
-    ist[IS_DONE] = 2
-    return 0
+    return j
 
 
 @njit(cache=True)
-def smo_run(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-            rec, want_rec, linear, selection, shrinking, shrink_every, scratch, nbi, nbp,
-            plist, full, kmax):
+def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
+    """Compute (and cache) row i after a cache miss; return its slot."""
+    if ist[IS_COMPACT]:
+        get_row_against(kd, kdL, cdL, i)
+        return cdL.slot_of[i]
+    _row(kd, cd, kdL, cdL, i, act, ist)
+    return cd.slot_of[i]
+
+
+@njit(cache=True)
+def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
+            rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
+            plist, full, pos, aref, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
-    taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds."""
+    taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
+
+    Returns early, for the caller to call again, when a parked phase begins
+    (``ist[IS_REQUEST] = 1``: the caller first builds ``kdL``, the layout's
+    rows, contiguous, and the compact cache ``cdL`` over them) and when one
+    ends.  So the mode (full or compact rows) is fixed within one call.
+
+    Written as one function on purpose: numba updates reference counts
+    (atomic operations) for every array handed to a function that is not
+    inlined, and for every array taken out of a tuple, which costs far more
+    than a step's own work on the non-bound examples.  So the per-step path
+    below (Platt's examineExample and takeStep, the cache lookups on a hit)
+    takes its arrays out of ``kd``/``cd``/``cdL`` once and calls only
+    scalar functions; helpers with arrays run once per pass, on cache
+    misses or on rare events."""
     n = alpha.shape[0]
     steps = 0
+    if ist[IS_REQUEST]:
+        return 0
+    compact = ist[IS_COMPACT] != 0
+    # Platt's linear SMO takes E from the folded w in full mode; wss2 keeps G
+    # (it needs the row of i anyway), also for the linear kernel
+    e_from_w = linear and selection == PLATT
+    lin_w = e_from_w and not compact
+    use_rows = not lin_w
+    # parked phases pay off unless every full row fits in the cache
+    can_park = shrinking and (e_from_w or cd.rows.shape[0] < n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    cc = cdL if compact else cd
+    R, c_slot, c_prev, c_next, c_meta = cc.rows, cc.slot_of, cc.prev, cc.next, cc.meta
     while steps < kmax and ist[IS_DONE] == 0:
-        if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
+        if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full)
+            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full, pos,
+                    aref)
+        b = fst[FS_B]
+        s2 = -1
         if selection == WSS2:
-            if _wss2_step(kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act,
-                          ist, fst, rec, want_rec, linear, scratch, nbi, nbp, full):
-                steps += 1
-                ist[IS_SHRINK_COUNTER] -= 1
-            continue
-        # ---- Platt's outer loop (TR section 2.2, main routine) ----
-        plen = n if ist[IS_EXAMINE_ALL] else ist[IS_PLEN]
-        if ist[IS_POS] >= plen:
-            # a pass has ended
-            if ist[IS_EXAMINE_ALL]:
-                ist[IS_EXAMINE_ALL] = 0
-            elif ist[IS_NUM_CHANGED] == 0:
-                ist[IS_EXAMINE_ALL] = 1
-            if ist[IS_NUM_CHANGED] == 0 and ist[IS_EXAMINE_ALL] == 0:
-                # every active example obeys KKT within tol
-                if ist[IS_N_ACTIVE] < n:
-                    # final pass over every example (unshrink and check)
-                    _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
-                    ist[IS_UNSHRUNK] = 1
-                    ist[IS_EXAMINE_ALL] = 1
-                else:
-                    ist[IS_DONE] = 1
-                    break
-            ist[IS_NUM_CHANGED] = 0
-            ist[IS_POS] = 0
-            ist[IS_PASSES] += 1
-            if ist[IS_EXAMINE_ALL] == 0:
-                # the non-bound examples at the start of the pass, in index
-                # order (an example becoming non-bound during the pass waits
-                # for the next one)
-                nb = ist[IS_NB]
-                plist[:nb] = np.sort(nbi[:nb])
-                ist[IS_PLEN] = nb
-            continue
-        if ist[IS_EXAMINE_ALL]:
-            i2 = ist[IS_POS]
+            i1, i2, K12 = _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w,
+                                       active, act, ist, full, pos, aref)
+            if i1 < 0:
+                break
+            E1 = G[i1] + b - y[i1]
+            E2 = G[i2] + b - y[i2]
+            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[i1], y[i2], alpha[i1], alpha[i2], E1,
+                                                        E2, b, kdiag[i1], K12, kdiag[i2], C,
+                                                        eps)
+            if not moved or i1 == i2:
+                ist[IS_DONE] = 2
+                break
+            heur = H_WSS2
         else:
-            i2 = plist[ist[IS_POS]]
-        ist[IS_POS] += 1
-        if not active[i2]:
-            continue
-        a = alpha[i2]
-        if ist[IS_EXAMINE_ALL] == 0:
-            if not (a > 0.0 and a < C):
+            # ---- Platt's outer loop (TR section 2.2, main routine) ----
+            plen = n if ist[IS_EXAMINE_ALL] else ist[IS_PLEN]
+            if ist[IS_POS] >= plen:
+                # a pass has ended
+                if ist[IS_EXAMINE_ALL]:
+                    ist[IS_EXAMINE_ALL] = 0
+                elif ist[IS_NUM_CHANGED] == 0:
+                    ist[IS_EXAMINE_ALL] = 1
+                if ist[IS_NUM_CHANGED] == 0 and ist[IS_EXAMINE_ALL] == 0:
+                    # every active example obeys KKT within tol
+                    if ist[IS_N_ACTIVE] < n:
+                        # final pass over every example (unshrink and check)
+                        _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, e_from_w,
+                                  full, pos, aref)
+                        ist[IS_UNSHRUNK] = 1
+                        ist[IS_EXAMINE_ALL] = 1
+                    else:
+                        ist[IS_DONE] = 1
+                        break
+                ist[IS_NUM_CHANGED] = 0
+                ist[IS_POS] = 0
+                ist[IS_PASSES] += 1
+                if ist[IS_EXAMINE_ALL] == 0:
+                    # the non-bound examples at the start of the pass, in
+                    # index order (an example becoming non-bound during the
+                    # pass waits for the next one)
+                    nb = ist[IS_NB]
+                    plist[:nb] = np.sort(nbi[:nb])
+                    ist[IS_PLEN] = nb
+                    if can_park and not compact:
+                        if _park(kd, cd, C, alpha, G, w, active, act, ist, e_from_w, pos,
+                                 aref):
+                            ist[IS_REQUEST] = 1
+                            break
+                elif compact:
+                    _unpark(kd, kdL, y, alpha, G, active, act, ist, e_from_w, pos, aref)
+                    break  # the caller calls again, in full mode
                 continue
-        # examineExample's KKT test, here so the examples that obey KKT
-        # cost no call
-        r2 = ((_xw(sp, dn, ip, ix, dt, w, i2) if linear else G[i2]) + fst[FS_B] - y[i2]) * y[i2]
-        if not ((r2 < -tol and a < C) or (r2 > tol and a > 0.0)):
-            continue
-        if _examine(i2, kd, cd, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-                    fst, rec, want_rec, linear, nbi, nbp, full):
+            if ist[IS_EXAMINE_ALL]:
+                i2 = ist[IS_POS]
+            else:
+                i2 = plist[ist[IS_POS]]
+            ist[IS_POS] += 1
+            if active[i2] != ACTIVE:
+                continue
+            a2 = alpha[i2]
+            if ist[IS_EXAMINE_ALL] == 0 and not (a2 > 0.0 and a2 < C):
+                continue
+            y2 = y[i2]
+            E2 = (_xw(sp, dn, ip, ix, dt, w, i2) if lin_w else G[i2]) + b - y2
+            r2 = E2 * y2
+            if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
+                continue
+            # ---- examineExample (TR section 2.2) for a KKT violator ----
+            if use_rows:
+                s2 = c_slot[i2]
+                if s2 >= 0:
+                    lru_hit(c_prev, c_next, c_meta, s2)
+                else:
+                    s2 = _fetch_miss(kd, cd, kdL, cdL, i2, act, ist)
+            K22 = kdiag[i2]
+            i1 = -1
+            # 1) the non-bound example maximising |E1 - E2|
+            nb = ist[IS_NB]
+            if nb > 1:
+                best = -1.0
+                t1 = -1
+                E1b = 0.0
+                for p in range(nb):
+                    t = nbi[p]
+                    if lin_w:
+                        f = 0.0
+                        if sp:
+                            for q in range(ip[t], ip[t + 1]):
+                                f += dt[q] * w[ix[q]]
+                        else:
+                            for q in range(dn.shape[1]):
+                                f += dn[t, q] * w[q]
+                    else:
+                        f = G[t]
+                    Et = f + b - y[t]
+                    d = abs(Et - E2)
+                    if d > best:
+                        best = d
+                        t1 = t
+                        E1b = Et
+                if t1 >= 0 and t1 != i2:
+                    if lin_w:
+                        K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
+                    else:
+                        K12 = R[s2, pos[t1]] if compact else R[s2, t1]
+                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b,
+                                                                E2, b, kdiag[t1], K12, K22, C,
+                                                                eps)
+                    if moved:
+                        i1 = t1
+                        E1 = E1b
+                        heur = H_MAXDIFF
+            # 2) the non-bound examples, from a random start
+            if i1 < 0 and nb > 0:
+                start = rng_next(ist) % nb
+                for k in range(nb):
+                    t = nbi[(start + k) % nb]
+                    if t == i2:
+                        continue
+                    if lin_w:
+                        Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
+                        K12 = _xx(sp, dn, ip, ix, dt, t, i2)
+                    else:
+                        Et = G[t] + b - y[t]
+                        K12 = R[s2, pos[t]] if compact else R[s2, t]
+                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
+                                                                b, kdiag[t], K12, K22, C, eps)
+                    if moved:
+                        i1 = t
+                        E1 = Et
+                        heur = H_NONBOUND
+                        break
+            # 3) the whole (active) set, from a random start; a parked phase
+            # scans its layout
+            if i1 < 0:
+                na = ist[IS_N_ACTIVE]
+                m3 = na if compact else n
+                start = rng_next(ist) % m3
+                for k in range(m3):
+                    t = act[(start + k) % na] if compact else (start + k) % n
+                    if t == i2 or active[t] != ACTIVE:
+                        continue
+                    if lin_w:
+                        Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
+                        K12 = _xx(sp, dn, ip, ix, dt, t, i2)
+                    else:
+                        Et = G[t] + b - y[t]
+                        K12 = R[s2, (start + k) % na] if compact else R[s2, t]
+                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
+                                                                b, kdiag[t], K12, K22, C, eps)
+                    if moved:
+                        i1 = t
+                        E1 = Et
+                        heur = H_FULL
+                        break
+            if i1 < 0:
+                continue
             ist[IS_NUM_CHANGED] += 1
-            steps += 1
-            ist[IS_SHRINK_COUNTER] -= 1
+        # ---- takeStep's update (TR sections 2.1-2.3) for the pair (i1, i2) ----
+        a1 = alpha[i1]
+        a2 = alpha[i2]
+        y1 = y[i1]
+        y2 = y[i2]
+        K11 = kdiag[i1]
+        K22 = kdiag[i2]
+        bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
+        d1 = y1 * (a1n - a1)
+        d2 = y2 * (a2n - a2)
+        if linear:
+            for (ii, dd) in ((i1, d1), (i2, d2)):
+                if sp:
+                    for q in range(ip[ii], ip[ii + 1]):
+                        w[ix[q]] += dd * dt[q]
+                else:
+                    for q in range(dn.shape[1]):
+                        w[q] += dd * dn[ii, q]
+        if use_rows:
+            na = ist[IS_N_ACTIVE]
+            # rows of i1 and i2 (i2's is usually cached by examineExample;
+            # the two most recent rows are never evicted by a fetch)
+            s1 = c_slot[i1]
+            if s1 >= 0:
+                lru_hit(c_prev, c_next, c_meta, s1)
+            else:
+                s1 = _fetch_miss(kd, cd, kdL, cdL, i1, act, ist)
+            if s2 < 0 or c_slot[i2] != s2:
+                s2 = c_slot[i2]
+                if s2 >= 0:
+                    lru_hit(c_prev, c_next, c_meta, s2)
+                else:
+                    s2 = _fetch_miss(kd, cd, kdL, cdL, i2, act, ist)
+            if compact:
+                # the layout's decision values; row position p is act[p]
+                for p in range(na):
+                    G[act[p]] += d1 * R[s1, p] + d2 * R[s2, p]
+            elif na == n:
+                for t in range(n):
+                    G[t] += d1 * R[s1, t] + d2 * R[s2, t]
+            else:
+                for p in range(na):
+                    t = act[p]
+                    G[t] += d1 * R[s1, t] + d2 * R[s2, t]
+        if not e_from_w:
+            # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
+            if (a1 >= C) != (a1n >= C):
+                _gbar_change(kd, cd, i1, C * y1 if a1n >= C else -C * y1, Gbar, ist)
+            if (a2 >= C) != (a2n >= C):
+                _gbar_change(kd, cd, i2, C * y2 if a2n >= C else -C * y2, Gbar, ist)
+        alpha[i1] = a1n
+        alpha[i2] = a2n
+        # the unordered list of non-bound examples (O(1) per change)
+        for (ii, aa) in ((i1, a1n), (i2, a2n)):
+            inside = aa > 0.0 and aa < C
+            pi = nbp[ii]
+            if inside and pi < 0:
+                k = ist[IS_NB]
+                nbi[k] = ii
+                nbp[ii] = k
+                ist[IS_NB] = k + 1
+            elif not inside and pi >= 0:
+                k = ist[IS_NB] - 1
+                last = nbi[k]
+                nbi[pi] = last
+                nbp[last] = pi
+                nbp[ii] = -1
+                ist[IS_NB] = k
+        fst[FS_B] = bn
+        ist[IS_ITER] += 1
+        if want_rec:
+            _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, heur,
+                    y1, y2, K11, K12, K22)
+        steps += 1
+        ist[IS_SHRINK_COUNTER] -= 1
     return steps
 
 

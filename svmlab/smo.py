@@ -27,14 +27,20 @@ Algorithm (TR section 2, pseudo-code in section 4 / Table 1):
   ``|E1 - E2|``, then the non-bound examples from a random start, then the
   whole set from a random start;
 * linear SVMs fold the weight vector ``w`` (section 2.4; eq. 22) and use sparse
-  dot products, with no kernel rows at all;
+  dot products instead of kernel rows (rows only over the non-bound examples
+  during a parked phase, below);
 * shrinking: the full passes (and the wss2 scans) visit only the "active"
   examples; an example at a bound that cannot be part of a violating pair is
   shrunk (Joachims 1999; LIBSVM's rule, Fan, Chen and Lin 2005 sec. 5,
   reconstructing the gradient once when the gap reaches ``10 tol``).  Platt's
   own passes over the non-bound subset are the same idea (NIPS 1999 paper,
-  section 2).  Before convergence is declared every example is unshrunk and
-  checked again (a final full pass).
+  section 2), and svmlab takes it literally: during a run of those passes the
+  examples at a bound are *parked* (no gradient updates, as Platt keeps
+  errors for the non-bound examples only) and the non-bound ones are served
+  by rows against a contiguous copy of their data, so a step costs
+  O(#non-bound) instead of O(n); the parked examples' gradients are brought
+  up to date before the next full pass.  Before convergence is declared
+  every example is unshrunk and checked again (a final full pass).
 
 ``selection="wss2"`` replaces the heuristics by LIBSVM's second-order working
 set selection (Fan, Chen and Lin 2005, WSS 2): ``i = argmax_{I_up} -y_t grad_t``,
@@ -55,7 +61,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _smo_core as core
 from ._base import BaseKernelSVC
 from ._stepping import SolverRun
-from .cache import KernelCache
+from .cache import KernelCache, cache_from_buffer, new_cache
 
 __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
 
@@ -77,9 +83,11 @@ class SMOStep:
     ``examine_all`` whether Platt's outer loop was in a full pass;
     ``n_active`` examples not shrunk, ``n_nonbound`` examples with
     ``0 < alpha < C``; ``cache_hits``/``cache_misses`` kernel-row cache counts
-    so far and ``kernel_evaluations = misses * n`` (an upper bound: rows
-    computed while shrunk cover only the active examples; 0 for the linear
-    kernel, which folds ``w``).
+    so far (full rows and rows over a parked phase's non-bound examples) and
+    ``kernel_evaluations`` the kernel values computed for those rows (misses
+    times the row length; full rows computed while shrunk cover only the
+    active examples, so this is an upper bound for them).  Platt's linear
+    SMO folds ``w`` and computes rows only during parked phases.
     """
 
     iteration: int
@@ -134,17 +142,28 @@ class SMORun(SolverRun):
         self.eps = float(eps) if self.selection == core.PLATT else 1e-12
         self.shrinking = bool(shrinking)
         self.shrink_every = int(min(n, 1000))
-        # the cache is only used by non-linear kernels (linear folds w)
-        self.cache = KernelCache(kernel, cache_size if not self.linear else 1e-9)
+        # Platt's linear SMO folds w and caches no full rows (wss2 needs the
+        # row of i, so it caches rows for every kernel); a parked phase
+        # caches rows against its layout in the same memory.
+        self.e_from_w = self.linear and self.selection == core.PLATT
+        self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9)
         self.cd = self.cache.data
+        self._buf = self.cd.rows.reshape(-1)
+        if self.e_from_w and self.shrinking:
+            self._buf = np.empty(int(cache_size * (1 << 20)) // 8)
+        self.kdL = self.kd  # placeholder until a parked phase
+        self.cdL = new_cache(1, 1e-9, row_len=1)
+        self.layout_size = 0
+        self._compact_counts = [0, 0, 0]  # hits, misses, kernel values of past phases
+        self.pos = np.full(n, -1, dtype=np.int64)
+        self.aref = np.zeros(n)
         self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
-        self.G = np.zeros(n if not self.linear else 0)
-        self.Gbar = np.zeros((2, n if not self.linear else 0))
+        self.G = np.zeros(n)
+        self.Gbar = np.zeros((2, n if not self.e_from_w else 0))
         self.w = np.zeros(kernel.n_features if self.linear else 0)
-        self.active = np.ones(n, dtype=np.bool_)
+        self.active = np.ones(n, dtype=np.int8)  # _smo_core.ACTIVE/SHRUNK/PARKED
         self.act = np.arange(n, dtype=np.int64)
-        self.scratch = np.zeros(n if self.linear else 0)
         self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)
         self.ist[core.IS_EXAMINE_ALL] = 1
         self.ist[core.IS_N_ACTIVE] = n
@@ -153,21 +172,62 @@ class SMORun(SolverRun):
         self.nbi = np.zeros(n, dtype=np.int64)
         self.nbp = np.full(n, -1, dtype=np.int64)
         self.plist = np.zeros(n, dtype=np.int64)
-        self.full = np.zeros(n if not self.linear else 0)
+        self.full = np.zeros(n if not self.e_from_w else 0)
         self.fst = np.zeros(core.FS_SIZE)
         self.rec = np.zeros(core.R_SIZE)
         self._empty_rec = np.zeros(core.R_SIZE)
 
     def _call(self, kmax, want_rec):
-        k = core.smo_run(self.kd, self.cd, self.y, self.C, self.tol, self.eps, self.kdiag,
-                         self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
-                         self.ist, self.fst, self.rec if want_rec else self._empty_rec,
-                         want_rec, self.linear, self.selection, self.shrinking,
-                         self.shrink_every, self.scratch, self.nbi, self.nbp, self.plist,
-                         self.full, int(kmax))
+        # smo_run returns early when a parked phase begins (build its layout
+        # data, then go on) or ends (go on in full mode)
+        total = 0
+        while total < kmax and self.ist[core.IS_DONE] == 0:
+            if self.ist[core.IS_REQUEST]:
+                self._new_layout()
+            total += int(core.smo_run(
+                self.kd, self.cd, self.kdL, self.cdL, self.y, self.C, self.tol, self.eps,
+                self.kdiag, self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
+                self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
+                self.linear, self.selection, self.shrinking, self.shrink_every,
+                self.nbi, self.nbp, self.plist, self.full, self.pos, self.aref,
+                int(kmax - total)))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True
-        return int(k)
+        return total
+
+    def _new_layout(self):
+        """A parked phase began (see :func:`_smo_core._park`): copy the
+        layout's rows contiguously and set up the compact cache over them,
+        in the memory of the (emptied) full-row cache."""
+        self._compact_counts[0] += int(self.cdL.meta[3])
+        self._compact_counts[1] += int(self.cdL.meta[4])
+        self._compact_counts[2] += int(self.cdL.meta[4]) * self.layout_size
+        m = int(self.ist[core.IS_N_ACTIVE])
+        layout = self.act[:m].copy()
+        self.kdL = self.kernel.subset_data(layout)
+        n = self.alpha.shape[0]
+        slots = int(min(max(self._buf.shape[0] // m, 2), n))
+        if slots * m > self._buf.shape[0]:
+            self._buf = np.empty(slots * m)
+        self.cdL = cache_from_buffer(self._buf[:slots * m].reshape(slots, m), n)
+        self.layout_size = m
+        self.ist[core.IS_REQUEST] = 0
+
+    @property
+    def cache_hits(self):
+        return self.cache.hits + self._compact_counts[0] + int(self.cdL.meta[3])
+
+    @property
+    def cache_misses(self):
+        return self.cache.misses + self._compact_counts[1] + int(self.cdL.meta[4])
+
+    @property
+    def kernel_evaluations(self):
+        """Kernel values computed for cached rows: full rows (n values, fewer
+        while examples are shrunk) and rows against a parked phase's layout."""
+        full = 0 if self.e_from_w else self.cache.kernel_evaluations
+        return (full + self._compact_counts[2]
+                + int(self.cdL.meta[4]) * self.layout_size)
 
     def _advance(self, max_steps):
         return self._call(max_steps, False)
@@ -179,8 +239,6 @@ class SMORun(SolverRun):
         if self._call(1, True) == 0:
             return None
         r = self.rec
-        hits = self.cache.hits
-        misses = self.cache.misses
         return SMOStep(
             iteration=int(r[core.R_ITER]), i1=int(r[core.R_I1]), i2=int(r[core.R_I2]),
             a1_old=float(r[core.R_A1_OLD]), a2_old=float(r[core.R_A2_OLD]),
@@ -194,8 +252,8 @@ class SMORun(SolverRun):
             examine_all=bool(r[core.R_EXALL]) and self.selection == core.PLATT,
             K11=float(r[core.R_K11]), K12=float(r[core.R_K12]), K22=float(r[core.R_K22]),
             delta_objective=float(r[core.R_DW]), n_active=int(r[core.R_NACTIVE]),
-            n_nonbound=int(r[core.R_NB]), cache_hits=hits, cache_misses=misses,
-            kernel_evaluations=0 if self.linear else misses * self.kernel.n_samples,
+            n_nonbound=int(r[core.R_NB]), cache_hits=self.cache_hits,
+            cache_misses=self.cache_misses, kernel_evaluations=self.kernel_evaluations,
         )
 
     @property
@@ -206,16 +264,16 @@ class SMORun(SolverRun):
         if self.selection == core.WSS2:
             return float(core.wss2_intercept(self.kd, self.cd, self.y, self.C, self.alpha,
                                               self.G.copy(), self.Gbar.copy(), self.w, self.active,
-                                              self.linear, self.full))
+                                              False, self.full))
         return self.b
 
     def result(self):
         return {
             "alpha": self.alpha.copy(),
             "intercept": self.intercept(),
-            "cache_hits": self.cache.hits,
-            "cache_misses": self.cache.misses,
-            "kernel_evaluations": 0 if self.linear else self.cache.kernel_evaluations,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "kernel_evaluations": self.kernel_evaluations,
         }
 
 
@@ -257,9 +315,16 @@ class SMOClassifier(BaseKernelSVC):
         rejected as too small), so svmlab defaults to ``1e-6``.  Pass
         ``eps=1e-3`` to reproduce Platt exactly.
     cache_size : float, default=40
-        Kernel-row cache in MB (Platt's experiments used 40 MB).  Unused for
-        the linear kernel, which folds ``w`` instead.
+        Kernel-row cache in MB (Platt's experiments used 40 MB).  During a
+        parked phase the same memory holds rows over the non-bound examples.
+        With the linear kernel, Platt's selection folds ``w`` and uses the
+        cache only in parked phases; wss2 needs the row of its first index
+        at every step, so it caches rows (and keeps the gradient) for every
+        kernel, the folded ``w`` besides.
     shrinking : bool, default=True
+        LIBSVM's shrinking, and parked phases when the cache cannot hold
+        every row (see :mod:`svmlab.smo`).  ``False`` runs Platt's loops on
+        every example throughout.
     selection : {"platt", "wss2"}, default="platt"
     max_iter : int, default=-1
         Maximum number of successful joint steps; -1 for no limit.  Hitting it

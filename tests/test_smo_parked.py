@@ -1,0 +1,114 @@
+"""Platt's passes over the non-bound examples run on a *parked* active set
+(svmlab._smo_core._park/_unpark): the bound examples get no gradient updates
+until the next full pass, the non-bound ones are served from rows against a
+contiguous copy of their data.  Checked here against brute force at every
+pass boundary: the gradient the solver keeps must be the true one for every
+example it uses, and the rows against a subset must be the kernel's values."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_moons
+
+import reference as R
+from svmlab import SMOClassifier
+from svmlab import _smo_core as core
+from svmlab.cache import cache_from_buffer, get_row_against
+from svmlab.kernels import Kernel, kernel_row_against
+
+
+def _binary_data(n=260, d=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < 0.12).astype(float)
+    w = rng.normal(size=d)
+    y = (X @ w + 0.3 * rng.normal(size=n) > np.median(X @ w)).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr", "binary"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+def test_rows_against_a_subset(kind, kernel):
+    if kind == "binary":
+        X, _ = _binary_data(60, 130)
+    else:
+        X, _ = make_moons(60, noise=0.3, random_state=0)
+        X = np.hstack([X, X[:, :1] * 0.5])
+    Xin = sp.csr_matrix(X) if kind == "csr" else X
+    k = Kernel(Xin, kernel, gamma=0.4, coef0=0.5, degree=2)
+    assert k.binary == (kind == "binary")
+    K = R.gram(X, kernel, 0.4, 2, 0.5)
+    idx = np.array([3, 4, 9, 17, 40, 59])
+    kd2 = k.subset_data(idx)
+    out = np.empty(len(idx))
+    for i in (0, 4, 33):
+        kernel_row_against(k.data, i, kd2, out)
+        np.testing.assert_allclose(out, K[i, idx], rtol=1e-12, atol=1e-12)
+    # the same through a cache laid over borrowed memory
+    buf = np.empty(3 * len(idx))
+    cd = cache_from_buffer(buf.reshape(3, len(idx)), X.shape[0])
+    for i in (5, 6, 7, 5, 8):
+        np.testing.assert_allclose(get_row_against(k.data, kd2, cd, i), K[i, idx],
+                                   rtol=1e-12, atol=1e-12)
+    assert (int(cd.meta[3]), int(cd.meta[4])) == (1, 4)  # hits, misses
+
+
+def _check_state(run, K, yp):
+    """The solver's G against brute force for every example it may read."""
+    f = K @ (run.alpha * yp)
+    act = run.act[:run.ist[core.IS_N_ACTIVE]]
+    if run.ist[core.IS_COMPACT]:
+        # a parked phase: the layout is active, nothing joins it, and the
+        # positions map examples to rows of the compact cache
+        assert np.all(run.active[act] == core.ACTIVE)
+        np.testing.assert_array_equal(run.pos[act], np.arange(len(act)))
+        parked = np.flatnonzero(run.active == core.PARKED)
+        assert len(parked) > 0
+        a = run.alpha[parked]
+        assert np.all((a <= 0) | (a >= run.C))  # only bound examples are parked
+        if run.linear:
+            np.testing.assert_allclose(run.G[act], f[act], atol=1e-9)
+    if not run.linear:
+        np.testing.assert_allclose(run.G[act], f[act], atol=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("data", ["moons", "binary"])
+def test_gradient_exact_through_parked_phases(kernel, data):
+    if data == "moons":
+        X, y = make_moons(240, noise=0.35, random_state=5)
+        gamma, C = 2.0, 20.0
+    else:
+        X, y = _binary_data()
+        gamma, C = 0.05, 5.0
+    # a cache too small for every row: parked phases pay off
+    m = SMOClassifier(C=C, kernel=kernel, gamma=gamma, random_state=1, progress=False,
+                      cache_size=0.05)
+    run = m.start(X, y)
+    K = R.gram(X, kernel, gamma)
+    yp = R.to_pm(y, m.classes_)
+    phases = 0
+    was_compact = False
+    while not run.finished:
+        run.n_iter += run._call(7, False)
+        compact = bool(run.ist[core.IS_COMPACT])
+        phases += compact and not was_compact
+        was_compact = compact
+        _check_state(run, K, yp)
+    assert phases >= 2  # the test went through parked phases and back
+    run.finish()
+    # and the result is LIBSVM's optimum
+    _, _, W_ref = R.libsvm_dual(X, y, C, kernel, gamma, 3, 0.0, tol=1e-6)
+    assert R.dual_objective(K, yp, m.alpha_) == pytest.approx(W_ref, rel=1e-3)
+
+
+@pytest.mark.parametrize("shrinking, cache_size", [(False, 0.05), (True, 40)])
+def test_no_parking(shrinking, cache_size):
+    """Not without shrinking, and not when every row fits in the cache."""
+    X, y = make_moons(200, noise=0.35, random_state=5)
+    m = SMOClassifier(C=20.0, gamma=2.0, shrinking=shrinking, cache_size=cache_size,
+                      random_state=1, progress=False)
+    run = m.start(X, y)
+    while not run.finished:
+        run.n_iter += run._call(5, False)
+        assert run.ist[core.IS_COMPACT] == 0
+        assert not np.any(run.active == core.PARKED)
