@@ -74,7 +74,8 @@ IS_PASSES = 10  # passes started (Platt)
 IS_PLEN = 11  # length of the current non-bound pass list (Platt)
 IS_COMPACT = 12  # a parked phase is on: rows against the layout (kdL, cdL)
 IS_REQUEST = 13  # 1: the caller must build kdL/cdL for the new layout
-IS_SIZE = 14
+IS_LAYOUT = 14  # size of the parked phase's layout (rows of kdL)
+IS_SIZE = 15
 
 FS_B = 0  # threshold b (svmlab sign: f(x) = sum alpha y K + b)
 FS_SIZE = 2
@@ -263,8 +264,7 @@ def _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, p
     """Every example active again, with its exact gradient (LIBSVM's
     unshrink; ends a parked phase first)."""
     if ist[IS_COMPACT]:  # (not reached: no unshrink during a parked phase)
-        for p in range(ist[IS_N_ACTIVE]):
-            pos[act[p]] = -1
+        pos[:] = -1
         ist[IS_COMPACT] = 0
     reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
     if ist[IS_N_ACTIVE] < alpha.shape[0]:
@@ -281,10 +281,11 @@ def _park(kd, cd, C, alpha, G, w, active, act, ist, linear, pos, aref):
 
     Platt keeps errors for the non-bound examples only.  Likewise, while
     parked, examples get no gradient updates: the phase works on the
-    *layout* ``act[:n_active]`` (fixed until :func:`_unpark`; examples can
-    leave the non-bound set meanwhile but none joins the layout), whose rows
-    the caller copies contiguously (``kdL``) for a compact kernel cache that
-    reuses the memory of the full-row cache (emptied here)."""
+    *layout* ``act[:n_active]`` (``pos[t]`` is t's position in it; fixed
+    until :func:`_unpark`: examples leave the active set meanwhile, see
+    :func:`_repark`, but none joins), whose rows the caller copies
+    contiguously (``kdL``) for a compact kernel cache that reuses the memory
+    of the full-row cache (emptied here)."""
     n_parked = 0
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
@@ -304,8 +305,61 @@ def _park(kd, cd, C, alpha, G, w, active, act, ist, linear, pos, aref):
         if linear:
             # folded w gives the decision values the phase keeps in G
             G[t] = _xw(sp, dn, ip, ix, dt, w, t)
+    ist[IS_LAYOUT] = ist[IS_N_ACTIVE]
     ist[IS_COMPACT] = 1
     return True
+
+
+@njit(cache=True)
+def _layout_deltas(y, alpha, pos, aref, m):
+    """``c[pos[j]] = (alpha_j - aref_j) y_j`` over the layout; None-like
+    flag: whether any multiplier of the layout moved since the park."""
+    c = np.zeros(m)
+    moved = False
+    for j in range(alpha.shape[0]):
+        p = pos[j]
+        if p >= 0:
+            c[p] = (alpha[j] - aref[j]) * y[j]
+            if c[p] != 0.0:
+                moved = True
+    return c, moved
+
+
+@njit(cache=True)
+def _repark(kd, kdL, y, C, alpha, G, active, act, ist, linear, pos, aref):
+    """Start of another pass of a parked phase: once a quarter of the active
+    layout examples sit at a bound, park them too.  Their G is rebased to
+    the phase start, ``G_t -= sum_j (alpha_j - aref_j) y_j K_jt``, so that
+    :func:`_unpark` restores every parked example the same way (the linear
+    kernel's parked examples need no G: full passes use the folded w)."""
+    na = ist[IS_N_ACTIVE]
+    n_bound = 0
+    for p in range(na):
+        a = alpha[act[p]]
+        if not (a > 0.0 and a < C):
+            n_bound += 1
+    if 4 * n_bound <= na:
+        return
+    m = ist[IS_LAYOUT]
+    c, moved = _layout_deltas(y, alpha, pos, aref, m)
+    rebase = moved and not linear
+    tmp = np.empty(m if rebase else 0)
+    k = 0
+    for p in range(na):
+        t = act[p]
+        a = alpha[t]
+        if a > 0.0 and a < C:
+            act[k] = t
+            k += 1
+            continue
+        active[t] = PARKED
+        if rebase:
+            kernel_row_against(kd, t, kdL, tmp)
+            s = 0.0
+            for q in range(m):
+                s += c[q] * tmp[q]
+            G[t] -= s
+    ist[IS_N_ACTIVE] = k
 
 
 @njit(cache=True)
@@ -317,26 +371,19 @@ def _unpark(kd, kdL, y, alpha, G, active, act, ist, linear, pos, aref):
     Computed parked example by parked example against the layout's
     contiguous rows ``kdL``, which stay in the CPU cache."""
     n = alpha.shape[0]
-    na = ist[IS_N_ACTIVE]
+    m = ist[IS_LAYOUT]
     if not linear:
-        c = np.empty(na)
-        moved = False
-        for p in range(na):
-            j = act[p]
-            c[p] = (alpha[j] - aref[j]) * y[j]
-            if c[p] != 0.0:
-                moved = True
+        c, moved = _layout_deltas(y, alpha, pos, aref, m)
         if moved:
-            tmp = np.empty(na)
+            tmp = np.empty(m)
             for t in range(n):
                 if active[t] == PARKED:
                     kernel_row_against(kd, t, kdL, tmp)
                     s = 0.0
-                    for p in range(na):
-                        s += c[p] * tmp[p]
+                    for q in range(m):
+                        s += c[q] * tmp[q]
                     G[t] += s
-    for p in range(na):
-        pos[act[p]] = -1
+    pos[:] = -1
     for i in range(n):
         if active[i] == PARKED:
             active[i] = ACTIVE
@@ -557,6 +604,9 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                                  aref):
                             ist[IS_REQUEST] = 1
                             break
+                    elif compact:
+                        _repark(kd, kdL, y, C, alpha, G, active, act, ist, e_from_w, pos,
+                                aref)
                 elif compact:
                     _unpark(kd, kdL, y, alpha, G, active, act, ist, e_from_w, pos, aref)
                     break  # the caller calls again, in full mode
@@ -656,7 +706,7 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                         K12 = _xx(sp, dn, ip, ix, dt, t, i2)
                     else:
                         Et = G[t] + b - y[t]
-                        K12 = R[s2, (start + k) % na] if compact else R[s2, t]
+                        K12 = R[s2, pos[t]] if compact else R[s2, t]
                     moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
                                                                 b, kdiag[t], K12, K22, C, eps)
                     if moved:
@@ -701,9 +751,12 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                 else:
                     s2 = _fetch_miss(kd, cd, kdL, cdL, i2, act, ist)
             if compact:
-                # the layout's decision values; row position p is act[p]
+                # the active layout examples' decision values; rows are
+                # indexed by layout position
                 for p in range(na):
-                    G[act[p]] += d1 * R[s1, p] + d2 * R[s2, p]
+                    t = act[p]
+                    q = pos[t]
+                    G[t] += d1 * R[s1, q] + d2 * R[s2, q]
             elif na == n:
                 for t in range(n):
                     G[t] += d1 * R[s1, t] + d2 * R[s2, t]

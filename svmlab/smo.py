@@ -202,7 +202,7 @@ class SMORun(SolverRun):
         self._compact_counts[0] += int(self.cdL.meta[3])
         self._compact_counts[1] += int(self.cdL.meta[4])
         self._compact_counts[2] += int(self.cdL.meta[4]) * self.layout_size
-        m = int(self.ist[core.IS_N_ACTIVE])
+        m = int(self.ist[core.IS_LAYOUT])
         layout = self.act[:m].copy()
         self.kdL = self.kernel.subset_data(layout)
         n = self.alpha.shape[0]
