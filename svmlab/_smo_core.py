@@ -671,34 +671,17 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                         i1 = t1
                         E1 = E1b
                         heur = H_MAXDIFF
-            # 2) the non-bound examples, from a random start
-            if i1 < 0 and nb > 0:
-                start = rng_next(ist) % nb
-                for k in range(nb):
-                    t = nbi[(start + k) % nb]
-                    if t == i2:
-                        continue
-                    if lin_w:
-                        Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
-                        K12 = _xx(sp, dn, ip, ix, dt, t, i2)
-                    else:
-                        Et = G[t] + b - y[t]
-                        K12 = R[s2, pos[t]] if compact else R[s2, t]
-                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
-                                                                b, kdiag[t], K12, K22, C, eps)
-                    if moved:
-                        i1 = t
-                        E1 = Et
-                        heur = H_NONBOUND
-                        break
-            # 3) the whole (active) set, from a random start; a parked phase
-            # scans its layout
-            if i1 < 0:
+            # 2) the non-bound examples, then 3) the whole (active) set, each
+            # from a random start (a parked phase scans its active layout)
+            for stage in range(2):
+                if i1 >= 0 or (stage == 0 and nb == 0):
+                    continue
                 na = ist[IS_N_ACTIVE]
-                m3 = na if compact else n
+                m3 = nb if stage == 0 else (na if compact else n)
                 start = rng_next(ist) % m3
                 for k in range(m3):
-                    t = act[(start + k) % na] if compact else (start + k) % n
+                    q = (start + k) % m3
+                    t = nbi[q] if stage == 0 else (act[q] if compact else q)
                     if t == i2 or active[t] != ACTIVE:
                         continue
                     if lin_w:
@@ -712,7 +695,7 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                     if moved:
                         i1 = t
                         E1 = Et
-                        heur = H_FULL
+                        heur = H_NONBOUND if stage == 0 else H_FULL
                         break
             if i1 < 0:
                 continue
