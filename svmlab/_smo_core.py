@@ -26,19 +26,22 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   a bound are *parked*: no gradient updates, no kernel-row entries.  The
   remaining *layout* (the non-bound examples, fixed for the phase) gets a
   contiguous copy of its rows (``kdL``) and a compact row cache (``cdL``,
-  in the memory of the full-row cache), so a step costs O(layout), not
-  O(n).  (Not when every full row fits in the cache: the rows are then all
-  cached, and parking would only drop them.)  Before the next full pass the
-  parked examples get their exact gradient back,
-  ``G_t += sum_j (alpha_j - alpha_j^park) y_j K_jt`` over the layout.  Step 3 of examineExample (the scan of the whole set) scans the
-  layout during a parked phase, as it scans only the active examples while
-  shrunk; the final full pass over every example still decides convergence.
+  in the memory of the full-row cache), and its decision values move to
+  layout order (``FL``, with ``BL``: 0 if non-bound, inf at a bound), so a step costs
+  one contiguous O(layout) update, not O(n) scattered ones.  (Not when
+  every full row fits in the cache: the rows are then all cached, and
+  parking would only drop them.)  Before the next full pass the parked
+  examples get their exact gradient back, ``G_t += sum_j (alpha_j -
+  alpha_j^park) y_j K_jt`` over the layout.  Step 3 of examineExample (the
+  scan of the whole set) scans the active layout during a parked phase, as
+  it scans only the active examples while shrunk; the final full pass over
+  every example still decides convergence.
 * The linear kernel folds the weight vector: ``w`` (dense, length d) is
   updated at every step (Platt's TR section 2.4) and in full passes
   ``E_i = w.x_i + b - y_i`` is a sparse dot product, with no kernel rows.
-  During a parked phase the layout's decision values are kept in ``G`` (from
-  ``w`` at the start, then updated with rows against the layout), which is
-  cheaper than a sparse dot product per candidate.
+  During a parked phase the layout's decision values are kept in ``FL``
+  (from ``w`` at the start, then updated with rows against the layout),
+  which is cheaper than a sparse dot product per candidate.
 * The random start positions of Platt's second-choice loops come from a
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
@@ -57,6 +60,7 @@ from numba import njit
 
 from ._pairstep import pair_step, pair_threshold, segment_objective
 from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
+from ._bits import popcount
 from .kernels import kernel_row, kernel_row_against, kernel_row_subset
 
 # --- integer state -----------------------------------------------------------
@@ -73,9 +77,10 @@ IS_NB = 9  # number of non-bound examples (0 < alpha < C)
 IS_PASSES = 10  # passes started (Platt)
 IS_PLEN = 11  # length of the current non-bound pass list (Platt)
 IS_COMPACT = 12  # a parked phase is on: rows against the layout (kdL, cdL)
-IS_REQUEST = 13  # 1: the caller must build kdL/cdL for the new layout
-IS_LAYOUT = 14  # size of the parked phase's layout (rows of kdL)
-IS_SIZE = 15
+IS_REQUEST = 13  # the caller must build kdL/cdL: 1 for a new layout, 2 a compacted one
+IS_LAYOUT = 14  # size of the parked phase's current layout (rows of kdL)
+IS_LAYOUT0 = 15  # size of its layout at the park (rows of kdL0)
+IS_SIZE = 16
 
 FS_B = 0  # threshold b (svmlab sign: f(x) = sum alpha y K + b)
 FS_SIZE = 2
@@ -275,17 +280,25 @@ def _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, p
 
 
 @njit(cache=True)
-def _park(kd, cd, C, alpha, G, w, active, act, ist, linear, pos, aref):
+def _park(kd, cd, y, C, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL, BL):
     """Start of a phase of passes over the non-bound examples: park the
     active examples at a bound; True if any was parked.
 
     Platt keeps errors for the non-bound examples only.  Likewise, while
     parked, examples get no gradient updates: the phase works on the
-    *layout* ``act[:n_active]`` (``pos[t]`` is t's position in it; fixed
-    until :func:`_unpark`: examples leave the active set meanwhile, see
-    :func:`_repark`, but none joins), whose rows the caller copies
-    contiguously (``kdL``) for a compact kernel cache that reuses the memory
-    of the full-row cache (emptied here)."""
+    *layout* ``act[:n_active]`` (``pos[t]`` is t's position in it; examples
+    leave it when :func:`_repark` compacts it, none joins before
+    :func:`_unpark`), whose rows the caller copies contiguously (``kdL``)
+    for a compact kernel cache that reuses the memory of the full-row cache
+    (emptied here).  The layout at the park (positions ``pos0``, rows
+    ``kdL0``) is kept for restoring the parked examples' gradients.
+
+    During the phase the layout's decision values live in layout order:
+    ``FL[p] = G_t - y_t`` (so ``E_t = FL[p] + b``) for ``t = lay[p]``, and
+    ``BL[p]`` is 0 for the non-bound ones and inf for those at a bound; a
+    step updates ``FL`` as one contiguous axpy with the two compact rows, and
+    Platt's max |E1 - E2| is a branch-predictable scan for the extremes of
+    ``FL - BL`` and ``FL + BL``."""
     n_parked = 0
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
@@ -302,18 +315,21 @@ def _park(kd, cd, C, alpha, G, w, active, act, ist, linear, pos, aref):
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         pos[t] = p
-        if linear:
-            # folded w gives the decision values the phase keeps in G
-            G[t] = _xw(sp, dn, ip, ix, dt, w, t)
+        pos0[t] = p
+        lay[p] = t
+        BL[p] = 0.0  # every active example is non-bound now
+        # (the folded w gives the linear kernel's decision values)
+        FL[p] = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) - y[t]
     ist[IS_LAYOUT] = ist[IS_N_ACTIVE]
+    ist[IS_LAYOUT0] = ist[IS_N_ACTIVE]
     ist[IS_COMPACT] = 1
     return True
 
 
 @njit(cache=True)
 def _layout_deltas(y, alpha, pos, aref, m):
-    """``c[pos[j]] = (alpha_j - aref_j) y_j`` over the layout; None-like
-    flag: whether any multiplier of the layout moved since the park."""
+    """``c[pos[j]] = (alpha_j - aref_j) y_j`` over the layout at the park
+    (``pos`` = ``pos0``); and whether any multiplier moved since the park."""
     c = np.zeros(m)
     moved = False
     for j in range(alpha.shape[0]):
@@ -326,69 +342,110 @@ def _layout_deltas(y, alpha, pos, aref, m):
 
 
 @njit(cache=True)
-def _repark(kd, kdL, y, C, alpha, G, active, act, ist, linear, pos, aref):
-    """Start of another pass of a parked phase: once a quarter of the active
-    layout examples sit at a bound, park them too.  Their G is rebased to
-    the phase start, ``G_t -= sum_j (alpha_j - aref_j) y_j K_jt``, so that
-    :func:`_unpark` restores every parked example the same way (the linear
-    kernel's parked examples need no G: full passes use the folded w)."""
-    na = ist[IS_N_ACTIVE]
-    n_bound = 0
-    for p in range(na):
-        a = alpha[act[p]]
-        if not (a > 0.0 and a < C):
-            n_bound += 1
-    if 4 * n_bound <= na:
-        return
+def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
+            R, owner):
+    """Start of another pass of a parked phase: once a quarter of the layout
+    examples sit at a bound, park them too and compact the layout (``FL``,
+    ``BL``, ``lay``, ``pos``, and the cached rows, in place: row s moves
+    from stride m to stride m_new in the flat memory of ``R``, which is
+    safe front to back).  True if it did; the caller then copies the new
+    layout's rows (``kdL``) and views the cache memory with the new stride.
+    The newly parked examples' G is rebased to the phase start, ``G_t =
+    FL_t + y_t - sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
+    park, so that :func:`_unpark` restores every parked example alike (the
+    linear kernel's parked examples need no G: full passes use the folded
+    w)."""
     m = ist[IS_LAYOUT]
-    c, moved = _layout_deltas(y, alpha, pos, aref, m)
+    n_bound = 0
+    for p in range(m):
+        if BL[p] != 0.0:
+            n_bound += 1
+    if 4 * n_bound <= m:
+        return False
+    m0 = ist[IS_LAYOUT0]
+    c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
     rebase = moved and not linear
-    tmp = np.empty(m if rebase else 0)
+    tmp = np.empty(m0 if rebase else 0)
+    keep = np.empty(m - n_bound, dtype=np.int64)
     k = 0
-    for p in range(na):
-        t = act[p]
-        a = alpha[t]
-        if a > 0.0 and a < C:
+    for p in range(m):
+        t = lay[p]
+        if BL[p] == 0.0:
+            keep[k] = p
+            pos[t] = k
+            lay[k] = t
+            FL[k] = FL[p]
+            BL[k] = 0.0
             act[k] = t
             k += 1
             continue
         active[t] = PARKED
+        pos[t] = -1
+        G[t] = FL[p] + y[t]
         if rebase:
-            kernel_row_against(kd, t, kdL, tmp)
+            kernel_row_against(kd, t, kdL0, tmp)
             s = 0.0
-            for q in range(m):
+            for q in range(m0):
                 s += c[q] * tmp[q]
             G[t] -= s
+    flat = R.reshape(-1)
+    for sl in range(R.shape[0]):
+        if owner[sl] >= 0:
+            src = sl * m
+            dst = sl * k
+            for q in range(k):
+                flat[dst + q] = flat[src + keep[q]]
     ist[IS_N_ACTIVE] = k
+    ist[IS_LAYOUT] = k
+    return True
 
 
 @njit(cache=True)
-def _unpark(kd, kdL, y, alpha, G, active, act, ist, linear, pos, aref):
+def _unpark(kd, kdL0, y, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL):
     """End of a parked phase (before a full pass): the parked examples become
-    active again, with exact gradients: ``G_t += sum_j (alpha_j - aref_j) y_j
-    K_jt`` over the layout examples j (only those whose multiplier moved in
-    the phase count; the parked examples' G is that of the phase start).
-    Computed parked example by parked example against the layout's
-    contiguous rows ``kdL``, which stay in the CPU cache."""
+    active again, with exact gradients.  The layout's come from ``FL``; the
+    others' are those of the phase start (rebased so by :func:`_repark`) and
+    get ``G_t += sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
+    park (only the examples whose multiplier moved in the phase count),
+    computed parked example by parked example against that layout's
+    contiguous rows ``kdL0``, which stay in the CPU cache.  (The linear
+    kernel's full passes take E from the folded w.)"""
     n = alpha.shape[0]
     m = ist[IS_LAYOUT]
+    for p in range(m):
+        t = lay[p]
+        G[t] = FL[p] + y[t]
     if not linear:
-        c, moved = _layout_deltas(y, alpha, pos, aref, m)
+        m0 = ist[IS_LAYOUT0]
+        c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
         if moved:
-            tmp = np.empty(m)
+            tmp = np.empty(m0)
             for t in range(n):
-                if active[t] == PARKED:
-                    kernel_row_against(kd, t, kdL, tmp)
+                if active[t] == PARKED and pos[t] < 0:
+                    kernel_row_against(kd, t, kdL0, tmp)
                     s = 0.0
-                    for q in range(m):
+                    for q in range(m0):
                         s += c[q] * tmp[q]
                     G[t] += s
     pos[:] = -1
+    pos0[:] = -1
     for i in range(n):
         if active[i] == PARKED:
             active[i] = ACTIVE
     rebuild_active_list(active, act, ist)
     ist[IS_COMPACT] = 0
+
+
+@njit(cache=True)
+def _fill_error_cache(kd, y, w, nbi, nb, EF, nbw):
+    """Platt's error cache of the full passes (binary inputs, linear kernel,
+    see :func:`smo_run`) from scratch: ``EF[k] = w.x_t - y_t`` and the bit
+    row of ``t = nbi[k]`` for every non-bound example."""
+    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    for k in range(nb):
+        t = nbi[k]
+        nbw[k, :] = kd.brows[t, :]
+        EF[k] = _xw(sp, dn, ip, ix, dt, w, t) - y[t]
 
 
 @njit(cache=True)
@@ -449,6 +506,72 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
     rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
     rec[R_NACTIVE] = ist[IS_N_ACTIVE]
     rec[R_NB] = ist[IS_NB]
+
+
+@njit(cache=True, inline="always")
+def _extremes(FL, BL, m):
+    """First positions of the largest ``FL - BL`` and of the smallest ``FL +
+    BL`` over ``[0, m)`` (``BL`` is 0 or inf, so these are the extremes of
+    ``FL`` over the non-bound positions).  Four independent lanes, so that
+    the compare-and-select chains overlap; inlined into :func:`smo_run`
+    (numba IR inlining: no reference counting for the array arguments)."""
+    x0 = x1 = x2 = x3 = -np.inf
+    n0 = n1 = n2 = n3 = np.inf
+    a0 = a1 = a2 = a3 = -1
+    c0 = c1 = c2 = c3 = -1
+    m4 = m - m % 4
+    for q in range(0, m4, 4):
+        u = FL[q] - BL[q]
+        if u > x0:
+            x0 = u
+            a0 = q
+        u = FL[q + 1] - BL[q + 1]
+        if u > x1:
+            x1 = u
+            a1 = q + 1
+        u = FL[q + 2] - BL[q + 2]
+        if u > x2:
+            x2 = u
+            a2 = q + 2
+        u = FL[q + 3] - BL[q + 3]
+        if u > x3:
+            x3 = u
+            a3 = q + 3
+        v = FL[q] + BL[q]
+        if v < n0:
+            n0 = v
+            c0 = q
+        v = FL[q + 1] + BL[q + 1]
+        if v < n1:
+            n1 = v
+            c1 = q + 1
+        v = FL[q + 2] + BL[q + 2]
+        if v < n2:
+            n2 = v
+            c2 = q + 2
+        v = FL[q + 3] + BL[q + 3]
+        if v < n3:
+            n3 = v
+            c3 = q + 3
+    for q in range(m4, m):
+        u = FL[q] - BL[q]
+        if u > x0:
+            x0 = u
+            a0 = q
+        v = FL[q] + BL[q]
+        if v < n0:
+            n0 = v
+            c0 = q
+    # merge the lanes: the larger value, the first position on a tie
+    for (x, a) in ((x1, a1), (x2, a2), (x3, a3)):
+        if x > x0 or (x == x0 and a >= 0 and (a < a0 or a0 < 0)):
+            x0 = x
+            a0 = a
+    for (n_, c) in ((n1, c1), (n2, c2), (n3, c3)):
+        if n_ < n0 or (n_ == n0 and c >= 0 and (c < c0 or c0 < 0)):
+            n0 = n_
+            c0 = c
+    return a0, c0
 
 
 @njit(cache=True)
@@ -514,16 +637,19 @@ def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
 
 
 @njit(cache=True)
-def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
+def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
             rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
-            plist, full, pos, aref, kmax):
+            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbw, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
 
     Returns early, for the caller to call again, when a parked phase begins
     (``ist[IS_REQUEST] = 1``: the caller first builds ``kdL``, the layout's
-    rows, contiguous, and the compact cache ``cdL`` over them) and when one
-    ends.  So the mode (full or compact rows) is fixed within one call.
+    rows, contiguous, and the compact cache ``cdL`` over them), when its
+    layout is compacted (``ist[IS_REQUEST] = 2``: the caller rebuilds
+    ``kdL`` and views the cache memory with the new row length) and when
+    one ends.  So the mode (full or compact rows) and the layout are fixed
+    within one call.
 
     Written as one function on purpose: numba updates reference counts
     (atomic operations) for every array handed to a function that is not
@@ -543,6 +669,13 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
     e_from_w = linear and selection == PLATT
     lin_w = e_from_w and not compact
     use_rows = not lin_w
+    # binary inputs, linear kernel, Platt: full passes keep Platt's error
+    # cache for the non-bound examples, EF[k] = E - b of nbi[k], updated at
+    # every step by popcounts against a contiguous copy of their bit rows
+    # (nbw[k] = row nbi[k]), instead of a sparse dot product per example
+    bin_ec = e_from_w and kd.binary
+    bin_w = bin_ec and not compact
+    br = kd.brows
     # parked phases pay off unless every full row fits in the cache
     can_park = shrinking and (e_from_w or cd.rows.shape[0] < n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
@@ -600,15 +733,20 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                     plist[:nb] = np.sort(nbi[:nb])
                     ist[IS_PLEN] = nb
                     if can_park and not compact:
-                        if _park(kd, cd, C, alpha, G, w, active, act, ist, e_from_w, pos,
-                                 aref):
+                        if _park(kd, cd, y, C, alpha, G, w, active, act, ist, e_from_w, pos,
+                                 pos0, aref, lay, FL, BL):
                             ist[IS_REQUEST] = 1
                             break
                     elif compact:
-                        _repark(kd, kdL, y, C, alpha, G, active, act, ist, e_from_w, pos,
-                                aref)
+                        if _repark(kd, kdL0, y, C, alpha, G, active, act, ist, e_from_w,
+                                   pos, pos0, aref, lay, FL, BL, cdL.rows, cdL.owner):
+                            ist[IS_REQUEST] = 2
+                            break
                 elif compact:
-                    _unpark(kd, kdL, y, alpha, G, active, act, ist, e_from_w, pos, aref)
+                    _unpark(kd, kdL0, y, alpha, G, active, act, ist, e_from_w, pos, pos0,
+                            aref, lay, FL)
+                    if bin_ec:
+                        _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbw)
                     break  # the caller calls again, in full mode
                 continue
             if ist[IS_EXAMINE_ALL]:
@@ -622,7 +760,10 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
             if ist[IS_EXAMINE_ALL] == 0 and not (a2 > 0.0 and a2 < C):
                 continue
             y2 = y[i2]
-            E2 = (_xw(sp, dn, ip, ix, dt, w, i2) if lin_w else G[i2]) + b - y2
+            if compact:
+                E2 = FL[pos[i2]] + b
+            else:
+                E2 = (_xw(sp, dn, ip, ix, dt, w, i2) if lin_w else G[i2]) + b - y2
             r2 = E2 * y2
             if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
                 continue
@@ -637,23 +778,47 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
             i1 = -1
             # 1) the non-bound example maximising |E1 - E2|
             nb = ist[IS_NB]
-            if nb > 1:
+            if nb > 1 and compact:
+                # the extremes of E over the non-bound layout examples
+                qmax, qmin = _extremes(FL, BL, ist[IS_LAYOUT])
+                fmax = FL[qmax]
+                fmin = FL[qmin]
+                f2 = E2 - b
+                if fmax - f2 >= f2 - fmin:
+                    t1 = lay[qmax]
+                    E1b = fmax + b
+                else:
+                    t1 = lay[qmin]
+                    E1b = fmin + b
+                if t1 != i2:
+                    K12 = R[s2, pos[t1]]
+                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b,
+                                                                E2, b, kdiag[t1], K12, K22, C,
+                                                                eps)
+                    if moved:
+                        i1 = t1
+                        E1 = E1b
+                        heur = H_MAXDIFF
+            elif nb > 1:
                 best = -1.0
                 t1 = -1
                 E1b = 0.0
                 for p in range(nb):
                     t = nbi[p]
-                    if lin_w:
-                        f = 0.0
-                        if sp:
-                            for q in range(ip[t], ip[t + 1]):
-                                f += dt[q] * w[ix[q]]
-                        else:
-                            for q in range(dn.shape[1]):
-                                f += dn[t, q] * w[q]
+                    if bin_w:
+                        Et = EF[p] + b
                     else:
-                        f = G[t]
-                    Et = f + b - y[t]
+                        if lin_w:
+                            f = 0.0
+                            if sp:
+                                for q in range(ip[t], ip[t + 1]):
+                                    f += dt[q] * w[ix[q]]
+                            else:
+                                for q in range(dn.shape[1]):
+                                    f += dn[t, q] * w[q]
+                        else:
+                            f = G[t]
+                        Et = f + b - y[t]
                     d = abs(Et - E2)
                     if d > best:
                         best = d
@@ -663,7 +828,7 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                     if lin_w:
                         K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
                     else:
-                        K12 = R[s2, pos[t1]] if compact else R[s2, t1]
+                        K12 = R[s2, t1]
                     moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b,
                                                                 E2, b, kdiag[t1], K12, K22, C,
                                                                 eps)
@@ -684,12 +849,18 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                     t = nbi[q] if stage == 0 else (act[q] if compact else q)
                     if t == i2 or active[t] != ACTIVE:
                         continue
-                    if lin_w:
+                    if compact:
+                        Et = FL[pos[t]] + b
+                        K12 = R[s2, pos[t]]
+                    elif bin_w and stage == 0:
+                        Et = EF[q] + b
+                        K12 = _xx(sp, dn, ip, ix, dt, t, i2)
+                    elif lin_w:
                         Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                         K12 = _xx(sp, dn, ip, ix, dt, t, i2)
                     else:
                         Et = G[t] + b - y[t]
-                        K12 = R[s2, pos[t]] if compact else R[s2, t]
+                        K12 = R[s2, t]
                     moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
                                                                 b, kdiag[t], K12, K22, C, eps)
                     if moved:
@@ -718,6 +889,17 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                 else:
                     for q in range(dn.shape[1]):
                         w[q] += dd * dn[ii, q]
+        if bin_w:
+            # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t)
+            nw = br.shape[1]
+            for k in range(ist[IS_NB]):
+                c1 = 0
+                c2 = 0
+                for q in range(nw):
+                    v = nbw[k, q]
+                    c1 += popcount(v & br[i1, q])
+                    c2 += popcount(v & br[i2, q])
+                EF[k] += d1 * c1 + d2 * c2
         if use_rows:
             na = ist[IS_N_ACTIVE]
             # rows of i1 and i2 (i2's is usually cached by examineExample;
@@ -734,12 +916,10 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                 else:
                     s2 = _fetch_miss(kd, cd, kdL, cdL, i2, act, ist)
             if compact:
-                # the active layout examples' decision values; rows are
-                # indexed by layout position
-                for p in range(na):
-                    t = act[p]
-                    q = pos[t]
-                    G[t] += d1 * R[s1, q] + d2 * R[s2, q]
+                # the layout's decision values (the layout is the active
+                # set, contiguous: one axpy)
+                for q in range(ist[IS_LAYOUT]):
+                    FL[q] += d1 * R[s1, q] + d2 * R[s2, q]
             elif na == n:
                 for t in range(n):
                     G[t] += d1 * R[s1, t] + d2 * R[s2, t]
@@ -758,12 +938,17 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
         # the unordered list of non-bound examples (O(1) per change)
         for (ii, aa) in ((i1, a1n), (i2, a2n)):
             inside = aa > 0.0 and aa < C
+            if compact:
+                BL[pos[ii]] = 0.0 if inside else np.inf
             pi = nbp[ii]
             if inside and pi < 0:
                 k = ist[IS_NB]
                 nbi[k] = ii
                 nbp[ii] = k
                 ist[IS_NB] = k + 1
+                if bin_w:
+                    nbw[k, :] = br[ii, :]
+                    EF[k] = _xw(sp, dn, ip, ix, dt, w, ii) - y[ii]
             elif not inside and pi >= 0:
                 k = ist[IS_NB] - 1
                 last = nbi[k]
@@ -771,6 +956,9 @@ def smo_run(kd, cd, kdL, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, 
                 nbp[last] = pi
                 nbp[ii] = -1
                 ist[IS_NB] = k
+                if bin_w:
+                    nbw[pi, :] = nbw[k, :]
+                    EF[pi] = EF[k]
         fst[FS_B] = bn
         ist[IS_ITER] += 1
         if want_rec:

@@ -152,11 +152,25 @@ class SMORun(SolverRun):
         if self.e_from_w and self.shrinking:
             self._buf = np.empty(int(cache_size * (1 << 20)) // 8)
         self.kdL = self.kd  # placeholder until a parked phase
+        self.kdL0 = self.kd
         self.cdL = new_cache(1, 1e-9, row_len=1)
         self.layout_size = 0
         self._compact_counts = [0, 0, 0]  # hits, misses, kernel values of past phases
+        self._miss_base = 0  # misses of the phase before its layout last changed
         self.pos = np.full(n, -1, dtype=np.int64)
+        self.pos0 = np.full(n, -1, dtype=np.int64)
         self.aref = np.zeros(n)
+        # a parked phase's layout, in layout order: example, F = G - y, and
+        # 0 if non-bound, inf at a bound (see _smo_core._park)
+        self.lay = np.zeros(n, dtype=np.int64)
+        self.FL = np.zeros(n)
+        self.BL = np.zeros(n)
+        # Platt's error cache of the full passes for binary inputs with the
+        # linear kernel (see _smo_core.smo_run): E - b and bit rows of the
+        # non-bound examples, in the order of the non-bound list
+        bin_ec = self.e_from_w and self.kd.binary
+        self.EF = np.zeros(n if bin_ec else 0)
+        self.nbw = np.zeros((n if bin_ec else 0, self.kd.brows.shape[1]), dtype=np.uint64)
         self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
@@ -185,12 +199,12 @@ class SMORun(SolverRun):
             if self.ist[core.IS_REQUEST]:
                 self._new_layout()
             total += int(core.smo_run(
-                self.kd, self.cd, self.kdL, self.cdL, self.y, self.C, self.tol, self.eps,
+                self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.y, self.C, self.tol, self.eps,
                 self.kdiag, self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
                 self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
                 self.linear, self.selection, self.shrinking, self.shrink_every,
-                self.nbi, self.nbp, self.plist, self.full, self.pos, self.aref,
-                int(kmax - total)))
+                self.nbi, self.nbp, self.plist, self.full, self.pos, self.pos0, self.aref,
+                self.lay, self.FL, self.BL, self.EF, self.nbw, int(kmax - total)))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True
         return total
@@ -198,18 +212,28 @@ class SMORun(SolverRun):
     def _new_layout(self):
         """A parked phase began (see :func:`_smo_core._park`): copy the
         layout's rows contiguously and set up the compact cache over them,
-        in the memory of the (emptied) full-row cache."""
-        self._compact_counts[0] += int(self.cdL.meta[3])
-        self._compact_counts[1] += int(self.cdL.meta[4])
-        self._compact_counts[2] += int(self.cdL.meta[4]) * self.layout_size
+        in the memory of the (emptied) full-row cache.  Or its layout was
+        compacted (:func:`_smo_core._repark`, which moved the cached rows to
+        the new row length in the same memory): copy the new layout's rows
+        and view the cache memory with the new row length."""
+        misses = int(self.cdL.meta[4])
+        self._compact_counts[2] += (misses - self._miss_base) * self.layout_size
         m = int(self.ist[core.IS_LAYOUT])
-        layout = self.act[:m].copy()
-        self.kdL = self.kernel.subset_data(layout)
+        self.kdL = self.kernel.subset_data(self.lay[:m].copy())
         n = self.alpha.shape[0]
-        slots = int(min(max(self._buf.shape[0] // m, 2), n))
-        if slots * m > self._buf.shape[0]:
-            self._buf = np.empty(slots * m)
-        self.cdL = cache_from_buffer(self._buf[:slots * m].reshape(slots, m), n)
+        if self.ist[core.IS_REQUEST] == 1:
+            self._compact_counts[0] += int(self.cdL.meta[3])
+            self._compact_counts[1] += misses
+            self.kdL0 = self.kdL
+            slots = int(min(max(self._buf.shape[0] // m, 2), n))
+            if slots * m > self._buf.shape[0]:
+                self._buf = np.empty(slots * m)
+            self.cdL = cache_from_buffer(self._buf[:slots * m].reshape(slots, m), n)
+            self._miss_base = 0
+        else:
+            slots = self.cdL.rows.shape[0]
+            self.cdL = self.cdL._replace(rows=self._buf[:slots * m].reshape(slots, m))
+            self._miss_base = misses
         self.layout_size = m
         self.ist[core.IS_REQUEST] = 0
 
@@ -227,7 +251,7 @@ class SMORun(SolverRun):
         while examples are shrunk) and rows against a parked phase's layout."""
         full = 0 if self.e_from_w else self.cache.kernel_evaluations
         return (full + self._compact_counts[2]
-                + int(self.cdL.meta[4]) * self.layout_size)
+                + (int(self.cdL.meta[4]) - self._miss_base) * self.layout_size)
 
     def _advance(self, max_steps):
         return self._call(max_steps, False)

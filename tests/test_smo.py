@@ -171,8 +171,16 @@ def test_hook_invariants_and_replay(selection):
 
 @pytest.mark.parametrize("selection", ["platt", "wss2"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
-def test_stepped_equals_fast(selection, kernel):
-    X, y = make_classification(200, 6, random_state=11, flip_y=0.1)
+@pytest.mark.parametrize("data", ["dense", "binary"])
+def test_stepped_equals_fast(selection, kernel, data):
+    if data == "dense":
+        X, y = make_classification(200, 6, random_state=11, flip_y=0.1)
+    else:
+        # bit-packed inputs (and, for Platt's linear SMO, the full passes'
+        # error cache by popcounts); parked phases with layout compaction
+        rng = np.random.default_rng(4)
+        X = sp.csr_matrix((rng.random((240, 70)) < 0.12).astype(float))
+        y = (X @ rng.normal(size=70) + 0.4 * rng.normal(size=240) > 0).astype(int)
     kw = dict(C=2.0, kernel=kernel, gamma=0.2, selection=selection, random_state=5,
               progress=False, cache_size=0.05)  # tiny cache: evictions happen
     fast = SMOClassifier(**kw).fit(X, y)
@@ -296,13 +304,22 @@ def test_no_jit_subprocess_same_alpha(tmp_path):
         "from sklearn.datasets import make_moons\n"
         "from svmlab import SMOClassifier\n"
         "X, y = make_moons(40, noise=0.3, random_state=0)\n"
+        "rng = np.random.default_rng(2)\n"
+        "Xb = (rng.random((50, 70)) < 0.15).astype(float)\n"
+        "yb = (Xb @ rng.normal(size=70) > 0).astype(int)\n"
         "out = []\n"
         "for sel in ('platt', 'wss2'):\n"
         "    for k in ('rbf', 'linear'):\n"
         "        m = SMOClassifier(kernel=k, gamma=1.0, selection=sel, random_state=3,\n"
         "                          progress=False).fit(X, y)\n"
         "        out.append(m.alpha_)\n"
-        "np.save(sys.argv[1], np.array(out))\n"
+        "        # binary inputs, a tiny cache: parked phases, compaction,\n"
+        "        # popcount kernels and the linear error cache\n"
+        "        m = SMOClassifier(kernel=k, gamma=0.1, C=3.0, selection=sel,\n"
+        "                          random_state=3, cache_size=0.005,\n"
+        "                          progress=False).fit(Xb, yb)\n"
+        "        out.append(m.alpha_)\n"
+        "np.save(sys.argv[1], np.concatenate(out))\n"
     )
     res = {}
     for jit in ("0", "1"):

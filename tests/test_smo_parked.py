@@ -70,10 +70,25 @@ def _check_state(run, K, yp):
         assert len(parked) > 0
         a = run.alpha[parked]
         assert np.all((a <= 0) | (a >= run.C))  # only bound examples are parked
-        if run.linear:
-            np.testing.assert_allclose(run.G[act], f[act], atol=1e-9)
-    if not run.linear:
+        # the layout's decision values, in layout order: FL = G - y
+        m = run.ist[core.IS_LAYOUT]
+        lay = run.lay[:m]
+        np.testing.assert_array_equal(run.pos[lay], np.arange(m))
+        np.testing.assert_allclose(run.FL[:m] + yp[lay], f[lay], atol=1e-9)
+        a = run.alpha[lay]
+        np.testing.assert_array_equal(run.BL[:m], np.where((a > 0) & (a < run.C), 0.0, np.inf))
+    elif not run.linear:
         np.testing.assert_allclose(run.G[act], f[act], atol=1e-9)
+    elif run.EF.shape[0]:
+        # binary inputs, linear kernel: the full passes' error cache of the
+        # non-bound examples (E - b, in the order of the non-bound list)
+        nb = run.ist[core.IS_NB]
+        t = run.nbi[:nb]
+        a = run.alpha[t]
+        assert np.all((a > 0) & (a < run.C))
+        assert nb == np.count_nonzero((run.alpha > 0) & (run.alpha < run.C))
+        np.testing.assert_allclose(run.EF[:nb], f[t] - yp[t], atol=1e-9)
+        np.testing.assert_array_equal(run.nbw[:nb], run.kd.brows[t])
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
@@ -91,7 +106,7 @@ def test_gradient_exact_through_parked_phases(kernel, data):
     run = m.start(X, y)
     K = R.gram(X, kernel, gamma)
     yp = R.to_pm(y, m.classes_)
-    phases = reparks = 0
+    phases = reparks = full_checks = 0
     was_compact = False
     na = 0
     while not run.finished:
@@ -102,10 +117,14 @@ def test_gradient_exact_through_parked_phases(kernel, data):
         was_compact = compact
         na = run.ist[core.IS_N_ACTIVE]
         _check_state(run, K, yp)
+        full_checks += not compact and run.ist[core.IS_NB] > 0
     # the test went through parked phases and back (and, on moons, parked
     # more examples within a phase, rebasing their gradients)
     assert phases >= 2
     assert reparks >= 1 or data != "moons"
+    assert full_checks >= 1
+    # the binary linear case keeps Platt's error cache in full passes
+    assert (run.EF.shape[0] > 0) == (data == "binary" and kernel == "linear")
     run.finish()
     # and the result is LIBSVM's optimum
     _, _, W_ref = R.libsvm_dual(X, y, C, kernel, gamma, 3, 0.0, tol=1e-6)
