@@ -41,7 +41,12 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   ``E_i = w.x_i + b - y_i`` is a sparse dot product, with no kernel rows.
   During a parked phase the layout's decision values are kept in ``FL``
   (from ``w`` at the start, then updated with rows against the layout),
-  which is cheaper than a sparse dot product per candidate.
+  which is cheaper than a sparse dot product per candidate; the phase's
+  steps are folded into ``w`` when it ends (``w`` is not read meanwhile,
+  and the fitted ``coef_`` comes from ``alpha``).  With binary inputs the
+  full passes also keep Platt's error cache for the non-bound examples
+  (``EF``), updated by popcounts, instead of a sparse dot product per
+  non-bound example and step.
 * The random start positions of Platt's second-choice loops come from a
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
@@ -59,6 +64,7 @@ import numpy as np
 from numba import njit
 
 from ._pairstep import pair_step, pair_threshold, segment_objective
+from ._simd import extremes
 from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
 from ._bits import popcount
 from .kernels import kernel_row, kernel_row_against, kernel_row_subset
@@ -105,7 +111,7 @@ _RNG_M = 2147483647
 _RNG_A = 48271
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rng_next(ist):
     x = (ist[IS_RNG] * _RNG_A) % _RNG_M
     ist[IS_RNG] = x
@@ -123,7 +129,7 @@ def _add_w(kd, w, i, c):
             w[k] += c * row[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _xw(sparse, dense, indptr, indices, data, w, i):
     """<x_i, w> from the raw arrays.  Hot loops call this (and never a helper
     taking the ``kd``/``cd`` tuples: passing a tuple of arrays costs numba a
@@ -138,7 +144,7 @@ def _xw(sparse, dense, indptr, indices, data, w, i):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _xx(sparse, dense, indptr, indices, data, i, j):
     """<x_i, x_j> (the linear kernel value) from the raw arrays."""
     if sparse:
@@ -297,8 +303,8 @@ def _park(kd, cd, y, C, alpha, G, w, active, act, ist, linear, pos, pos0, aref, 
     ``FL[p] = G_t - y_t`` (so ``E_t = FL[p] + b``) for ``t = lay[p]``, and
     ``BL[p]`` is 0 for the non-bound ones and inf for those at a bound; a
     step updates ``FL`` as one contiguous axpy with the two compact rows, and
-    Platt's max |E1 - E2| is a branch-predictable scan for the extremes of
-    ``FL - BL`` and ``FL + BL``."""
+    Platt's max |E1 - E2| is a vectorised scan (:mod:`svmlab._simd`) for
+    the extremes of ``FL - BL`` and ``FL + BL``."""
     n_parked = 0
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
@@ -401,21 +407,27 @@ def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref,
 
 
 @njit(cache=True)
-def _unpark(kd, kdL0, y, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL):
+def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL):
     """End of a parked phase (before a full pass): the parked examples become
     active again, with exact gradients.  The layout's come from ``FL``; the
     others' are those of the phase start (rebased so by :func:`_repark`) and
     get ``G_t += sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
     park (only the examples whose multiplier moved in the phase count),
     computed parked example by parked example against that layout's
-    contiguous rows ``kdL0``, which stay in the CPU cache.  (The linear
-    kernel's full passes take E from the folded w.)"""
+    contiguous rows ``kdL0``, which stay in the CPU cache.  The linear
+    kernel's full passes take E from the folded w instead: the phase's
+    steps are folded into it here, ``w += sum_j (alpha_j - aref_j) y_j
+    x_j``, rather than at every step."""
     n = alpha.shape[0]
     m = ist[IS_LAYOUT]
     for p in range(m):
         t = lay[p]
         G[t] = FL[p] + y[t]
-    if not linear:
+    if linear:
+        for j in range(n):
+            if pos0[j] >= 0 and alpha[j] != aref[j]:
+                _add_w(kd, w, j, (alpha[j] - aref[j]) * y[j])
+    else:
         m0 = ist[IS_LAYOUT0]
         c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
         if moved:
@@ -506,72 +518,6 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
     rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
     rec[R_NACTIVE] = ist[IS_N_ACTIVE]
     rec[R_NB] = ist[IS_NB]
-
-
-@njit(cache=True, inline="always")
-def _extremes(FL, BL, m):
-    """First positions of the largest ``FL - BL`` and of the smallest ``FL +
-    BL`` over ``[0, m)`` (``BL`` is 0 or inf, so these are the extremes of
-    ``FL`` over the non-bound positions).  Four independent lanes, so that
-    the compare-and-select chains overlap; inlined into :func:`smo_run`
-    (numba IR inlining: no reference counting for the array arguments)."""
-    x0 = x1 = x2 = x3 = -np.inf
-    n0 = n1 = n2 = n3 = np.inf
-    a0 = a1 = a2 = a3 = -1
-    c0 = c1 = c2 = c3 = -1
-    m4 = m - m % 4
-    for q in range(0, m4, 4):
-        u = FL[q] - BL[q]
-        if u > x0:
-            x0 = u
-            a0 = q
-        u = FL[q + 1] - BL[q + 1]
-        if u > x1:
-            x1 = u
-            a1 = q + 1
-        u = FL[q + 2] - BL[q + 2]
-        if u > x2:
-            x2 = u
-            a2 = q + 2
-        u = FL[q + 3] - BL[q + 3]
-        if u > x3:
-            x3 = u
-            a3 = q + 3
-        v = FL[q] + BL[q]
-        if v < n0:
-            n0 = v
-            c0 = q
-        v = FL[q + 1] + BL[q + 1]
-        if v < n1:
-            n1 = v
-            c1 = q + 1
-        v = FL[q + 2] + BL[q + 2]
-        if v < n2:
-            n2 = v
-            c2 = q + 2
-        v = FL[q + 3] + BL[q + 3]
-        if v < n3:
-            n3 = v
-            c3 = q + 3
-    for q in range(m4, m):
-        u = FL[q] - BL[q]
-        if u > x0:
-            x0 = u
-            a0 = q
-        v = FL[q] + BL[q]
-        if v < n0:
-            n0 = v
-            c0 = q
-    # merge the lanes: the larger value, the first position on a tie
-    for (x, a) in ((x1, a1), (x2, a2), (x3, a3)):
-        if x > x0 or (x == x0 and a >= 0 and (a < a0 or a0 < 0)):
-            x0 = x
-            a0 = a
-    for (n_, c) in ((n1, c1), (n2, c2), (n3, c3)):
-        if n_ < n0 or (n_ == n0 and c >= 0 and (c < c0 or c0 < 0)):
-            n0 = n_
-            c0 = c
-    return a0, c0
 
 
 @njit(cache=True)
@@ -743,7 +689,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                             ist[IS_REQUEST] = 2
                             break
                 elif compact:
-                    _unpark(kd, kdL0, y, alpha, G, active, act, ist, e_from_w, pos, pos0,
+                    _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, e_from_w, pos, pos0,
                             aref, lay, FL)
                     if bin_ec:
                         _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbw)
@@ -780,7 +726,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
             nb = ist[IS_NB]
             if nb > 1 and compact:
                 # the extremes of E over the non-bound layout examples
-                qmax, qmin = _extremes(FL, BL, ist[IS_LAYOUT])
+                qmax, qmin = extremes(FL, BL, ist[IS_LAYOUT])
                 fmax = FL[qmax]
                 fmin = FL[qmin]
                 f2 = E2 - b
@@ -881,7 +827,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
         bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
         d1 = y1 * (a1n - a1)
         d2 = y2 * (a2n - a2)
-        if linear:
+        if linear and not compact:
+            # (a parked phase folds its steps into w when it ends, _unpark)
             for (ii, dd) in ((i1, d1), (i2, d2)):
                 if sp:
                     for q in range(ip[ii], ip[ii + 1]):

@@ -100,7 +100,7 @@ def _push_front(cd, s):
         cd.meta[_TAIL] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lru_hit(prev, nxt, meta, s):
     """Count a hit on slot s and make it the most recently used.  Takes the
     raw arrays of a :class:`CacheData`, so that a solver's hot loop can do
