@@ -452,11 +452,12 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
 def _fill_error_cache(kd, y, w, nbi, nb, EF, nbw):
     """Platt's error cache of the full passes (binary inputs, linear kernel,
     see :func:`smo_run`) from scratch: ``EF[k] = w.x_t - y_t`` and the bit
-    row of ``t = nbi[k]`` for every non-bound example."""
+    row of ``t = nbi[k]`` (column k of the word planes ``nbw``) for every
+    non-bound example."""
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for k in range(nb):
         t = nbi[k]
-        nbw[k, :] = kd.brows[t, :]
+        nbw[:, k] = kd.brows[t, :]
         EF[k] = _xw(sp, dn, ip, ix, dt, w, t) - y[t]
 
 
@@ -585,7 +586,7 @@ def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
 @njit(cache=True)
 def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
             rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
-            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbw, kmax):
+            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbw, cnt, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
 
@@ -617,8 +618,9 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
     use_rows = not lin_w
     # binary inputs, linear kernel, Platt: full passes keep Platt's error
     # cache for the non-bound examples, EF[k] = E - b of nbi[k], updated at
-    # every step by popcounts against a contiguous copy of their bit rows
-    # (nbw[k] = row nbi[k]), instead of a sparse dot product per example
+    # every step by popcounts against a word-plane copy of their bit rows
+    # (nbw[:, k] = row nbi[k]; planes so the popcounts vectorise across
+    # examples), instead of a sparse dot product per example
     bin_ec = e_from_w and kd.binary
     bin_w = bin_ec and not compact
     br = kd.brows
@@ -837,16 +839,21 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     for q in range(dn.shape[1]):
                         w[q] += dd * dn[ii, q]
         if bin_w:
-            # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t)
-            nw = br.shape[1]
-            for k in range(ist[IS_NB]):
-                c1 = 0
-                c2 = 0
-                for q in range(nw):
-                    v = nbw[k, q]
-                    c1 += popcount(v & br[i1, q])
-                    c2 += popcount(v & br[i2, q])
-                EF[k] += d1 * c1 + d2 * c2
+            # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t), the
+            # shared-feature counts K taken word plane by word plane
+            nbk = ist[IS_NB]
+            for k in range(nbk):
+                cnt[0, k] = 0
+                cnt[1, k] = 0
+            for q in range(br.shape[1]):
+                u1 = br[i1, q]
+                u2 = br[i2, q]
+                for k in range(nbk):
+                    v = nbw[q, k]
+                    cnt[0, k] += popcount(v & u1)
+                    cnt[1, k] += popcount(v & u2)
+            for k in range(nbk):
+                EF[k] += d1 * cnt[0, k] + d2 * cnt[1, k]
         if use_rows:
             na = ist[IS_N_ACTIVE]
             # rows of i1 and i2 (i2's is usually cached by examineExample;
@@ -894,7 +901,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 nbp[ii] = k
                 ist[IS_NB] = k + 1
                 if bin_w:
-                    nbw[k, :] = br[ii, :]
+                    nbw[:, k] = br[ii, :]
                     EF[k] = _xw(sp, dn, ip, ix, dt, w, ii) - y[ii]
             elif not inside and pi >= 0:
                 k = ist[IS_NB] - 1
@@ -904,7 +911,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 nbp[ii] = -1
                 ist[IS_NB] = k
                 if bin_w:
-                    nbw[pi, :] = nbw[k, :]
+                    nbw[:, pi] = nbw[:, k]
                     EF[pi] = EF[k]
         fst[FS_B] = bn
         ist[IS_ITER] += 1

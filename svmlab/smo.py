@@ -170,7 +170,8 @@ class SMORun(SolverRun):
         # non-bound examples, in the order of the non-bound list
         bin_ec = self.e_from_w and self.kd.binary
         self.EF = np.zeros(n if bin_ec else 0)
-        self.nbw = np.zeros((n if bin_ec else 0, self.kd.brows.shape[1]), dtype=np.uint64)
+        self.nbw = np.zeros((self.kd.brows.shape[1], n if bin_ec else 0), dtype=np.uint64)
+        self.cnt = np.zeros((2, n if bin_ec else 0), dtype=np.int64)
         self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
@@ -204,7 +205,8 @@ class SMORun(SolverRun):
                 self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
                 self.linear, self.selection, self.shrinking, self.shrink_every,
                 self.nbi, self.nbp, self.plist, self.full, self.pos, self.pos0, self.aref,
-                self.lay, self.FL, self.BL, self.EF, self.nbw, int(kmax - total)))
+                self.lay, self.FL, self.BL, self.EF, self.nbw, self.cnt,
+                int(kmax - total)))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True
         return total

@@ -88,7 +88,7 @@ def _check_state(run, K, yp):
         assert np.all((a > 0) & (a < run.C))
         assert nb == np.count_nonzero((run.alpha > 0) & (run.alpha < run.C))
         np.testing.assert_allclose(run.EF[:nb], f[t] - yp[t], atol=1e-9)
-        np.testing.assert_array_equal(run.nbw[:nb], run.kd.brows[t])
+        np.testing.assert_array_equal(run.nbw[:, :nb].T, run.kd.brows[t])
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
