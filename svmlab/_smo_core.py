@@ -678,7 +678,16 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     # index order (an example becoming non-bound during the
                     # pass waits for the next one)
                     nb = ist[IS_NB]
-                    plist[:nb] = np.sort(nbi[:nb])
+                    if compact:
+                        # the layout is in index order (and holds every
+                        # non-bound example): no sort needed
+                        k = 0
+                        for q in range(ist[IS_LAYOUT]):
+                            if BL[q] == 0.0:
+                                plist[k] = lay[q]
+                                k += 1
+                    else:
+                        plist[:nb] = np.sort(nbi[:nb])
                     ist[IS_PLEN] = nb
                     if can_park and not compact:
                         if _park(kd, cd, y, C, alpha, G, w, active, act, ist, e_from_w, pos,
