@@ -22,13 +22,12 @@ from numba import config, njit
 __all__ = ["extremes"]
 
 
-def _extremes_py(FL, BL, m):
-    """The scalar scan (reference semantics; the NUMBA_DISABLE_JIT path)."""
-    x = -np.inf
-    n = np.inf
-    a = -1
-    c = -1
-    for q in range(m):
+@njit(cache=True, inline="always")
+def _scan(FL, BL, lo, m, x, a, n, c):
+    """The scalar scan over ``[lo, m)``, from the running maximum ``x`` (at
+    a) and minimum ``n`` (at c): the reference semantics, the whole of the
+    NUMBA_DISABLE_JIT path, and the tail of the vectorised one."""
+    for q in range(lo, m):
         u = FL[q] - BL[q]
         if u > x:
             x = u
@@ -38,6 +37,10 @@ def _extremes_py(FL, BL, m):
             n = v
             c = q
     return a, c
+
+
+def _extremes_py(FL, BL, m):
+    return _scan(FL, BL, 0, m, -np.inf, -1, np.inf, -1)
 
 
 if config.DISABLE_JIT:  # pragma: no cover - exercised by the no-JIT subprocess tests
@@ -147,13 +150,4 @@ else:
         for k in range(1, _W):
             x, a = _better(x, a, tx[k], ta[k], True)
             n, c = _better(n, c, tn[k], tc[k], False)
-        for q in range(m - m % _W, m):
-            u = FL[q] - BL[q]
-            if u > x:
-                x = u
-                a = q
-            v = FL[q] + BL[q]
-            if v < n:
-                n = v
-                c = q
-        return a, c
+        return _scan(FL, BL, m - m % _W, m, x, a, n, c)

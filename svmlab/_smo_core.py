@@ -735,6 +735,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
             i1 = -1
             # 1) the non-bound example maximising |E1 - E2|
             nb = ist[IS_NB]
+            t1 = -1
             if nb > 1 and compact:
                 # the extremes of E over the non-bound layout examples
                 qmax, qmin = extremes(FL, BL, ist[IS_LAYOUT])
@@ -747,52 +748,35 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 else:
                     t1 = lay[qmin]
                     E1b = fmin + b
-                if t1 != i2:
-                    K12 = R[s2, pos[t1]]
-                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b,
-                                                                E2, b, kdiag[t1], K12, K22, C,
-                                                                eps)
-                    if moved:
-                        i1 = t1
-                        E1 = E1b
-                        heur = H_MAXDIFF
             elif nb > 1:
                 best = -1.0
-                t1 = -1
                 E1b = 0.0
                 for p in range(nb):
                     t = nbi[p]
                     if bin_w:
                         Et = EF[p] + b
+                    elif lin_w:
+                        Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                     else:
-                        if lin_w:
-                            f = 0.0
-                            if sp:
-                                for q in range(ip[t], ip[t + 1]):
-                                    f += dt[q] * w[ix[q]]
-                            else:
-                                for q in range(dn.shape[1]):
-                                    f += dn[t, q] * w[q]
-                        else:
-                            f = G[t]
-                        Et = f + b - y[t]
+                        Et = G[t] + b - y[t]
                     d = abs(Et - E2)
                     if d > best:
                         best = d
                         t1 = t
                         E1b = Et
-                if t1 >= 0 and t1 != i2:
-                    if lin_w:
-                        K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
-                    else:
-                        K12 = R[s2, t1]
-                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b,
-                                                                E2, b, kdiag[t1], K12, K22, C,
-                                                                eps)
-                    if moved:
-                        i1 = t1
-                        E1 = E1b
-                        heur = H_MAXDIFF
+            if t1 >= 0 and t1 != i2:
+                if compact:
+                    K12 = R[s2, pos[t1]]
+                elif lin_w:
+                    K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
+                else:
+                    K12 = R[s2, t1]
+                moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b, E2, b,
+                                                            kdiag[t1], K12, K22, C, eps)
+                if moved:
+                    i1 = t1
+                    E1 = E1b
+                    heur = H_MAXDIFF
             # 2) the non-bound examples, then 3) the whole (active) set, each
             # from a random start (a parked phase scans its active layout)
             for stage in range(2):
