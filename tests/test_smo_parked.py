@@ -52,9 +52,12 @@ def test_rows_against_a_subset(kind, kernel):
     assert (int(cd.meta[3]), int(cd.meta[4])) == (1, 4)  # hits, misses
 
 
-def _check_state(run, K, yp):
-    """The solver's G against brute force for every example it may read."""
+def _check_state(run, K, yp, X):
+    """The solver's G against brute force for every example it may read
+    (and, for the linear kernel outside a parked phase, the folded w)."""
     f = K @ (run.alpha * yp)
+    if run.linear and not run.ist[core.IS_COMPACT]:
+        np.testing.assert_allclose(run.w, X.T @ (run.alpha * yp), atol=1e-9)
     act = run.act[:run.ist[core.IS_N_ACTIVE]]
     if run.ist[core.IS_COMPACT]:
         # a parked phase: the active examples are in the layout, whose
@@ -116,7 +119,7 @@ def test_gradient_exact_through_parked_phases(kernel, data):
         reparks += compact and was_compact and run.ist[core.IS_N_ACTIVE] < na
         was_compact = compact
         na = run.ist[core.IS_N_ACTIVE]
-        _check_state(run, K, yp)
+        _check_state(run, K, yp, X)
         full_checks += not compact and run.ist[core.IS_NB] > 0
     # the test went through parked phases and back (and, on moons, parked
     # more examples within a phase, rebasing their gradients)
