@@ -170,13 +170,10 @@ def _xx(sparse, dense, indptr, indices, data, i, j):
 
 
 @njit(cache=True)
-def _row(kd, cd, kdL, cdL, i, act, ist):
-    """Kernel row i through a cache.  Full mode: indexed by example, only the
-    active entries computed (and valid) while some are shrunk.  Compact mode
-    (a parked phase): indexed by position in the layout ``act[:n_active]``,
-    computed against the contiguous copy ``kdL`` of the layout's rows."""
-    if ist[IS_COMPACT]:
-        return get_row_against(kd, kdL, cdL, i)
+def _row(kd, cd, i, act, ist):
+    """Full kernel row i through the cache, indexed by example; only the
+    active entries are computed (and valid) while some are shrunk.  (During
+    a parked phase rows are over the layout instead, see :func:`_fetch_miss`.)"""
     na = ist[IS_N_ACTIVE]
     if na == act.shape[0]:
         return get_row(kd, cd, i)
@@ -271,12 +268,9 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
 
 
 @njit(cache=True)
-def _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref):
+def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full):
     """Every example active again, with its exact gradient (LIBSVM's
-    unshrink; ends a parked phase first)."""
-    if ist[IS_COMPACT]:  # (not reached: no unshrink during a parked phase)
-        pos[:] = -1
-        ist[IS_COMPACT] = 0
+    unshrink; never during a parked phase, which ends with :func:`_unpark`)."""
     reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
     if ist[IS_N_ACTIVE] < alpha.shape[0]:
         # rows cached while shrunk lack the entries that become active
@@ -348,6 +342,18 @@ def _layout_deltas(y, alpha, pos, aref, m):
 
 
 @njit(cache=True)
+def _delta_at(kd, kdL0, t, c, tmp):
+    """``sum_j c_j K(x_j, x_t)`` over the layout at the park (``kdL0``, the
+    coefficients ``c`` of :func:`_layout_deltas`): how much example t's
+    gradient moved since the park.  ``tmp`` is scratch of the layout's size."""
+    kernel_row_against(kd, t, kdL0, tmp)
+    s = 0.0
+    for q in range(tmp.shape[0]):
+        s += c[q] * tmp[q]
+    return s
+
+
+@njit(cache=True)
 def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
             R, owner):
     """Start of another pass of a parked phase: once a quarter of the layout
@@ -389,11 +395,7 @@ def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref,
         pos[t] = -1
         G[t] = FL[p] + y[t]
         if rebase:
-            kernel_row_against(kd, t, kdL0, tmp)
-            s = 0.0
-            for q in range(m0):
-                s += c[q] * tmp[q]
-            G[t] -= s
+            G[t] -= _delta_at(kd, kdL0, t, c, tmp)
     flat = R.reshape(-1)
     for sl in range(R.shape[0]):
         if owner[sl] >= 0:
@@ -434,11 +436,7 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
             tmp = np.empty(m0)
             for t in range(n):
                 if active[t] == PARKED and pos[t] < 0:
-                    kernel_row_against(kd, t, kdL0, tmp)
-                    s = 0.0
-                    for q in range(m0):
-                        s += c[q] * tmp[q]
-                    G[t] += s
+                    G[t] += _delta_at(kd, kdL0, t, c, tmp)
     pos[:] = -1
     pos0[:] = -1
     for i in range(n):
@@ -462,16 +460,14 @@ def _fill_error_cache(kd, y, w, nbi, nb, EF, nbw):
 
 
 @njit(cache=True)
-def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref):
+def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
-    violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  Not
-    during a parked phase (its layout stays fixed)."""
-    if ist[IS_COMPACT]:
-        return
+    violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  The
+    caller never shrinks during a parked phase (its layout stays fixed)."""
     m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, linear, full, pos, aref)
+        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
         m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     changed = False
@@ -522,8 +518,7 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
 
 
 @njit(cache=True)
-def _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w, active, act, ist,
-                 full, pos, aref):
+def _wss2_select(kd, cd, y, C, tol, kdiag, alpha, G, Gbar, w, active, act, ist, full):
     """WSS2's pair (Fan, Chen and Lin 2005, Algorithm 2): ``(i, j, K_ij)``;
     ``i = -1`` when ``m - M <= tol`` on the whole set (converged, IS_DONE=1)
     or when no j exists (stalled, IS_DONE=2).  Works on ``G`` for every
@@ -534,14 +529,13 @@ def _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w, active, 
         if m - M > tol:
             break
         if ist[IS_N_ACTIVE] < alpha.shape[0]:
-            _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, False, full, pos,
-                      aref)
+            _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, False, full)
             ist[IS_UNSHRUNK] = 1
             continue
         ist[IS_DONE] = 1
         return -1, -1, 0.0
-    ri = _row(kd, cd, kdL, cdL, i, act, ist)
-    j = _wss2_second(kd, y, C, m, i, kdiag, ri, alpha, G, w, act, ist, False)
+    ri = _row(kd, cd, i, act, ist)
+    j = _wss2_second(y, C, m, i, kdiag, ri, alpha, G, act, ist)
     if j < 0:
         ist[IS_DONE] = 2
         return -1, -1, 0.0
@@ -549,18 +543,17 @@ def _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w, active, 
 
 
 @njit(cache=True)
-def _wss2_second(kd, y, C, m, i, kdiag, ri, alpha, G, w, act, ist, linear):
+def _wss2_second(y, C, m, i, kdiag, ri, alpha, G, act, ist):
     """WSS2's j: argmin over I_low with -y_t grad_t < m of -(m + y_t grad_t)^2
     / a_it, ``a_it = K_ii + K_tt - 2 K_it`` (``ri`` the row of i); -1 if none."""
     Kii = kdiag[i]
     j = -1
     best = np.inf
-    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
         if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < C):
-            mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
+            mf = y[t] - G[t]
             bb = m - mf
             if bb > 0.0:
                 aa = Kii + kdiag[t] - 2.0 * ri[t]
@@ -575,11 +568,13 @@ def _wss2_second(kd, y, C, m, i, kdiag, ri, alpha, G, w, act, ist, linear):
 
 @njit(cache=True)
 def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
-    """Compute (and cache) row i after a cache miss; return its slot."""
+    """Compute (and cache) row i after a cache miss; return its slot.  In a
+    parked phase the row is over the layout (position p for ``lay[p]``),
+    against the contiguous copy ``kdL`` of its rows, in the compact cache."""
     if ist[IS_COMPACT]:
         get_row_against(kd, kdL, cdL, i)
         return cdL.slot_of[i]
-    _row(kd, cd, kdL, cdL, i, act, ist)
+    _row(kd, cd, i, act, ist)
     return cd.slot_of[i]
 
 
@@ -632,13 +627,12 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full, pos,
-                    aref)
+            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full)
         b = fst[FS_B]
         s2 = -1
         if selection == WSS2:
-            i1, i2, K12 = _wss2_select(kd, cd, kdL, cdL, y, C, tol, kdiag, alpha, G, Gbar, w,
-                                       active, act, ist, full, pos, aref)
+            i1, i2, K12 = _wss2_select(kd, cd, y, C, tol, kdiag, alpha, G, Gbar, w, active,
+                                       act, ist, full)
             if i1 < 0:
                 break
             E1 = G[i1] + b - y[i1]
@@ -663,8 +657,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     # every active example obeys KKT within tol
                     if ist[IS_N_ACTIVE] < n:
                         # final pass over every example (unshrink and check)
-                        _unshrink(kd, cd, y, C, alpha, G, Gbar, w, active, act, ist, e_from_w,
-                                  full, pos, aref)
+                        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, e_from_w,
+                                  full)
                         ist[IS_UNSHRUNK] = 1
                         ist[IS_EXAMINE_ALL] = 1
                     else:

@@ -47,17 +47,7 @@ def new_cache(n, cache_size_mb, row_len=None):
     subset, :func:`get_row_against`)."""
     row_len = n if row_len is None else row_len
     m = min(n_slots_for(row_len, cache_size_mb), max(n, 1))
-    meta = np.zeros(5, np.int64)
-    meta[_HEAD] = -1
-    meta[_TAIL] = -1
-    return CacheData(
-        np.empty((m, row_len)),
-        np.full(n, -1, np.int64),
-        np.full(m, -1, np.int64),
-        np.full(m, -1, np.int64),
-        np.full(m, -1, np.int64),
-        meta,
-    )
+    return cache_from_buffer(np.empty((m, row_len)), n)
 
 
 def cache_from_buffer(rows, n):
