@@ -45,8 +45,9 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   steps are folded into ``w`` when it ends (``w`` is not read meanwhile,
   and the fitted ``coef_`` comes from ``alpha``).  With binary inputs the
   full passes also keep Platt's error cache for the non-bound examples
-  (``EF``), updated by popcounts, instead of a sparse dot product per
-  non-bound example and step.
+  (``EF``) instead of a sparse dot product per non-bound example and step.
+  It is updated with exact shared-feature counts, from a feature-major
+  0/1 copy of the non-bound rows (``nbf``, see :func:`_ec_counts`).
 * The random start positions of Platt's second-choice loops come from a
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
@@ -107,6 +108,7 @@ PLATT, WSS2 = 0, 1
 SHRUNK = 0  # dropped by LIBSVM's shrinking rule until the final unshrink
 ACTIVE = 1
 PARKED = 2  # at a bound during Platt's passes over the non-bound examples
+_ONE = np.uint64(1)
 _RNG_M = 2147483647
 _RNG_A = 48271
 
@@ -248,22 +250,29 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
 @njit(cache=True)
 def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
     """m = max_{I_up} -F_t, M = min_{I_low} -F_t over active t, F_t = f0_t - y_t
-    (LIBSVM's -y_t grad_t).  Returns (m, i_m, M)."""
+    (LIBSVM's -y_t grad_t).  Returns (m, i_m, M).  With ``lin_w`` (Platt's
+    linear full passes, which keep no G) it first stores ``G_t = w.x_t``
+    for the active examples, for :func:`_shrink` to reuse.  Written with
+    selects, not branches: the set memberships are unpredictable."""
     m = -np.inf
     M = np.inf
     im = -1
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
-        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if lin_w else G[t])
+        if lin_w:
+            G[t] = _xw(sp, dn, ip, ix, dt, w, t)
+        mf = y[t] - G[t]
         a = alpha[t]
-        if (y[t] > 0 and a < C) or (y[t] < 0 and a > 0.0):
-            if mf > m:
-                m = mf
-                im = t
-        if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < C):
-            if mf < M:
-                M = mf
+        pos = y[t] > 0
+        up = (a < C) if pos else (a > 0.0)
+        low = (a > 0.0) if pos else (a < C)
+        u = mf if up else -np.inf
+        if u > m:
+            m = u
+            im = t
+        v = mf if low else np.inf
+        M = v if v < M else M
     return m, im, M
 
 
@@ -446,17 +455,56 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     ist[IS_COMPACT] = 0
 
 
+@njit(cache=True, inline="always")
+def _ec_column(br, nbf, i, k, v):
+    """``nbf[f, k] = v`` for the features f of example i (its set bits)."""
+    for q in range(br.shape[1]):
+        u = br[i, q]
+        while u != 0:
+            low = u & (~u + _ONE)
+            nbf[q * 64 + popcount(low - _ONE), k] = v
+            u ^= low
+
+
+@njit(cache=True, inline="always")
+def _ec_counts(br, nbf, cnt, r, i, nbk):
+    """``cnt[r, k]`` = number of features example i shares with the k-th
+    non-bound example, for k < nbk: the sum of the rows ``nbf[f, :nbk]``
+    over the features f of i (a dozen contiguous byte rows for Platt's
+    sparse Adult and Web sets, which vectorise; exact integers, so Platt's
+    error-cache update ``dE = d1 K(1, t) + d2 K(2, t)`` is exactly the
+    kernel value's)."""
+    for k in range(nbk):
+        cnt[r, k] = 0
+    for q in range(br.shape[1]):
+        u = br[i, q]
+        while u != 0:
+            low = u & (~u + _ONE)
+            f = q * 64 + popcount(low - _ONE)
+            for k in range(nbk):
+                cnt[r, k] += nbf[f, k]
+            u ^= low
+
+
 @njit(cache=True)
-def _fill_error_cache(kd, y, w, nbi, nb, EF, nbw):
+def _fill_error_cache(kd, y, w, nbi, nb, EF, nbf):
     """Platt's error cache of the full passes (binary inputs, linear kernel,
-    see :func:`smo_run`) from scratch: ``EF[k] = w.x_t - y_t`` and the bit
-    row of ``t = nbi[k]`` (column k of the word planes ``nbw``) for every
-    non-bound example."""
+    see :func:`smo_run`) from scratch (``nbf`` is all zero): ``EF[k] =
+    w.x_t - y_t`` and the features of ``t = nbi[k]`` in column k of
+    ``nbf``, for every non-bound example."""
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for k in range(nb):
         t = nbi[k]
-        nbw[:, k] = kd.brows[t, :]
+        _ec_column(kd.brows, nbf, t, k, 1)
         EF[k] = _xw(sp, dn, ip, ix, dt, w, t) - y[t]
+
+
+@njit(cache=True)
+def _clear_error_cache(kd, nbi, nb, nbf):
+    """``nbf`` all zero again (a parked phase begins; its non-bound list
+    differs when :func:`_fill_error_cache` runs at its end)."""
+    for k in range(nb):
+        _ec_column(kd.brows, nbf, nbi[k], k, 0)
 
 
 @njit(cache=True)
@@ -469,16 +517,16 @@ def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full
         ist[IS_UNSHRUNK] = 1
         _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
         m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
-    sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    # (G holds w.x_t for the linear kernel too: _m_and_M stored it)
     changed = False
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
         if a > 0.0 and a < C:
             continue
-        mf = y[t] - (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t])
-        up_only = (y[t] > 0 and a <= 0.0) or (y[t] < 0 and a >= C)
-        if (up_only and mf < M) or (not up_only and mf > m):
+        mf = y[t] - G[t]
+        up_only = (a <= 0.0) if y[t] > 0 else (a >= C)
+        if (mf < M) if up_only else (mf > m):
             active[t] = SHRUNK
             changed = True
     if changed:
@@ -581,7 +629,7 @@ def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
 @njit(cache=True)
 def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
             rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
-            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbw, cnt, kmax):
+            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbf, cnt, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
 
@@ -613,16 +661,23 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
     use_rows = not lin_w
     # binary inputs, linear kernel, Platt: full passes keep Platt's error
     # cache for the non-bound examples, EF[k] = E - b of nbi[k], updated at
-    # every step by popcounts against a word-plane copy of their bit rows
-    # (nbw[:, k] = row nbi[k]; planes so the popcounts vectorise across
-    # examples), instead of a sparse dot product per example
-    bin_ec = e_from_w and kd.binary
+    # every step with shared-feature counts from nbf (nbf[f, k] = 1 if nbi[k]
+    # has feature f, column k zero for k >= nb), instead of a sparse dot
+    # product per example (the caller passes an empty EF when nbf would
+    # not fit its memory budget)
+    bin_ec = e_from_w and kd.binary and EF.shape[0] > 0
     bin_w = bin_ec and not compact
     br = kd.brows
     # parked phases pay off unless every full row fits in the cache
     can_park = shrinking and (e_from_w or cd.rows.shape[0] < n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     cc = cdL if compact else cd
+    # Platt's max |E1 - E2| over the non-bound examples is a vectorised scan
+    # for the extremes of E: over the layout in a parked phase (BL masks
+    # the examples at a bound), over the error cache in a binary linear full
+    # pass (BL is all zero outside parked phases)
+    scan_E = lay if compact else nbi
+    scan_F = FL if compact else EF
     R, c_slot, c_prev, c_next, c_meta = cc.rows, cc.slot_of, cc.prev, cc.next, cc.meta
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
@@ -686,6 +741,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     if can_park and not compact:
                         if _park(kd, cd, y, C, alpha, G, w, active, act, ist, e_from_w, pos,
                                  pos0, aref, lay, FL, BL):
+                            if bin_ec:
+                                _clear_error_cache(kd, nbi, nb, nbf)
                             ist[IS_REQUEST] = 1
                             break
                     elif compact:
@@ -697,7 +754,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, e_from_w, pos, pos0,
                             aref, lay, FL)
                     if bin_ec:
-                        _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbw)
+                        _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbf)
+                        BL[:ist[IS_LAYOUT0]] = 0.0
                     break  # the caller calls again, in full mode
                 continue
             if ist[IS_EXAMINE_ALL]:
@@ -730,26 +788,23 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
             # 1) the non-bound example maximising |E1 - E2|
             nb = ist[IS_NB]
             t1 = -1
-            if nb > 1 and compact:
-                # the extremes of E over the non-bound layout examples
-                qmax, qmin = extremes(FL, BL, ist[IS_LAYOUT])
-                fmax = FL[qmax]
-                fmin = FL[qmin]
+            if nb > 1 and (compact or bin_w):
+                qmax, qmin = extremes(scan_F, BL, ist[IS_LAYOUT] if compact else nb)
+                fmax = scan_F[qmax]
+                fmin = scan_F[qmin]
                 f2 = E2 - b
                 if fmax - f2 >= f2 - fmin:
-                    t1 = lay[qmax]
+                    t1 = scan_E[qmax]
                     E1b = fmax + b
                 else:
-                    t1 = lay[qmin]
+                    t1 = scan_E[qmin]
                     E1b = fmin + b
             elif nb > 1:
                 best = -1.0
                 E1b = 0.0
                 for p in range(nb):
                     t = nbi[p]
-                    if bin_w:
-                        Et = EF[p] + b
-                    elif lin_w:
+                    if lin_w:
                         Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                     else:
                         Et = G[t] + b - y[t]
@@ -826,19 +881,11 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     for q in range(dn.shape[1]):
                         w[q] += dd * dn[ii, q]
         if bin_w:
-            # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t), the
-            # shared-feature counts K taken word plane by word plane
+            # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t), with
+            # the shared-feature counts K
             nbk = ist[IS_NB]
-            for k in range(nbk):
-                cnt[0, k] = 0
-                cnt[1, k] = 0
-            for q in range(br.shape[1]):
-                u1 = br[i1, q]
-                u2 = br[i2, q]
-                for k in range(nbk):
-                    v = nbw[q, k]
-                    cnt[0, k] += popcount(v & u1)
-                    cnt[1, k] += popcount(v & u2)
+            _ec_counts(br, nbf, cnt, 0, i1, nbk)
+            _ec_counts(br, nbf, cnt, 1, i2, nbk)
             for k in range(nbk):
                 EF[k] += d1 * cnt[0, k] + d2 * cnt[1, k]
         if use_rows:
@@ -888,7 +935,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 nbp[ii] = k
                 ist[IS_NB] = k + 1
                 if bin_w:
-                    nbw[:, k] = br[ii, :]
+                    _ec_column(br, nbf, ii, k, 1)
                     EF[k] = _xw(sp, dn, ip, ix, dt, w, ii) - y[ii]
             elif not inside and pi >= 0:
                 k = ist[IS_NB] - 1
@@ -898,7 +945,10 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 nbp[ii] = -1
                 ist[IS_NB] = k
                 if bin_w:
-                    nbw[:, pi] = nbw[:, k]
+                    _ec_column(br, nbf, ii, pi, 0)
+                    if last != ii:
+                        _ec_column(br, nbf, last, pi, 1)
+                        _ec_column(br, nbf, last, k, 0)
                     EF[pi] = EF[k]
         fst[FS_B] = bn
         ist[IS_ITER] += 1

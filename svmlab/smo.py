@@ -65,6 +65,13 @@ from .cache import KernelCache, cache_from_buffer, new_cache
 
 __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
 
+#: Memory (bytes) the error cache of Platt's linear SMO on binary inputs may
+#: take for its feature-major copy of the non-bound rows (one byte per
+#: feature and example, allocated for every example: 15 MB for w8a).  Above
+#: it, the full passes take each non-bound error from ``w`` (a sparse dot
+#: product), as for other inputs: same algorithm, slower steps.
+ERROR_CACHE_BYTES = 1 << 26
+
 
 @dataclass(frozen=True, slots=True)
 class SMOStep:
@@ -166,12 +173,15 @@ class SMORun(SolverRun):
         self.FL = np.zeros(n)
         self.BL = np.zeros(n)
         # Platt's error cache of the full passes for binary inputs with the
-        # linear kernel (see _smo_core.smo_run): E - b and bit rows of the
-        # non-bound examples, in the order of the non-bound list
-        bin_ec = self.e_from_w and self.kd.binary
+        # linear kernel (see _smo_core.smo_run): E - b of the non-bound
+        # examples, in the order of the non-bound list, and their features
+        # (nbf[f, k], one byte each: only while that fits ERROR_CACHE_BYTES,
+        # else E comes from w like for other inputs)
+        d_bits = 64 * self.kd.brows.shape[1]
+        bin_ec = (self.e_from_w and self.kd.binary and d_bits * n <= ERROR_CACHE_BYTES)
         self.EF = np.zeros(n if bin_ec else 0)
-        self.nbw = np.zeros((self.kd.brows.shape[1], n if bin_ec else 0), dtype=np.uint64)
-        self.cnt = np.zeros((2, n if bin_ec else 0), dtype=np.int64)
+        self.nbf = np.zeros((d_bits, n) if bin_ec else (0, 0), dtype=np.uint8)
+        self.cnt = np.zeros((2, n if bin_ec else 0), dtype=np.int32)
         self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
@@ -205,7 +215,7 @@ class SMORun(SolverRun):
                 self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
                 self.linear, self.selection, self.shrinking, self.shrink_every,
                 self.nbi, self.nbp, self.plist, self.full, self.pos, self.pos0, self.aref,
-                self.lay, self.FL, self.BL, self.EF, self.nbw, self.cnt,
+                self.lay, self.FL, self.BL, self.EF, self.nbf, self.cnt,
                 int(kmax - total)))
         if self.ist[core.IS_DONE] != 0:
             self.converged = True

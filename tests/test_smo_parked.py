@@ -80,6 +80,8 @@ def _check_state(run, K, yp, X):
         np.testing.assert_allclose(run.FL[:m] + yp[lay], f[lay], atol=1e-9)
         a = run.alpha[lay]
         np.testing.assert_array_equal(run.BL[:m], np.where((a > 0) & (a < run.C), 0.0, np.inf))
+        # the full passes' feature copy of the non-bound rows waits, all zero
+        assert not run.nbf.any()
     elif not run.linear:
         np.testing.assert_allclose(run.G[act], f[act], atol=1e-9)
     elif run.EF.shape[0]:
@@ -91,7 +93,11 @@ def _check_state(run, K, yp, X):
         assert np.all((a > 0) & (a < run.C))
         assert nb == np.count_nonzero((run.alpha > 0) & (run.alpha < run.C))
         np.testing.assert_allclose(run.EF[:nb], f[t] - yp[t], atol=1e-9)
-        np.testing.assert_array_equal(run.nbw[:, :nb].T, run.kd.brows[t])
+        Xd = np.asarray(X.todense() if hasattr(X, "todense") else X)
+        np.testing.assert_array_equal(run.nbf[:Xd.shape[1], :nb].T, Xd[t])
+        assert not run.nbf[:, nb:].any() and not run.nbf[Xd.shape[1]:].any()
+        # (and its scan for the extremes of E reads BL as an all-zero mask)
+        assert not run.BL.any()
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
@@ -145,3 +151,28 @@ def test_no_parking(shrinking, cache_size):
         run.n_iter += run._call(5, False)
         assert run.ist[core.IS_COMPACT] == 0
         assert not np.any(run.active == core.PARKED)
+
+
+def test_binary_linear_without_error_cache(monkeypatch):
+    """Over the error cache's memory budget, the full passes take E from w:
+    same optimum, no feature copy."""
+    import svmlab.smo as smo_mod
+
+    X, y = _binary_data()
+    C = 5.0
+    K = R.gram(X, "linear", 0.0)
+    yp = None
+    objectives = []
+    for budget in (smo_mod.ERROR_CACHE_BYTES, 0):
+        monkeypatch.setattr(smo_mod, "ERROR_CACHE_BYTES", budget)
+        m = SMOClassifier(C=C, kernel="linear", random_state=1, progress=False, cache_size=0.05)
+        run = m.start(X, y)
+        assert (run.EF.shape[0] > 0) == (budget > 0)
+        assert run.nbf.size == (64 * run.kd.brows.shape[1] * X.shape[0] if budget else 0)
+        run.run()
+        run.finish()
+        yp = R.to_pm(y, m.classes_)
+        objectives.append(R.dual_objective(K, yp, m.alpha_))
+    _, _, W_ref = R.libsvm_dual(X, y, C, "linear", 0.0, 3, 0.0, tol=1e-6)
+    assert objectives[0] == pytest.approx(W_ref, rel=1e-3)
+    assert objectives[1] == pytest.approx(W_ref, rel=1e-3)
