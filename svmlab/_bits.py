@@ -57,20 +57,28 @@ def is_binary(X):
     return X.size > 0 and bool(np.all((X == 0.0) | (X == 1.0)))
 
 
+@njit(cache=True)
+def _pack_csr(indptr, indices, data, n_words):
+    n = indptr.shape[0] - 1
+    bits = np.zeros((n, n_words), dtype=np.uint64)
+    for i in range(n):
+        for p in range(indptr[i], indptr[i + 1]):
+            if data[p] != 0.0:
+                c = indices[p]
+                bits[i, c // 64] |= np.uint64(1) << np.uint64(c % 64)
+    return bits
+
+
 def pack_rows(X):
     """``(n, ceil(d / 64))`` uint64 array with bit ``k % 64`` of word ``k // 64``
-    of row i set when ``X[i, k] != 0``.  ``X`` is CSR (sorted, no duplicates)
-    or dense."""
+    of row i set when ``X[i, k] != 0``.  ``X`` is CSR or dense."""
     n, d = X.shape
     n_words = max(1, (d + 63) // 64)
     if sp.issparse(X):
         X = sp.csr_matrix(X)
-        rows = np.repeat(np.arange(n), np.diff(X.indptr))
-        cols = X.indices[X.data != 0].astype(np.int64)
-        rows = rows[X.data != 0]
-    else:
-        rows, cols = np.nonzero(np.asarray(X))
-        cols = cols.astype(np.int64)
+        return _pack_csr(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), n_words)
+    rows, cols = np.nonzero(np.asarray(X))
+    cols = cols.astype(np.int64)
     bits = np.zeros((n, n_words), dtype=np.uint64)
     np.bitwise_or.at(bits, (rows, cols // 64),
                      np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64)))

@@ -483,7 +483,12 @@ class Kernel:
         rows."""
         idx = np.asarray(idx, dtype=np.int64)
         d = self.data
-        if d.sparse:
+        if d.binary and d.sparse:
+            # bit-packed rows serve every kernel value against the subset:
+            # no CSR gather (an empty CSR of the right shape stands in)
+            sub = d._replace(indptr=np.zeros(len(idx) + 1, np.int32),
+                             indices=np.zeros(0, np.int32), data=np.zeros(0))
+        elif d.sparse:
             Xs = self.X[idx]
             Xs.sort_indices()
             sub = d._replace(indptr=Xs.indptr.astype(np.int32),
