@@ -1,4 +1,4 @@
-"""First positions of the extremes of an array, four lanes at a time.
+"""First positions of the extremes of an array, eight lanes at a time.
 
 Platt's second-choice heuristic needs, at every SMO step, the non-bound
 example with the largest and the one with the smallest error.  The scan is
@@ -6,9 +6,11 @@ the hottest loop of a parked phase, and numba cannot vectorise it: LLVM
 only vectorises a floating-point max/min reduction under fast-math flags on
 the ``select`` instruction, which numba does not emit.  So
 :func:`extremes` is written with an LLVM intrinsic over ``<4 x double>``
-vectors (compare, select the value and its position per lane), then merges
-the lanes in numba code.  (Two vectors per iteration: eight lanes.)  The result is exactly that of the scalar scan,
-ties included (the first position wins); ``tests/test_simd.py`` checks it
+vectors (compare, select the value and its position per lane; two vectors
+per iteration, eight lanes), which then merges the lanes with vector
+compares and shuffles, without branches.  The scalar scan does the last
+``m % 8`` positions.  The result is exactly that of the scalar scan, ties
+included (the first position wins); ``tests/test_simd.py`` checks it
 against a naive loop, with and without the JIT.
 
 With ``NUMBA_DISABLE_JIT=1`` the same function is a plain Python loop.
@@ -58,20 +60,18 @@ else:
 
     @intrinsic
     def _lanes(typingctx, FL, BL, m):
-        """Per lane k (positions q = k mod 8, q < m - m % 8): the largest
-        ``FL - BL`` and its first position, the smallest ``FL + BL`` and its
-        first position.  Returns four 8-tuples: maxima, their positions,
-        minima, their positions.  Two independent vectors per iteration, so that the
-        compare-select chains overlap."""
+        """Over the positions ``q < m - m % 8``: the largest ``FL - BL`` and
+        its first position, the smallest ``FL + BL`` and its first position
+        (-1 where none beats -inf, respectively +inf).  Eight lanes (two
+        vectors per iteration, so that the compare-select chains overlap),
+        merged with vector compares and shuffles: no branches."""
         if FL != _F8 or BL != _F8 or not isinstance(m, types.Integer):
             return None
-        fv = types.UniTuple(types.float64, 8)
-        iv = types.UniTuple(types.int64, 8)
-        ret = types.Tuple((fv, iv, fv, iv))
-        sig = ret(FL, BL, m)
+        sig = types.Tuple((types.float64, types.int64, types.float64, types.int64))(FL, BL, m)
 
         def codegen(context, builder, signature, args):
             dbl = ir.DoubleType()
+            i32 = ir.IntType(32)
             i64 = ir.IntType(64)
             v4d = ir.VectorType(dbl, 4)
             v4i = ir.VectorType(i64, 4)
@@ -113,41 +113,35 @@ else:
                     builder.store(builder.select(gn, v, cn), vn[s_])
                     builder.store(builder.select(gn, q, builder.load(an[s_])), an[s_])
                     builder.store(builder.add(q, step), qv[s_])
-            parts = []
-            for pair, typ in zip((vx, ax, vn, an), signature.return_type.types):
-                vals = []
-                for vec in pair:
-                    val = builder.load(vec)
-                    vals.extend(builder.extract_element(val, ir.Constant(ir.IntType(32), k))
-                                for k in range(4))
-                parts.append(context.make_tuple(builder, typ, vals))
-            return context.make_tuple(builder, signature.return_type, parts)
+
+            def pick(x0, a0, x1, a1, op):
+                # (x1, a1) if strictly better, or tied at a smaller position
+                # (unsigned: position -1, none, is never smaller)
+                take = builder.or_(builder.fcmp_ordered(op, x1, x0),
+                                   builder.and_(builder.fcmp_ordered("==", x1, x0),
+                                                builder.icmp_unsigned("<", a1, a0)))
+                return builder.select(take, x1, x0), builder.select(take, a1, a0)
+
+            def reduce(vals, poss, op):
+                x, a = pick(builder.load(vals[0]), builder.load(poss[0]),
+                            builder.load(vals[1]), builder.load(poss[1]), op)
+                for mask in ([2, 3, 0, 1], [1, 0, 3, 2]):
+                    mk = ir.Constant(ir.VectorType(i32, 4), mask)
+                    x, a = pick(x, a, builder.shuffle_vector(x, x, mk),
+                                builder.shuffle_vector(a, a, mk), op)
+                zero = ir.Constant(i32, 0)
+                return builder.extract_element(x, zero), builder.extract_element(a, zero)
+
+            x, a = reduce(vx, ax, ">")
+            n_, c = reduce(vn, an, "<")
+            return context.make_tuple(builder, signature.return_type, (x, a, n_, c))
 
         return sig, codegen
-
-    @njit(cache=True, inline="always")
-    def _better(x, a, z, b, larger):
-        """Pick between (value x at a) and (z at b): the larger (or smaller)
-        value, the first position on a tie (a position -1 means none)."""
-        if b < 0:
-            return x, a
-        if a < 0:
-            return z, b
-        if (z > x) if larger else (z < x):
-            return z, b
-        if z == x and b < a:
-            return z, b
-        return x, a
 
     @njit(cache=True, inline="always")
     def extremes(FL, BL, m):
         """First position of the largest ``FL - BL`` and first position of
         the smallest ``FL + BL`` over ``[0, m)``; -1 where no value beats
         -inf (respectively +inf), as in the scalar scan."""
-        tx, ta, tn, tc = _lanes(FL, BL, m)
-        x, a = tx[0], ta[0]
-        n, c = tn[0], tc[0]
-        for k in range(1, _W):
-            x, a = _better(x, a, tx[k], ta[k], True)
-            n, c = _better(n, c, tn[k], tc[k], False)
+        x, a, n, c = _lanes(FL, BL, m)
         return _scan(FL, BL, m - m % _W, m, x, a, n, c)
