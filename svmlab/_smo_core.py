@@ -147,6 +147,17 @@ def _xw(sparse, dense, indptr, indices, data, w, i):
 
 
 @njit(cache=True, inline="always")
+def _xw_ones(indptr, indices, w, i):
+    """:func:`_xw` for a CSR row whose stored values are all 1 (bit-packed
+    binary inputs): the same sum, in the same order, without reading the
+    values (a third of the memory traffic of a full sweep)."""
+    s = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        s += w[indices[p]]
+    return s
+
+
+@njit(cache=True, inline="always")
 def _xx(sparse, dense, indptr, indices, data, i, j):
     """<x_i, x_j> (the linear kernel value) from the raw arrays."""
     if sparse:
@@ -258,10 +269,11 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
     M = np.inf
     im = -1
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    ones = kd.binary and sp
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         if lin_w:
-            G[t] = _xw(sp, dn, ip, ix, dt, w, t)
+            G[t] = _xw_ones(ip, ix, w, t) if ones else _xw(sp, dn, ip, ix, dt, w, t)
         mf = y[t] - G[t]
         a = alpha[t]
         pos = y[t] > 0
@@ -671,6 +683,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
     # parked phases pay off unless every full row fits in the cache
     can_park = shrinking and (e_from_w or cd.rows.shape[0] < n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
+    ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
     cc = cdL if compact else cd
     # Platt's max |E1 - E2| over the non-bound examples is a vectorised scan
     # for the extremes of E: over the layout in a parked phase (BL masks
@@ -772,7 +785,12 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
             if compact:
                 E2 = FL[pos[i2]] + b
             else:
-                E2 = (_xw(sp, dn, ip, ix, dt, w, i2) if lin_w else G[i2]) + b - y2
+                if not lin_w:
+                    E2 = G[i2] + b - y2
+                elif ones:
+                    E2 = _xw_ones(ip, ix, w, i2) + b - y2
+                else:
+                    E2 = _xw(sp, dn, ip, ix, dt, w, i2) + b - y2
             r2 = E2 * y2
             if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
                 continue
