@@ -378,7 +378,9 @@ def _delta_at(kd, kdL0, t, c, tmp):
 def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
             R, owner):
     """Start of another pass of a parked phase: once a quarter of the layout
-    examples sit at a bound, park them too and compact the layout (``FL``,
+    examples sit at a bound (an eighth for the folded linear kernel, whose
+    newly parked examples need no rebase, so compacting costs less), park
+    them too and compact the layout (``FL``,
     ``BL``, ``lay``, ``pos``, and the cached rows, in place: row s moves
     from stride m to stride m_new in the flat memory of ``R``, which is
     safe front to back).  True if it did; the caller then copies the new
@@ -393,7 +395,7 @@ def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref,
     for p in range(m):
         if BL[p] != 0.0:
             n_bound += 1
-    if 4 * n_bound <= m:
+    if (8 if linear else 4) * n_bound <= m:
         return False
     m0 = ist[IS_LAYOUT0]
     c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
