@@ -72,14 +72,6 @@ def _pack_csr(indptr, indices, data, n_words):
 def pack_rows(X):
     """``(n, ceil(d / 64))`` uint64 array with bit ``k % 64`` of word ``k // 64``
     of row i set when ``X[i, k] != 0``.  ``X`` is CSR or dense."""
-    n, d = X.shape
-    n_words = max(1, (d + 63) // 64)
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        return _pack_csr(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), n_words)
-    rows, cols = np.nonzero(np.asarray(X))
-    cols = cols.astype(np.int64)
-    bits = np.zeros((n, n_words), dtype=np.uint64)
-    np.bitwise_or.at(bits, (rows, cols // 64),
-                     np.left_shift(np.uint64(1), (cols % 64).astype(np.uint64)))
-    return bits
+    X = sp.csr_matrix(X)
+    n_words = max(1, (X.shape[1] + 63) // 64)
+    return _pack_csr(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), n_words)

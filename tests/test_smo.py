@@ -177,7 +177,8 @@ def test_stepped_equals_fast(selection, kernel, data):
         X, y = make_classification(200, 6, random_state=11, flip_y=0.1)
     else:
         # bit-packed inputs (and, for Platt's linear SMO, the full passes'
-        # error cache by popcounts); parked phases with layout compaction
+        # error cache of shared-feature counts); parked phases with layout
+        # compaction
         rng = np.random.default_rng(4)
         X = sp.csr_matrix((rng.random((240, 70)) < 0.12).astype(float))
         y = (X @ rng.normal(size=70) + 0.4 * rng.normal(size=240) > 0).astype(int)
@@ -314,7 +315,7 @@ def test_no_jit_subprocess_same_alpha(tmp_path):
         "                          progress=False).fit(X, y)\n"
         "        out.append(m.alpha_)\n"
         "        # binary inputs, a tiny cache: parked phases, compaction,\n"
-        "        # popcount kernels and the linear error cache\n"
+        "        # popcount kernels and the linear error cache (feature counts)\n"
         "        m = SMOClassifier(kernel=k, gamma=0.1, C=3.0, selection=sel,\n"
         "                          random_state=3, cache_size=0.005,\n"
         "                          progress=False).fit(Xb, yb)\n"
