@@ -21,6 +21,12 @@ and share the fitted attributes and prediction:
     Steps taken (each solver says what a step is).
 ``converged_``
     Whether the optimality conditions held within ``tol`` at the end.
+``stop_reason_``
+    Why the fit ended: ``"converged"``, ``"max_iter"``, ``"iteration_cap"``
+    (``max_iter=-1`` still stops at LIBSVM's ``max(10_000_000, 100 n)``
+    steps), ``"stalled"`` (no progress possible), ``"interrupted"``
+    (Ctrl-C) or ``"callback"``; every one but the first and the last comes
+    with a ConvergenceWarning (see :mod:`svmlab._stepping`).
 ``gamma_``
     The numeric gamma used (after ``"scale"``/``"auto"``).
 """
@@ -95,6 +101,7 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         )
         self.n_iter_ = int(run.n_iter)
         self.converged_ = bool(run.converged)
+        self.stop_reason_ = run.stop_reason
         self.fit_time_ = float(run.elapsed)
         self.gamma_ = self._kernel_obj.gamma_
         self.shape_fit_ = X.shape

@@ -27,22 +27,81 @@ A record is a small frozen dataclass; each solver documents its own fields.
 All records have ``iteration`` (1-based step count).
 
 ``max_iter`` counts steps (SMO: successful joint steps; cutting plane:
-cutting-plane iterations; ...).  ``-1`` means no limit.  Hitting it stops
-cleanly with a :class:`~sklearn.exceptions.ConvergenceWarning` that says what
-to do.  Long fits show a tqdm progress bar (after 2 s; ``progress=False``
-turns it off, and so does the environment variable ``SVMLAB_PROGRESS=0``).
+cutting-plane iterations; ...).  Hitting it stops cleanly with a
+:class:`~sklearn.exceptions.ConvergenceWarning` that says what to do.  Long
+fits show a tqdm progress bar (after 2 s; ``progress=False`` turns it off,
+and so does the environment variable ``SVMLAB_PROGRESS=0``).
+
+Honest stops.  A fit ends for exactly one reason, stored by the estimators
+as ``stop_reason_`` (``converged_`` is True only for the first):
+
+``"converged"``
+    the solver's optimality conditions hold within its tolerance;
+``"max_iter"``
+    ``max_iter`` steps were taken (ConvergenceWarning);
+``"iteration_cap"``
+    ``max_iter=-1`` ("no limit") still has a safeguard, LIBSVM's: at most
+    :func:`iteration_cap` ``(n) = max(10_000_000, 100 n)`` steps, n the
+    number of training samples (ConvergenceWarning naming the cap; an
+    explicit ``max_iter`` overrides it);
+``"stalled"``
+    no step can make progress although the optimality conditions do not
+    hold (a non-PSD kernel, duplicate points, a tolerance below what
+    floating point resolves...); ConvergenceWarning saying what happened
+    and what to try;
+``"interrupted"``
+    Ctrl-C (SIGINT) during ``fit``: the estimator is fitted from the state
+    after the last completed step (the compiled chunk in flight when the
+    signal arrives is *completed*, not abandoned: the signal is only noted,
+    and the loop stops at the next chunk boundary), with a
+    ConvergenceWarning, and ``fit`` returns normally.  A second Ctrl-C
+    while that chunk runs interrupts at once, the usual way (the state
+    is then whatever the solver's Python code had reached; the solvers
+    keep their multipliers feasible at every statement that changes
+    them, so the model is still feasible).  Only ``fit`` does this, and
+    only in the main thread (signal handlers live there); ``iter_fit``
+    leaves Ctrl-C to the caller's loop;
+``"callback"``
+    the callback returned ``False`` or ``iter_fit`` was closed early (no
+    warning: the caller asked for it).
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import warnings
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["SolverRun", "SteppedFitMixin"]
+__all__ = ["SolverRun", "SteppedFitMixin", "iteration_cap", "MAX_ITER_CAP_MIN",
+           "MAX_ITER_CAP_PER_SAMPLE"]
+
+#: LIBSVM's safeguard for ``max_iter=-1`` (svm.cpp, ``Solver::Solve``):
+#: at most ``max(MAX_ITER_CAP_MIN, MAX_ITER_CAP_PER_SAMPLE * n)`` steps.
+MAX_ITER_CAP_MIN = 10_000_000
+MAX_ITER_CAP_PER_SAMPLE = 100
+
+
+def iteration_cap(n_samples):
+    """The number of steps ``max_iter=-1`` allows: LIBSVM's
+    ``max(10_000_000, 100 * n_samples)``.  (Read from the module constants
+    at every call, so tests can lower it.)"""
+    return max(int(MAX_ITER_CAP_MIN), int(MAX_ITER_CAP_PER_SAMPLE) * int(n_samples))
+
+#: target duration of one fast-path chunk (seconds), see SolverRun.run
+CHUNK_SECONDS = 0.25
+
+#: what to try when a solver stalls, shared by the solvers' messages
+STALL_ADVICE = (
+    "Try: loosen tol; scale the features (e.g. StandardScaler); remove "
+    "duplicate points with different labels; use a positive semi-definite "
+    "kernel (the sigmoid kernel is not PSD for most gamma/coef0)"
+)
 
 
 def _progress_off():
@@ -59,7 +118,15 @@ class SolverRun(ABC):
     ``None`` if the optimality conditions already hold) and may override
     :meth:`_advance` (many steps, no records: the fast path).  The base class
     keeps the bookkeeping: ``n_iter``, ``converged``, ``stopped``,
-    ``max_iter`` and progress display.
+    ``stalled``, ``interrupted``, ``max_iter`` (with the safeguard
+    :func:`iteration_cap` for ``-1``) and progress display.
+
+    A subclass that sees that no progress is possible sets ``stalled`` (and
+    ``stall_reason``, a sentence for the warning) and returns ``None``.  A
+    step that returns ``None`` without setting ``converged`` or ``stopped``
+    counts as a stall too, as does a fast-path chunk that takes no step:
+    neither is ever reported as convergence.  Subclasses set ``n_samples``
+    (used by the safeguard cap; 0 if unknown).
     """
 
     #: name of the unit ``max_iter`` counts, used in messages
@@ -74,7 +141,13 @@ class SolverRun(ABC):
         self.n_iter = 0
         self.converged = False
         self.stopped = False
+        self.stalled = False
+        self.stall_reason = ""
+        self.interrupted = False
+        self._interrupt_requested = False
         self.elapsed = 0.0
+        if not hasattr(self, "n_samples"):
+            self.n_samples = 0
 
     # -- to implement -------------------------------------------------------
     @abstractmethod
@@ -100,15 +173,41 @@ class SolverRun(ABC):
 
     # -- driven by the estimator ----------------------------------------------
     @property
-    def budget(self):
-        """Steps still allowed by ``max_iter`` (a large number for no limit)."""
+    def step_limit(self):
+        """``max_iter``, or the safeguard :func:`iteration_cap` for -1."""
         if self.max_iter < 0:
-            return 1 << 62
-        return max(self.max_iter - self.n_iter, 0)
+            return iteration_cap(self.n_samples)
+        return self.max_iter
+
+    @property
+    def budget(self):
+        """Steps still allowed by ``max_iter`` (or by the safeguard cap)."""
+        return max(self.step_limit - self.n_iter, 0)
 
     @property
     def finished(self):
-        return self.converged or self.stopped or self.budget == 0
+        return (self.converged or self.stopped or self.stalled or self.interrupted
+                or self.budget == 0)
+
+    @property
+    def stop_reason(self):
+        """Why the run ended (or ``"running"``): see the module docstring."""
+        if self.converged:
+            return "converged"
+        if self.interrupted:
+            return "interrupted"
+        if self.stalled:
+            return "stalled"
+        if self.stopped:
+            return "callback"
+        if self.budget == 0:
+            return "max_iter" if self.max_iter >= 0 else "iteration_cap"
+        return "running"
+
+    def _mark_stalled(self, reason=""):
+        self.stalled = True
+        if reason and not self.stall_reason:
+            self.stall_reason = reason
 
     def step(self):
         """One step, with its record; None when finished."""
@@ -119,6 +218,9 @@ class SolverRun(ABC):
         self.elapsed += time.perf_counter() - t0
         if rec is not None:
             self.n_iter += 1
+        elif not (self.converged or self.stopped or self.stalled):
+            # no step and not optimal: never reported as convergence
+            self._mark_stalled()
         return rec
 
     def __iter__(self):
@@ -132,8 +234,50 @@ class SolverRun(ABC):
         """Stop here (the callback asked to); the state stays feasible."""
         self.stopped = True
 
+    @contextmanager
+    def deferred_interrupt(self):
+        """Within this block a Ctrl-C (SIGINT) only sets
+        ``_interrupt_requested``; the loops check it between steps/chunks, so
+        the work in flight completes and the state stays at a step boundary.
+        The previous handler is back after the first SIGINT (a second one
+        interrupts at once) and when the block ends.  Outside the main
+        thread, or when SIGINT does not raise KeyboardInterrupt (a custom
+        handler, SIG_IGN), nothing is installed."""
+        installed = False
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            try:
+                previous = signal.getsignal(signal.SIGINT)
+            except (ValueError, OSError):  # pragma: no cover - exotic platforms
+                previous = None
+            if previous is signal.default_int_handler:
+
+                def _note(signum, frame):
+                    self._interrupt_requested = True
+                    signal.signal(signal.SIGINT, previous)
+
+                signal.signal(signal.SIGINT, _note)
+                installed = True
+        try:
+            yield
+        finally:
+            if installed:
+                signal.signal(signal.SIGINT, previous)
+
+    def _check_interrupt(self):
+        if self._interrupt_requested and not self.converged:
+            self.interrupted = True
+        return self.interrupted
+
     def run(self, chunk=1000):
-        """Fast path: advance to the end in chunks, with a progress bar."""
+        """Fast path: advance to the end in chunks of at most ``chunk``
+        steps (fewer while a chunk takes longer than about 0.25 s), with a
+        progress bar.
+
+        Ctrl-C completes the chunk in flight and stops (see
+        :meth:`deferred_interrupt`); a KeyboardInterrupt that still reaches
+        this loop (a second Ctrl-C) stops it too.  Either way the run is
+        marked ``interrupted`` and :meth:`finish` warns."""
         from tqdm import tqdm
 
         total = self.max_iter if self.max_iter >= 0 else None
@@ -144,31 +288,75 @@ class SolverRun(ABC):
             delay=2.0,
             disable=not self.progress or _progress_off(),
             leave=False,
-        ) as bar:
-            while not self.finished:
-                t0 = time.perf_counter()
-                k = self._advance(min(chunk, self.budget))
-                self.elapsed += time.perf_counter() - t0
-                self.n_iter += k
-                bar.update(k)
-                if k == 0 and not self.converged:
-                    # nothing moved and not optimal: treat as converged to
-                    # the achievable precision rather than spin forever
-                    self.converged = True
+        ) as bar, self.deferred_interrupt():
+            # the chunk adapts so that one lasts about CHUNK_SECONDS (never
+            # more steps than ``chunk``): Ctrl-C and the progress bar are
+            # then served within a fraction of a second.  Chunk boundaries do
+            # not change the iterates (the fast path and the stepped path
+            # visit the same steps).
+            size = max(1, min(int(chunk), 64))
+            try:
+                while not self.finished:
+                    t0 = time.perf_counter()
+                    k = self._advance(min(size, self.budget))
+                    dt = time.perf_counter() - t0
+                    self.elapsed += dt
+                    self.n_iter += k
+                    bar.update(k)
+                    if dt > 2.0 * CHUNK_SECONDS:
+                        size = max(1, size // 2)
+                    elif dt < 0.5 * CHUNK_SECONDS:
+                        size = min(int(chunk), 2 * size)
+                    if k == 0 and not (self.converged or self.stopped or self.stalled):
+                        # nothing moved and not optimal: a stall, not
+                        # convergence (spinning would never end)
+                        self._mark_stalled()
+                    if self._check_interrupt():
+                        break
+            except KeyboardInterrupt:
+                self.interrupted = True
         return self
+
+    def warning_message(self):
+        """The ConvergenceWarning text for how this run ended, or None."""
+        name = type(self.estimator).__name__
+        reason = self.stop_reason
+        if reason == "max_iter":
+            return (
+                f"{name} stopped after max_iter={self.max_iter} {self.step_name}s "
+                f"before the optimality conditions held within {self.tol_name}. "
+                "The model is feasible but not optimal: increase max_iter (or -1 "
+                f"for LIBSVM's safeguard cap), or loosen {self.tol_name}.")
+        if reason == "iteration_cap":
+            return (
+                f"{name} stopped after {self.n_iter} {self.step_name}s: max_iter=-1 "
+                f"still stops at the safeguard cap max(10_000_000, 100 * n_samples) = "
+                f"{self.step_limit} (LIBSVM's), before the optimality conditions "
+                f"held within {self.tol_name}. The model is feasible but not "
+                "optimal. Pass an explicit max_iter to override the cap; a fit "
+                f"this long usually means a hard problem: loosen {self.tol_name}, "
+                "scale the features, or lower C.")
+        if reason == "stalled":
+            what = self.stall_reason or (
+                f"no {self.step_name} could make progress")
+            return (
+                f"{name} stalled after {self.n_iter} {self.step_name}s, with the "
+                f"optimality conditions not holding within {self.tol_name}: {what}. "
+                "converged_ is False; the model is feasible but not optimal. "
+                f"{STALL_ADVICE}.")
+        if reason == "interrupted":
+            return (
+                f"{name} was interrupted (Ctrl-C) after {self.n_iter} "
+                f"{self.step_name}s. The model is the feasible state after the last "
+                "completed step, not optimal (converged_ is False); fit again to "
+                "train to the end.")
+        return None
 
     def finish(self):
         """Store the fitted attributes on the estimator and return it."""
-        if not self.converged and not self.stopped:
-            warnings.warn(
-                f"{type(self.estimator).__name__} stopped after max_iter="
-                f"{self.max_iter} {self.step_name}s before the optimality "
-                f"conditions held within {self.tol_name}. The model is feasible "
-                "but not optimal: increase max_iter (or -1 for no limit), or "
-                f"loosen {self.tol_name}.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+        msg = self.warning_message()
+        if msg is not None:
+            warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         self.estimator._store_run(self)
         return self.estimator
 
@@ -187,10 +375,18 @@ class SteppedFitMixin:
         if callback is None:
             run.run()
         else:
-            for rec in run:
-                if callback(rec) is False:
-                    run.stop()
-                    break
+            # Ctrl-C: the step (and the callback) in flight completes, then
+            # the loop stops (SolverRun.deferred_interrupt)
+            with run.deferred_interrupt():
+                try:
+                    for rec in run:
+                        if callback(rec) is False:
+                            run.stop()
+                            break
+                        if run._check_interrupt():
+                            break
+                except KeyboardInterrupt:
+                    run.interrupted = True
         run.finish()
         return self
 
@@ -201,6 +397,6 @@ class SteppedFitMixin:
         try:
             yield from run
         finally:
-            if not run.converged and run.budget > 0:
+            if not (run.converged or run.stalled) and run.budget > 0:
                 run.stop()
             run.finish()

@@ -18,6 +18,7 @@ from .kernels import KERNELS
 
 __all__ = [
     "KERNEL_CONSTRAINTS",
+    "RANDOM_STATE_CONSTRAINT",
     "SOLVER_CONSTRAINTS",
     "check_binary",
     "check_data",
@@ -33,14 +34,18 @@ KERNEL_CONSTRAINTS = {
     "coef0": [Interval(Real, None, None, closed="neither")],
 }
 
-#: constraints common to the iterative solvers.
+#: constraints common to the iterative kernel solvers.  Only parameters
+#: every one of them has: an estimator adds its own (``random_state`` for
+#: SMO and IRWLS, ...), so that ``_parameter_constraints`` lists exactly the
+#: parameters of its ``__init__`` (tests/test_estimator_hygiene.py checks).
 SOLVER_CONSTRAINTS = {
     "C": [Interval(Real, 0.0, None, closed="neither")],
     "tol": [Interval(Real, 0.0, None, closed="neither")],
     "max_iter": [Interval(Integral, -1, None, closed="left")],
-    "random_state": ["random_state"],
-    "verbose": ["boolean"],
 }
+
+#: the constraint of a ``random_state`` parameter (SMO, IRWLS)
+RANDOM_STATE_CONSTRAINT = {"random_state": ["random_state"]}
 
 
 def to_csr32(X):

@@ -257,6 +257,7 @@ class _CuttingPlaneRun(SolverRun):
                  qp_tol=None):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         self.oracle = oracle
+        self.n_samples = int(oracle.n)
         self.C = float(C)
         self.epsilon = float(epsilon)
         self.ordinal = ordinal
@@ -408,6 +409,7 @@ class _CuttingPlaneBase(SteppedFitMixin, BaseEstimator):
             else np.array([0.0])
         self.n_iter_ = int(run.n_iter)
         self.converged_ = bool(run.converged)
+        self.stop_reason_ = run.stop_reason
         self.fit_time_ = float(run.elapsed)
         self.dual_coef_ = res["alpha"]
         self.working_set_size_ = int(res["working_set_size"])
@@ -470,8 +472,12 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         Model the bias as a constant extra feature of value 1 (regularised,
         as in the paper).  ``False``: no bias, ``intercept_ = [0.]``.
     max_iter : int, default=1000
-        Maximum number of cutting-plane iterations (-1: no limit); hitting it
-        gives a ConvergenceWarning.
+        Maximum number of cutting-plane iterations; -1 means the safeguard
+        cap ``max(10_000_000, 100 * n_samples)`` shared with the kernel
+        solvers (:mod:`svmlab._stepping`; Theorem 5 bounds the iterations
+        far below it).  Hitting either gives a ConvergenceWarning.  Ctrl-C
+        during ``fit`` ends the iteration in flight and keeps that model, with
+        a warning (``stop_reason_ = "interrupted"``).
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0`` turns all bars off).
 
@@ -500,7 +506,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 
     _parameter_constraints = {**_PARAMS, "fit_intercept": ["boolean"]}
 
-    def __init__(self, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
+    def __init__(self, *, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
                  progress=True):
         self.C = C
         self.epsilon = epsilon
@@ -556,10 +562,20 @@ def check_ranks(y, n=None):
         raise ValueError(f"y must be 1-D (one rank per sample), got shape {y.shape}.")
     if n is not None and y.shape[0] != n:
         raise ValueError(f"X has {n} samples but y has {y.shape[0]}.")
+    if y.dtype.kind == "O":
+        # an object array of numbers is accepted as those numbers (as
+        # scikit-learn does); anything else is an unknown label type
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Unknown label type: ordinal ranks must be integers, got an object "
+                "array that is not numeric. Encode the ordered categories as "
+                "integers 1..R (larger = higher rank).") from None
     if y.dtype.kind not in "iufb":
         raise ValueError(
-            f"Ordinal ranks must be integers, got dtype {y.dtype}. Encode the "
-            "ordered categories as integers 1..R (larger = higher rank).")
+            f"Unknown label type: ordinal ranks must be integers, got dtype {y.dtype}. "
+            "Encode the ordered categories as integers 1..R (larger = higher rank).")
     yf = y.astype(np.float64)
     if not np.all(np.isfinite(yf)):
         raise ValueError("Ordinal ranks contain NaN or infinity.")
@@ -632,7 +648,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
     _ordinal = True
     _parameter_constraints = dict(_PARAMS)
 
-    def __init__(self, C=1.0, epsilon=1e-3, max_iter=1000, progress=True):
+    def __init__(self, *, C=1.0, epsilon=1e-3, max_iter=1000, progress=True):
         self.C = C
         self.epsilon = epsilon
         self.max_iter = max_iter
@@ -657,7 +673,9 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
                 raise ValueError("CuttingPlaneOrdinalRegressor requires y (the ranks).")
             X = check_data(X)
             if X.shape[0] < 2:
-                raise ValueError("Ordinal regression needs at least 2 samples.")
+                raise ValueError(
+                    f"Ordinal regression needs at least 2 samples (ordered pairs); got "
+                    f"n_samples = {X.shape[0]}.")
             rank, ranks = check_ranks(y, X.shape[0])
             validate_data(self, X_in, reset=True, skip_check_array=True)
             oracle = _OrdinalOracle(X, rank, len(ranks))

@@ -47,10 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from numbers import Integral
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC
@@ -96,6 +93,7 @@ class DecompositionRun(SolverRun):
         super().__init__(est, est.max_iter, est.progress)
         n = len(y)
         self.n, self.y = n, y
+        self.n_samples = n
         self.C = float(est.C)
         self.tol = float(est.tol)
         self.scheme, self.q, self.engine, self.shrinking = scheme, q, engine, shrinking
@@ -138,8 +136,15 @@ class DecompositionRun(SolverRun):
         y, C = self.y, self.C
         v = y - self.G
         B, gap = self._select(v)
-        if len(B) < 2 or gap <= self.tol:
+        if gap <= self.tol:
             self.converged = True
+            return None
+        if len(B) < 2:
+            # a violation above tol but no working set of two variables
+            # along a feasible direction: no step possible
+            self._mark_stalled(
+                f"no working set of two or more variables could be selected while the "
+                f"maximal violation is {gap:.3g} > tol")
             return None
         Kbb, n_direct = kernel_block_counted(self.kd, self.cache.data, B, B)
         self._direct_evals += int(n_direct)
@@ -155,13 +160,12 @@ class DecompositionRun(SolverRun):
         nz = d != 0.0
         if not nz.any():
             # the engine could not move (degenerate sub-problem, e.g. a
-            # singular linear-kernel block): stop rather than spin, and say so
-            warnings.warn(
-                f"{type(self.estimator).__name__}: the {self.engine!r} engine made no "
-                f"progress on a working set while the maximal violation is {gap:.3g} > "
-                f"tol; stopping. Try engine='smo' or a larger working_set_size.",
-                ConvergenceWarning, stacklevel=4)
-            self.stopped = True
+            # singular linear-kernel block): stop rather than spin, and say
+            # so (a stall: finish() warns, converged_ stays False)
+            self._mark_stalled(
+                f"the {self.engine!r} engine made no progress on a working set while "
+                f"the maximal violation is {gap:.3g} > tol (try engine='smo' or a "
+                "larger working_set_size)")
             return None
         add_rows(self.kd, self.cache.data, self.G, B[nz], d[nz])
         self.alpha[B] = a_new
@@ -242,12 +246,17 @@ class DecompositionClassifier(_DecompositionBase):
     shrinking : bool, default=True
     cache_size : float, default=200 (MB)
     max_iter : int, default=-1 (outer steps)
+        -1 means LIBSVM's safeguard cap ``max(10_000_000, 100 * n_samples)``
+        (see :mod:`svmlab._stepping`); an explicit value overrides it.  A
+        working set on which the engine cannot move stops the fit as a
+        stall (``converged_ = False``, ``stop_reason_ = "stalled"``,
+        ConvergenceWarning).
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
         turns all bars off).
     """
 
-    def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", shrinking=True, cache_size=200.0,
                  max_iter=-1, progress=True):
         self.C = C
@@ -278,7 +287,7 @@ class ChunkingClassifier(_DecompositionBase):
 
     _default_ws = 10
 
-    def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", cache_size=200.0, max_iter=-1,
                  progress=True):
         self.C = C

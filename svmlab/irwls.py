@@ -51,6 +51,7 @@ from ._base import BaseKernelSVC
 from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block_counted,
                        single_threaded_blas)
 from ._stepping import SolverRun
+from ._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
 from .cache import KernelCache
 
@@ -112,6 +113,7 @@ class IRWLSRun(SolverRun):
         super().__init__(est, est.max_iter, est.progress)
         n = len(y)
         self.n = n
+        self.n_samples = n
         self.y = y
         self.C = float(est.C)
         self.tol = float(est.tol)
@@ -187,8 +189,13 @@ class IRWLSRun(SolverRun):
                 if self._stalls >= 3:
                     # three working sets in a row changed nothing: the
                     # remaining violations are below what (3) resolves in
-                    # floating point; stop here (converged_ stays honest)
-                    self.stopped = True
+                    # floating point; stop here, as a stall (converged_
+                    # stays False, and finish() warns)
+                    n_viol = int(v9.sum() + v10.sum() + v11.sum())
+                    self._mark_stalled(
+                        f"three working sets in a row changed no multiplier while "
+                        f"{n_viol} samples violate the stopping conditions (9)-(11) "
+                        f"(tol={self.tol:g})")
                     return None
             self._open_chunk()
         sub = self.sub
@@ -262,7 +269,12 @@ class IRWLSClassifier(BaseKernelSVC):
     cache_size : float, default=200
         Kernel-row cache in MB.
     max_iter : int, default=-1
-        Maximum number of IRWLS iterations (records); -1 for no limit.
+        Maximum number of IRWLS iterations (records); -1 means LIBSVM's
+        safeguard cap ``max(10_000_000, 100 * n_samples)`` (see
+        :mod:`svmlab._stepping`), which an explicit value overrides.
+        Three working sets in a row that change nothing stop the fit as a
+        stall (``converged_ = False``, ``stop_reason_ = "stalled"``,
+        ConvergenceWarning).
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
         turns all bars off).
@@ -275,11 +287,12 @@ class IRWLSClassifier(BaseKernelSVC):
 
     _parameter_constraints = {
         **BaseKernelSVC._parameter_constraints,
+        **RANDOM_STATE_CONSTRAINT,
         "working_set_size": [Interval(Integral, 2, None, closed="left"), None],
         "selection": [StrOptions(set(SELECTIONS))],
     }
 
-    def __init__(self, C=1.0, *, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, selection="random", random_state=None,
                  cache_size=200.0, max_iter=-1, progress=True):
         self.C = C

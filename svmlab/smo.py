@@ -61,6 +61,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _smo_core as core
 from ._base import BaseKernelSVC
 from ._stepping import SolverRun
+from ._validation import RANDOM_STATE_CONSTRAINT
 from .cache import KernelCache, cache_from_buffer, new_cache
 
 __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
@@ -137,6 +138,8 @@ class SMORun(SolverRun):
                  selection, seed, max_iter, progress):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         n = X.shape[0]
+        self.n_samples = n
+        self.X = X  # only read by the final KKT check of Platt's mode (linear kernel)
         self.kernel = kernel
         self.kd = kernel.data
         self.linear = kernel.kernel == "linear"
@@ -217,9 +220,56 @@ class SMORun(SolverRun):
                 self.nbi, self.nbp, self.plist, self.full, self.pos, self.pos0, self.aref,
                 self.lay, self.FL, self.BL, self.EF, self.nbf, self.cnt,
                 int(kmax - total)))
-        if self.ist[core.IS_DONE] != 0:
-            self.converged = True
+        if self.ist[core.IS_DONE] != 0 and not (self.converged or self.stalled):
+            self._end_of_run()
         return total
+
+    def kkt_violators(self):
+        """Examples violating Platt's KKT conditions (TR eq. 12) by more than
+        ``tol``: ``y_i E_i < -tol`` with ``alpha_i < C`` or ``y_i E_i > tol``
+        with ``alpha_i > 0``, ``E_i = f(x_i) - y_i``.  Returns ``(mask, r)``
+        with ``r = y E``.  ``f`` comes from the solver's gradient (non-linear
+        kernels; every example is active and up to date at the end) or from
+        the folded ``w`` (the linear kernel), i.e. the values the solver's
+        own KKT test used; a relative slack of 1e-9 absorbs the different
+        summation order of ``X @ w``."""
+        if self.e_from_w:
+            f0 = np.asarray(self.X @ self.w).ravel()
+        else:
+            f0 = self.G
+        r = self.y * (f0 + self.b - self.y)
+        slack = self.tol * (1.0 + 1e-9) + 1e-12
+        mask = ((r < -slack) & (self.alpha < self.C)) | ((r > slack) & (self.alpha > 0.0))
+        return mask, r
+
+    def _end_of_run(self):
+        """``ist[IS_DONE]`` became nonzero: decide, honestly, how the run ended.
+
+        wss2: 1 means ``m - M <= tol`` (converged); 2 means a violating pair
+        exists on which no step is possible (stalled).  Platt's loop ends
+        when a full pass over every example changes nothing, which is
+        convergence only if no example violates KKT by more than ``tol``; an
+        example can violate it while all its pair steps are rejected (a
+        change below Platt's ``eps``, or ``eta <= 0`` with equal objective at
+        both ends): that is a stall, and says so."""
+        if self.ist[core.IS_DONE] == 2:
+            self._mark_stalled(
+                "the second-order working-set selection found a violating pair on "
+                "which the analytic step cannot move (eta <= 0, or a change below "
+                "rounding)")
+            return
+        if self.selection == core.PLATT:
+            mask, r = self.kkt_violators()
+            if mask.any():
+                worst = float(np.max(np.abs(r[mask])))
+                self._mark_stalled(
+                    f"Platt's loop ended (a full pass changed nothing) with "
+                    f"{int(mask.sum())} examples violating the KKT conditions by up to "
+                    f"|y E| = {worst:.3g} > tol={self.tol:g}, every pair step for them "
+                    f"rejected (a change below eps={self.eps:g}, or eta <= 0 with equal "
+                    "ends). Pass a smaller eps, or selection='wss2'")
+                return
+        self.converged = True
 
     def _new_layout(self):
         """A parked phase began (see :func:`_smo_core._park`): copy the
@@ -363,8 +413,10 @@ class SMOClassifier(BaseKernelSVC):
         every example throughout.
     selection : {"platt", "wss2"}, default="platt"
     max_iter : int, default=-1
-        Maximum number of successful joint steps; -1 for no limit.  Hitting it
-        stops cleanly with a ConvergenceWarning.
+        Maximum number of successful joint steps.  -1 means LIBSVM's safeguard
+        cap, ``max(10_000_000, 100 * n_samples)`` steps
+        (:func:`svmlab._stepping.iteration_cap`); an explicit value overrides
+        it.  Hitting either stops cleanly with a ConvergenceWarning.
     random_state : int, RandomState or None
         Seeds the random start positions of Platt's second-choice loops.
     progress : bool, default=True
@@ -374,7 +426,22 @@ class SMOClassifier(BaseKernelSVC):
     ----------
     alpha_, intercept_, support_, support_vectors_, dual_coef_, n_support_,
     coef_ (linear kernel), n_iter_ (successful joint steps), converged_,
-    gamma_, classes_, cache_hits_, cache_misses_, kernel_evaluations_.
+    stop_reason_, gamma_, classes_, cache_hits_, cache_misses_,
+    kernel_evaluations_.
+
+    Honest stops
+    ------------
+    ``converged_`` is True only when the stopping rule holds: in wss2 mode
+    ``m - M <= tol``; in Platt's mode the loop's end (a full pass that
+    changes nothing) *and* no example violating KKT by more than ``tol``
+    (checked on the final state).  When no pair can move although KKT does
+    not hold (wss2's stalled state; Platt's steps all rejected by ``eps`` or
+    by ``eta <= 0`` with a non-PSD kernel or duplicate points) the fit
+    stops with ``converged_ = False``, ``stop_reason_ = "stalled"`` and a
+    ConvergenceWarning saying what to try.  Ctrl-C during ``fit`` completes
+    the compiled chunk in flight (at most 20000 steps, sized to last about
+    0.25 s) and returns the feasible model reached, with a warning
+    (``stop_reason_ = "interrupted"``); see :mod:`svmlab._stepping`.
 
     Step hooks
     ----------
@@ -405,12 +472,13 @@ class SMOClassifier(BaseKernelSVC):
 
     _parameter_constraints: dict = {
         **BaseKernelSVC._parameter_constraints,
+        **RANDOM_STATE_CONSTRAINT,
         "eps": [Interval(Real, 0.0, None, closed="left")],
         "shrinking": ["boolean"],
         "selection": [StrOptions({"platt", "wss2"})],
     }
 
-    def __init__(self, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
+    def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  eps=1e-6, cache_size=40, shrinking=True, selection="platt", max_iter=-1,
                  random_state=None, progress=True):
         self.C = C
