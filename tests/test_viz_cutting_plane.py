@@ -122,10 +122,140 @@ def test_bounds_meet_within_C_epsilon(explorer):
 
 def test_player_drives_every_frame(explorer):
     pytest.importorskip("ipywidgets")
+    *_, tr, ex = explorer
+    shown = []
+    update = ex.update
+    ex.update = lambda k: (shown.append(int(k)), update(k))[1]
+    try:
+        p = ex.player()
+        assert p.drive() == ex.n_frames
+    finally:
+        del ex.update
+    # every record and the final stopping check were drawn without error
+    assert ex.n_frames == len(tr) + 1
+    assert set(range(ex.n_frames)) <= set(shown)
+
+
+def test_final_check_is_recomputed_and_meets_within_C_epsilon(explorer):
+    X, y, tr, ex = explorer
+    est = tr.estimator
+    Z = np.column_stack([X, np.ones(len(y))])
+    v = np.concatenate([est.coef_[0], est.intercept_])
+    # xi at w*: the max of the working set's planes, each built here from its mask
+    planes = [(np.mean(m), (Z.T @ (m * y)) / len(y)) for m in tr.masks]
+    xi = max([0.0] + [o - g @ v for o, g in planes])
+    assert tr.final_xi == pytest.approx(xi, abs=1e-12)
+    assert tr.final_xi_new == pytest.approx(_risk(Z, y, v), abs=1e-12)
+    # OP3's dual objective from the multipliers and our planes
+    alpha = est.dual_coef_
+    wa = sum(a * g for a, (_, g) in zip(alpha, planes))
+    dual = sum(a * o for a, (o, _) in zip(alpha, planes)) - 0.5 * wa @ wa
+    assert tr.final_dual == pytest.approx(dual, abs=1e-9)
+    assert np.allclose(wa, v, atol=1e-8)   # w = sum_k alpha_k g_k (OP3's optimality)
+    primal = 0.5 * v @ v + est.C * _risk(Z, y, v)
+    assert tr.final_primal == pytest.approx(primal, abs=1e-12)
+    # the stopping rule held, and the bounds meet within C epsilon ...
+    assert tr.stopped and tr.final_xi_new <= tr.final_xi + tr.epsilon
+    assert 0 <= tr.final_gap <= tr.C * tr.epsilon
+    # ... while the last *recorded* iteration had not stopped yet
+    assert tr.xi_new[-1] > tr.xi[-1] + tr.epsilon
+    # and the primal is within C epsilon of an independent optimum (LIBLINEAR)
+    from sklearn.svm import LinearSVC
+
+    ll = LinearSVC(C=est.C / len(y), loss="hinge", dual=True, fit_intercept=False, tol=1e-10,
+                   max_iter=1_000_000).fit(Z, y)
+    p_ll = 0.5 * ll.coef_[0] @ ll.coef_[0] + est.C * _risk(Z, y, ll.coef_[0])
+    assert p_ll - 1e-6 <= primal <= p_ll + est.C * est.epsilon
+
+
+def test_stop_frame_draws_the_final_check(explorer):
+    X, y, tr, ex = explorer
+    K = len(tr)
+    caption = ex.update(K)
+    assert "stop" in caption and "not converged" not in caption
+    Z = np.column_stack([X, np.ones(len(y))])
+    v = tr.v_final
+    viol = np.array([y[i] * (Z[i] @ v) < 1 for i in range(len(y))])
+    assert np.allclose(np.asarray(ex.ring.get_offsets()), X[viol])
+    assert all(ln.get_visible() for ln in ex.plane_lines)          # every plane of W ...
+    assert all(ln.get_color() != ex.check_line.get_color() for ln in ex.plane_lines)  # ... grey
+    assert ex.check_line.get_visible()
+    Vs = ex.frame_data(K)["V"]
+    o, g = np.mean(viol), (Z.T @ (viol * y)) / len(y)
+    assert np.allclose(ex.check_line.get_ydata(), o - Vs @ g, atol=1e-12)
+    assert ex.xi_pt.get_ydata()[0] == pytest.approx(tr.final_xi, abs=1e-12)
+    assert ex.xinew_pt.get_ydata()[0] == pytest.approx(_risk(Z, y, v), abs=1e-12)
+    assert ex.cur_b.get_xdata()[0] == K + 1
+    assert "stop" in ex.title_risk.get_text()
+    ex.update(K - 1)
+    assert not ex.check_line.get_visible()
+
+
+def test_risk_panel_is_rescaled_on_every_frame(explorer):
     *_, ex = explorer
-    p = ex.player()
-    assert p.drive() == ex.n_frames
-    assert ex.k == ex.n_frames - 1
+    spans = []
+    for k in range(ex.n_frames):
+        ex.update(k)
+        lo, hi = ex.ax_risk.get_ylim()
+        r = ex.risk_line.get_ydata()
+        # the whole risk curve is inside the panel and fills a good part of it
+        assert lo <= r.min() and r.max() <= hi
+        assert r.max() >= 0.5 * hi
+        assert lo <= ex.xinew_pt.get_ydata()[0] <= hi and lo <= ex.xi_pt.get_ydata()[0] <= hi
+        spans.append(hi - lo)
+    assert max(spans) > 2 * min(spans)   # the range really changes (late risk curves are flat)
+
+
+def _plain_text_outside_math(s):
+    import re
+
+    return re.sub(r"\$[^$]*\$", "", s)
+
+
+def _check_text(fig):
+    """Legends at least 9 pt; Greek quantities only as mathtext."""
+    import re
+
+    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps)\b")
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        if leg is not None:
+            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
+            texts = [t.get_text() for t in leg.get_texts()]
+        else:
+            texts = []
+        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        texts += [t.get_text() for t in ax.texts]
+        for t in texts:
+            assert not greek.search(_plain_text_outside_math(t)), t
+
+
+def test_figures_use_mathtext_and_readable_legends(explorer):
+    import matplotlib.pyplot as plt
+
+    *_, tr, ex = explorer
+    for k in (0, ex.n_frames - 1):
+        ex.update(k)
+        _check_text(ex.fig)
+    fig, (a1, a2) = plt.subplots(1, 2)
+    vc.plot_bounds(a1, tr)
+    line = vc.plot_xi(a2, tr)
+    _check_text(fig)
+    # xi' and xi have the module's colours (shared with notebook 04)
+    from matplotlib.colors import to_rgba
+
+    assert to_rgba(line.get_color()) == to_rgba(vc.XI_NEW_COLOR)
+    # plot_bounds: the gap per record, the band up to C epsilon, the final check as a star
+    gap_line = a1.get_lines()[0]
+    assert np.allclose(gap_line.get_ydata(), tr.gap)
+    star = [ln for ln in a1.get_lines() if ln.get_marker() == "*"][0]
+    assert star.get_xdata()[0] == len(tr) + 1
+    assert star.get_ydata()[0] == pytest.approx(tr.final_gap)
+    band = [p for p in a1.patches][0]
+    top = band.get_path().vertices[:, 1].max()
+    top = band.get_transform().transform([[0, top]])[0, 1]
+    assert a1.transData.inverted().transform([[0, top]])[0, 1] == pytest.approx(tr.C * tr.epsilon)
+    plt.close(fig)
 
 
 def test_iterations_sweep_counts_fits():

@@ -106,11 +106,20 @@ def test_explorer_draws_sets_working_set_and_boundary(chunked):
         Z = ex.frame_data(frame)["Z"]
         f = rbf_kernel(ex.grid.points, X, gamma=GAMMA) @ tr.beta[k] + tr.b[k]
         assert np.allclose(Z.ravel(), f, atol=1e-9)
-    p = ex.player()
-    assert p.drive() == ex.n_frames
+    _check_text(ex.fig)
     chunks = vi.IRWLSExplorer(tr, X, gamma=GAMMA, grid_n=30, frames="chunks")
     assert [tr.records[k].chunk_done for k in chunks.frames] == [True] * chunks.n_frames
     assert chunks.n_frames == len(np.unique(tr.chunk))
+    # both players redraw every frame without error
+    pytest.importorskip("ipywidgets")
+    for e in (ex, chunks):
+        drawn = []
+        update = e.update
+        e.update = lambda k, update=update: (drawn.append(int(k)), update(k))[1]
+        p = e.player()
+        assert p.drive() == e.n_frames
+        assert set(drawn) >= set(range(e.n_frames))
+        del e.update
     R = vi.chunk_raster(tr)
     for k, r in enumerate(tr.records):
         assert set(np.flatnonzero(R[k])) == set(r.working_set.tolist())
@@ -131,3 +140,37 @@ def test_strategies_reach_libsvm_dual():
         assert r["dual"] == pytest.approx(ref, rel=1e-3), s
         assert r["n_chunks"] == len(r["chunk_dual"])
         assert r["chunk_dual"][-1] == pytest.approx(r["dual"], rel=1e-9)
+
+
+def _check_text(fig):
+    """Legends at least 9 pt; Greek quantities only as mathtext."""
+    import re
+
+    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps|inf)\b")
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        texts = []
+        if leg is not None:
+            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
+            texts = [t.get_text() for t in leg.get_texts()]
+        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        texts += [t.get_text() for t in ax.texts]
+        for t in texts:
+            assert not greek.search(re.sub(r"\$[^$]*\$", "", t)), t
+
+
+def test_multiplier_function_is_a_step_from_S2_to_S3():
+    import matplotlib.pyplot as plt
+
+    C = 1.5
+    fig, (a1, a2) = plt.subplots(1, 2)
+    vi.plot_weight_function(a1, C)
+    curve = vi.plot_multiplier_function(a2, C, (-1.0, 2.0), n=301)
+    x, yb = curve.get_data()
+    # y beta = a e y with a from eq. (8), computed here: 0 left of 0, C right of it
+    assert np.allclose(yb[x < 0], 0.0) and np.allclose(yb[x > 0], C)
+    # the S1 segment: e y = 0, every value in [0, C]
+    seg = a2.get_lines()[1]
+    assert np.allclose(seg.get_xdata(), 0) and sorted(seg.get_ydata()) == [0, C]
+    _check_text(fig)
+    plt.close(fig)

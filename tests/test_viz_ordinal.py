@@ -130,3 +130,94 @@ def test_plot_pairs_draws_violated_pairs(rng):
     assert len(segs) == len(want)
     assert all(np.allclose(sg, [X[a], X[b]]) for sg, a, b in zip(segs, i, j))
     plt.close(fig)
+
+
+def _check_text(fig):
+    """Legends at least 9 pt; Greek quantities only as mathtext."""
+    import re
+
+    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps)\b")
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        texts = []
+        if leg is not None:
+            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
+            texts = [t.get_text() for t in leg.get_texts()]
+        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        for t in texts:
+            assert not greek.search(re.sub(r"\$[^$]*\$", "", t)), t
+
+
+def test_sweep_widget_uses_one_up_down_notation(rng):
+    pytest.importorskip("ipywidgets")
+    s = np.round(rng.normal(size=10), 2)
+    y = rng.integers(1, 4, size=10)
+    tr = vo.sweep_trace(s, y)
+    ex = vo.SweepExplorer(tr)
+    drawn = []
+    update = ex.update
+    ex.update = lambda k: (drawn.append(int(k)), update(k))[1]
+    p = ex.player()
+    assert p.drive() == tr.n_events
+    assert set(drawn) >= set(range(tr.n_events))   # every event redrawn without error
+    del ex.update
+    symbol = {"u": vo.UP, "d": vo.DOWN}
+    for k in range(tr.n_events):
+        ex.update(k)
+        title = ex.title.get_text()
+        other = symbol["d" if tr.kind[k] == "u" else "u"]
+        assert symbol[tr.kind[k]] in title and other not in title
+        assert f" {tr.kind[k]} of" not in title   # no letters u/d for the events
+    # ▲ values are s - 1/2, ▼ values s + 1/2, and the x label says so
+    up = np.asarray(ex.ev_u.get_offsets())[:, 0]
+    down = np.asarray(ex.ev_d.get_offsets())[:, 0]
+    assert np.allclose(np.sort(up), np.sort(s - 0.5))
+    assert np.allclose(np.sort(down), np.sort(s + 0.5))
+    assert vo.UP in ex.ax_line.get_xlabel() and vo.DOWN in ex.ax_line.get_xlabel()
+    labels = [t.get_text() for ax in (ex.ax_ab, ex.ax_c) for t in ax.get_legend().get_texts()]
+    assert labels[0].endswith(f"{vo.DOWN} passed") and labels[1].endswith(f"{vo.UP} passed")
+    assert vo.UP in labels[2] and vo.DOWN in labels[3]
+    _check_text(ex.fig)
+
+
+def test_final_check_and_xi_colours_match_notebook_03(rng):
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from svmlab import CuttingPlaneClassifier
+    from svmlab.datasets import toy_2d
+    from svmlab.viz import cutting_plane as vc
+
+    n = 24
+    X = rng.normal(size=(n, 2))
+    y = np.digitize(X @ [1.0, 0.5] + 0.5 * rng.normal(size=n), [-0.5, 0.5]) + 1
+    est = CuttingPlaneOrdinalRegressor(C=5.0, epsilon=1e-3)
+    recs = []
+    est.fit(X, y, callback=recs.append)
+    w = est.coef_[0]
+    xi, xi_new = vo.final_check(recs, X, y, w)
+    # by enumeration: the average pairwise hinge loss at w ...
+    P = [(i, j) for i in range(n) for j in range(n) if y[i] > y[j]]
+    loss = sum(max(0.0, 1 - (X[i] - X[j]) @ w) for i, j in P) / len(P)
+    assert xi_new == pytest.approx(loss, abs=1e-12)
+    # ... and the working set's bound: each record's constraint enumerated at its own w
+    bound = 0.0
+    for r in recs:
+        viol = [(i, j) for i, j in P if (X[i] - X[j]) @ r.w < 1]
+        off = len(viol) / len(P)
+        vec = sum((X[i] - X[j] for i, j in viol), np.zeros(2)) / len(P)
+        bound = max(bound, off - w @ vec)
+    assert xi == pytest.approx(bound, abs=1e-12)
+    assert xi_new <= xi + est.epsilon   # the stopping rule held at the end
+    fig, (a1, a2) = plt.subplots(1, 2)
+    line = vo.plot_xi_records(a1, recs, est.epsilon, final=(xi, xi_new))
+    assert np.allclose(line.get_ydata(), [r.xi_new for r in recs])
+    Xc, yc = toy_2d("blobs", n=30, random_state=3, noise=1.1)
+    ex = vc.CuttingPlaneExplorer(vc.cutting_plane_trace(CuttingPlaneClassifier(C=20.0), Xc, yc))
+    # the same colour for xi' (and for xi) in notebook 03's explorer and here
+    assert to_rgba(line.get_color()) == to_rgba(ex.ax_xi.get_lines()[0].get_color())
+    assert to_rgba(a1.get_lines()[1].get_color()) == to_rgba(ex.ax_xi.get_lines()[1].get_color())
+    assert to_rgba(line.get_color()) != to_rgba(a1.get_lines()[1].get_color())
+    vo.plot_pairs(a2, X, y, w)
+    _check_text(fig)
+    plt.close(fig)

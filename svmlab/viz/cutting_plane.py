@@ -19,6 +19,14 @@ current ``v`` and ``xi'`` is the true risk there.
 Everything below works on plain arrays (so it is unit-tested against direct
 computations); :class:`CuttingPlaneExplorer` reads
 :class:`svmlab.cutting_plane.CuttingPlaneRecord` traces.
+
+The solver records one step per constraint it *adds*.  The last check of
+Algorithm 1 (the iteration that finds ``xi' <= xi + epsilon`` at the final
+``w`` and stops without adding anything) is not a record; the trace
+recomputes it here from the fitted model (``CuttingPlaneTrace.final_*``) and
+the explorer shows it as one extra, last frame.  Colours: ``xi`` is always
+:data:`XI_COLOR` (blue), ``xi'`` and the primal upper bound
+:data:`XI_NEW_COLOR` (red), in notebook 03 and 04 alike.
 """
 
 from __future__ import annotations
@@ -30,7 +38,16 @@ import numpy as np
 
 from ._common import record_trace, CLASS_COLORS, HIGHLIGHT, NEUTRAL, FramePlayer, new_figure
 
+#: colour of ``xi`` (the working set's bound) and of the QP dual lower bound
+XI_COLOR = "tab:blue"
+#: colour of ``xi'`` (the true risk / new constraint) and of the primal upper bound
+XI_NEW_COLOR = HIGHLIGHT
+#: smallest legend font size in these figures (points)
+LEGEND_SIZE = 9
+
 __all__ = [
+    "XI_COLOR",
+    "XI_NEW_COLOR",
     "augment",
     "constraint_plane",
     "most_violated",
@@ -43,6 +60,8 @@ __all__ = [
     "cutting_plane_trace",
     "CuttingPlaneExplorer",
     "plot_bounds",
+    "plot_primal_dual",
+    "plot_xi",
     "iterations_sweep",
     "plot_sweep",
 ]
@@ -138,6 +157,15 @@ class CuttingPlaneTrace:
     ``offsets[k], G[k]`` the plane of c computed here from the mask;
     ``xi, xi_new, primal, dual, gap, ws_size`` the record's numbers;
     ``v_final`` the fitted (augmented) weights; ``B`` the constant feature.
+
+    The final stopping check (Algorithm 1, line "until xi' <= xi + epsilon"),
+    recomputed here from the data and the fitted model, not read from the
+    solver: ``final_xi`` is the working set's bound ``max(0, max_k d_k -
+    v*.g_k)`` at ``v_final``, ``final_xi_new`` the hinge risk there,
+    ``final_primal = 1/2 |v*|^2 + C final_xi_new``, ``final_dual`` the OP3
+    dual value ``sum_k alpha_k d_k - 1/2 |sum_k alpha_k g_k|^2`` of the final
+    multipliers, ``final_gap = final_primal - final_dual``; ``final_mask`` is
+    the most violated constraint at ``v_final`` (found, checked, not added).
     """
 
     Z: np.ndarray
@@ -159,9 +187,20 @@ class CuttingPlaneTrace:
     records: list
     estimator: object
     fit_seconds: float
+    final_xi: float = np.nan
+    final_xi_new: float = np.nan
+    final_primal: float = np.nan
+    final_dual: float = np.nan
+    final_gap: float = np.nan
+    final_mask: np.ndarray = None
 
     def __len__(self):
         return len(self.records)
+
+    @property
+    def stopped(self):
+        """``True`` when the final check passed: ``xi' <= xi + epsilon``."""
+        return bool(self.final_xi_new <= self.final_xi + self.epsilon)
 
 
 def _pm(y, classes):
@@ -171,7 +210,8 @@ def _pm(y, classes):
 def cutting_plane_trace(estimator, X, y, max_steps=None):
     """Fit ``estimator`` (a :class:`~svmlab.CuttingPlaneClassifier`) with a
     callback, keep every record, and compute the planes from the records'
-    constraint masks.  ``X`` dense (the notebook's small data)."""
+    constraint masks, and the final stopping check from the fitted model
+    (see :class:`CuttingPlaneTrace`).  ``X`` dense (the notebook's small data)."""
     trace = record_trace(estimator, X, y, max_steps=max_steps)
     records, secs = trace.records, trace.fit_seconds
     if not records:
@@ -189,15 +229,29 @@ def cutting_plane_trace(estimator, X, y, max_steps=None):
     planes = [constraint_plane(Z, ypm, m) for m in masks]
     offsets = np.array([p[0] for p in planes])
     G = np.array([p[1] for p in planes])
+    v_final = aug(estimator.coef_[0], estimator.intercept_[0])
+    # the stopping check at the final w, from our planes and the data
+    C = float(estimator.C)
+    final_xi = float(lower_bound(offsets, G, v_final)[0])
+    final_xi_new = float(hinge_risk(Z, ypm, v_final)[0])
+    alpha = np.asarray(estimator.dual_coef_, float).ravel()
+    if len(alpha) == len(offsets):
+        wa = alpha @ G
+        final_dual = float(alpha @ offsets - 0.5 * wa @ wa)   # OP3's dual objective
+    else:  # stopped early by max_steps: the fitted multipliers are not all recorded
+        final_dual = np.nan
+    final_primal = 0.5 * float(v_final @ v_final) + C * final_xi_new   # OP2's objective
     f = np.array
     return CuttingPlaneTrace(
-        Z=Z, y=ypm, B=B, C=float(estimator.C), epsilon=float(estimator.epsilon), V=V,
+        Z=Z, y=ypm, B=B, C=C, epsilon=float(estimator.epsilon), V=V,
         masks=masks, offsets=offsets, G=G,
         xi=f([r.xi for r in records]), xi_new=f([r.xi_new for r in records]),
         primal=f([r.primal for r in records]), dual=f([r.dual for r in records]),
         gap=f([r.gap for r in records]), ws_size=f([r.working_set_size for r in records]),
-        v_final=aug(estimator.coef_[0], estimator.intercept_[0]),
-        records=records, estimator=estimator, fit_seconds=secs)
+        v_final=v_final, records=records, estimator=estimator, fit_seconds=secs,
+        final_xi=final_xi, final_xi_new=final_xi_new, final_primal=final_primal,
+        final_dual=final_dual, final_gap=final_primal - final_dual,
+        final_mask=most_violated(Z, ypm, v_final))
 
 
 def slice_direction(trace, k):
@@ -206,8 +260,9 @@ def slice_direction(trace, k):
     itself when they coincide) and ``L = |v*|``, so the slice keeps a
     readable width even when ``v_k`` is close to ``v*``.  Returns
     ``(v_k, v_k + L u, t_star)`` where ``t_star`` is the position of ``v*``
-    on the slice (``nan`` if ``v*`` is not on it)."""
-    vk = trace.V[k]
+    on the slice (``nan`` if ``v*`` is not on it).  ``k = len(trace)`` is
+    the final stopping check: the slice runs through ``v*`` along ``v*``."""
+    vk = trace.V[k] if k < len(trace) else trace.v_final
     L = float(np.linalg.norm(trace.v_final)) or 1.0
     d = trace.v_final - vk
     nd = float(np.linalg.norm(d))
@@ -231,20 +286,30 @@ class CuttingPlaneExplorer:
     * the hinge risk along a 1-D slice through ``w_k`` (towards ``w*``), the
       planes of the working set so far (grey), the new plane (red) and their
       maximum, the cutting-plane lower bound (blue); at ``t = 0`` the bound
-      equals ``xi`` and the new plane touches the risk at ``xi'``;
+      equals ``xi`` and the new plane touches the risk at ``xi'``.  The
+      y-range follows the risk curve of each frame (so the curve stays
+      readable late in the fit, when it is flat);
     * ``xi`` and ``xi'`` per iteration (stop when ``xi' <= xi + epsilon``);
-    * the primal upper bound and the QP (dual) lower bound per iteration.
+    * the gap ``primal - dual`` per iteration (log scale) and the stopping
+      band ``gap <= C epsilon`` (shaded).
+
+    With ``stop_frame=True`` (the default) a last frame shows the final
+    check at ``w*``: all planes grey, the constraint found there dashed (it
+    is not added), ``xi' - xi <= epsilon`` in the titles and a star at
+    "stop" in the two lower panels.  So ``n_frames = len(trace) + 1``;
+    ``stop_frame=False`` gives one frame per record, as before.
 
     ``update(k)`` only changes artists; :meth:`player` wraps it in a Play +
     slider widget.
     """
 
     def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(10, 7.5),
-                 dpi=72):
+                 dpi=72, stop_frame=True):
         self.trace = tr = trace
         K = len(tr)
         if tr.Z.shape[1] != 3:
             raise ValueError("the explorer's data panel needs 2-D points")
+        self.stop_frame = bool(stop_frame) and np.isfinite(tr.final_xi_new)
         self.ts = np.linspace(*t_range, n_t)
         self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
         axd, axr, axx, axb = fig.subplots(2, 2).ravel()
@@ -253,125 +318,252 @@ class CuttingPlaneExplorer:
         for lab in (-1, 1):
             m = tr.y == lab
             axd.scatter(X2[m, 0], X2[m, 1], s=22, color=CLASS_COLORS[lab], zorder=2,
-                        label=f"y = {lab:+d}")
+                        label=f"$y = {lab:+d}$")
         self.ring = axd.scatter(X2[tr.masks[0], 0], X2[tr.masks[0], 1], s=110,
                                 facecolors="none", edgecolors=HIGHLIGHT, linewidths=1.5,
-                                zorder=3, label="new constraint c")
+                                zorder=3, label="constraint $c$")
         pad = 0.1 * np.ptp(X2, axis=0)
         self.xlim = (X2[:, 0].min() - pad[0], X2[:, 0].max() + pad[0])
-        self.ylim = (X2[:, 1].min() - pad[1], X2[:, 1].max() + pad[1])
+        # an empty band at the top holds the legend, clear of the points
+        self.ylim = (X2[:, 1].min() - pad[1], X2[:, 1].max() + 3.5 * pad[1])
         axd.set_xlim(self.xlim)
         axd.set_ylim(self.ylim)
         (self.sep,) = axd.plot([], [], "k-", lw=1.5)
         (self.mplus,) = axd.plot([], [], "k--", lw=0.8)
         (self.mminus,) = axd.plot([], [], "k--", lw=0.8)
-        axd.legend(fontsize=7, loc="lower right")
+        axd.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=3, framealpha=0.9,
+                   handletextpad=0.3, columnspacing=1.0)
         self.title_data = axd.set_title("", fontsize=9)
 
-        (self.risk_line,) = axr.plot(self.ts, np.zeros(n_t), "k-", lw=2, label="hinge risk R(w)")
+        (self.risk_line,) = axr.plot(self.ts, np.zeros(n_t), "k-", lw=2, label="hinge risk $R(w)$")
         self.plane_lines = [axr.plot(self.ts, np.zeros(n_t), "-", color=NEUTRAL, lw=0.8,
                                      alpha=0.7)[0] for _ in range(K)]
-        (self.lb_line,) = axr.plot(self.ts, np.zeros(n_t), "-", color="tab:blue", lw=2,
-                                   label="max of planes (lower bound)")
-        (self.xi_pt,) = axr.plot([0], [0], "o", color="tab:blue", ms=7, label="xi")
-        (self.xinew_pt,) = axr.plot([0], [0], "o", color=HIGHLIGHT, ms=7, label="xi'")
+        # the constraint of the final check (found at w*, not added)
+        (self.check_line,) = axr.plot(self.ts, np.zeros(n_t), "--", color=XI_NEW_COLOR, lw=1.4,
+                                      visible=False)
+        (self.lb_line,) = axr.plot(self.ts, np.zeros(n_t), "-", color=XI_COLOR, lw=2,
+                                   label="max of planes")
+        (self.xi_pt,) = axr.plot([0], [0], "o", color=XI_COLOR, ms=7, label=r"$\xi$")
+        (self.xinew_pt,) = axr.plot([0], [0], "o", color=XI_NEW_COLOR, ms=7, label=r"$\xi'$")
         axr.axvline(0.0, color="k", lw=0.5, ls=":")
-        self.star_line = axr.axvline(0.0, color="tab:green", lw=1, ls="--", label="w* (final)")
-        axr.set_xlabel("t: w = w_k + t |w*| u, u towards w*", fontsize=8)
-        axr.legend(fontsize=7, loc="upper right")
+        self.star_line = axr.axvline(0.0, color="tab:green", lw=1, ls="--",
+                                     label="$w^*$ (final)")
+        axr.set_xlabel(r"$t$:  $w = w_k + t\,|w^*|\,u$,  $u$ towards $w^*$", fontsize=9)
+        axr.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=3, framealpha=0.9,
+                   handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
         self.title_risk = axr.set_title("", fontsize=9)
 
-        it = np.arange(1, K + 1)
-        axx.plot(it, tr.xi_new, "o-", color=HIGHLIGHT, ms=3, label="xi' (new constraint)")
-        axx.plot(it, tr.xi, "o-", color="tab:blue", ms=3, label="xi (working set)")
-        axx.plot(it, tr.xi + tr.epsilon, ":", color="tab:blue", lw=1, label="xi + epsilon")
+        # iterations 1..K on the x axes of the lower panels; the final check at K + 1
+        self.x_stop = K + 1   # where the final check is drawn in the lower panels
+        plot_xi(axx, tr, stop=self.stop_frame)
         self.cur_xi = axx.axvline(1, color="k", lw=0.8)
-        axx.set_xlabel("iteration")
-        axx.legend(fontsize=7)
-        axx.set_title("xi against xi'", fontsize=9)
+        axx.set_title(r"$\xi$ against $\xi'$", fontsize=9)
 
-        axb.plot(it, tr.primal, "o-", color=HIGHLIGHT, ms=3, label="primal (upper bound)")
-        axb.plot(it, tr.dual, "o-", color="tab:blue", ms=3, label="QP dual (lower bound)")
+        plot_bounds(axb, tr, stop=self.stop_frame)
         self.cur_b = axb.axvline(1, color="k", lw=0.8)
-        axb.set_xlabel("iteration")
-        axb.legend(fontsize=7)
         self.title_b = axb.set_title("", fontsize=9)
-        # one y-range for the risk panel over all frames (no limit changes per
-        # frame, so the player can blit)
-        top = max(max(self.frame_data(k)["risk"].max() for k in range(K)), 1e-3)
-        axr.set_ylim(-0.05 * top, 1.1 * top)
         self.k = None
         self.update(0)
         fig.tight_layout()
-        self.animated = [self.ring, self.sep, self.mplus, self.mminus, self.title_data,
-                         self.risk_line, *self.plane_lines, self.lb_line, self.star_line,
-                         self.xi_pt, self.xinew_pt, self.title_risk, self.cur_xi, self.cur_b,
-                         self.title_b]
+        # the risk panel's y-axis changes with the frame: it is redrawn with
+        # the other changing artists (first, so the curves lie on top)
+        self.animated = [axr.yaxis, self.ring, self.sep, self.mplus, self.mminus,
+                         self.title_data, self.risk_line, *self.plane_lines, self.check_line,
+                         self.lb_line, self.star_line, self.xi_pt, self.xinew_pt, self.title_risk,
+                         self.cur_xi, self.cur_b, self.title_b]
 
     @property
     def n_frames(self):
-        return len(self.trace)
+        return len(self.trace) + (1 if self.stop_frame else 0)
+
+    def is_stop(self, k):
+        """Whether frame ``k`` is the final stopping check (not a record)."""
+        return self.stop_frame and int(k) == len(self.trace)
 
     # data drawn at frame k (also what the tests check)
     def frame_data(self, k):
+        """What frame ``k`` draws.  For a record ``k``: the risk and the planes
+        ``0..k`` along the slice (plane ``k`` is the new one), the lower bound
+        of planes ``0..k-1``, the points of ``c_k``.  For the stop frame: the
+        slice through ``w*``, all planes, their bound, and the constraint
+        found at ``w*`` (``check_plane``)."""
         tr = self.trace
+        k = int(k)
+        stop = self.is_stop(k)
         v0, v1, t_star = slice_direction(tr, k)
         Vs = slice_points(v0, v1, self.ts)
         risk = hinge_risk(tr.Z, tr.y, Vs)
-        planes = plane_values(tr.offsets[: k + 1], tr.G[: k + 1], Vs)
-        lb = lower_bound(tr.offsets[:k], tr.G[:k], Vs)
-        return {"V": Vs, "risk": risk, "planes": planes, "lower_bound": lb,
-                "highlight": np.flatnonzero(tr.masks[k]), "t_star": t_star,
-                "lb_at_wk": float(lower_bound(tr.offsets[:k], tr.G[:k], tr.V[k])[0]),
-                "risk_at_wk": float(hinge_risk(tr.Z, tr.y, tr.V[k])[0])}
+        n_old = len(tr) if stop else k
+        planes = plane_values(tr.offsets[: n_old + (0 if stop else 1)],
+                              tr.G[: n_old + (0 if stop else 1)], Vs)
+        lb = lower_bound(tr.offsets[:n_old], tr.G[:n_old], Vs)
+        v = tr.v_final if stop else tr.V[k]
+        mask = tr.final_mask if stop else tr.masks[k]
+        out = {"V": Vs, "risk": risk, "planes": planes, "lower_bound": lb,
+               "highlight": np.flatnonzero(mask), "t_star": t_star, "v": v, "stop": stop,
+               "lb_at_wk": float(lower_bound(tr.offsets[:n_old], tr.G[:n_old], v)[0]),
+               "risk_at_wk": float(hinge_risk(tr.Z, tr.y, v)[0])}
+        if stop:
+            off, g = constraint_plane(tr.Z, tr.y, mask)
+            out["check_plane"] = plane_values([off], g[None, :], Vs)[0]
+        # the risk panel's y-range: the risk curve of this frame fills the
+        # lower two thirds (the legend sits above it)
+        top = max(float(risk.max()), out["risk_at_wk"], 1e-3)
+        out["ylim"] = (-0.06 * top, 1.45 * top)
+        return out
 
     def update(self, k):
         tr = self.trace
         k = int(k)
         fd = self.frame_data(k)
+        stop = fd["stop"]
         X2 = tr.Z[:, :2]
         self.ring.set_offsets(X2[fd["highlight"]] if len(fd["highlight"]) else np.zeros((0, 2)))
-        v = tr.V[k]
+        v = fd["v"]
         b = v[2] * tr.B
         for art, lev in ((self.sep, 0.0), (self.mplus, 1.0), (self.mminus, -1.0)):
             art.set_data(*line_endpoints(v[:2], b, lev, self.xlim, self.ylim))
-        self.title_data.set_text(f"iteration {k + 1}: |c| = {len(fd['highlight'])} of "
-                                 f"{len(tr.y)} points (y w'x < 1)")
+        where = "stop check at $w^*$" if stop else f"iteration {k + 1}"
+        self.title_data.set_text(f"{where}: $|c|$ = {len(fd['highlight'])} of "
+                                 f"{len(tr.y)} points with $y_i(w^\\top x_i + b) < 1$")
+        self.ax_risk.set_ylim(*fd["ylim"])
         self.risk_line.set_ydata(fd["risk"])
         for j, ln in enumerate(self.plane_lines):
-            if j <= k:
+            if j < len(fd["planes"]):
+                new = (j == k) and not stop
                 ln.set_ydata(fd["planes"][j])
                 ln.set_visible(True)
-                ln.set_color(HIGHLIGHT if j == k else NEUTRAL)
-                ln.set_linewidth(1.6 if j == k else 0.8)
+                ln.set_color(HIGHLIGHT if new else NEUTRAL)
+                ln.set_linewidth(1.6 if new else 0.8)
             else:
                 ln.set_visible(False)
+        self.check_line.set_visible(stop)
+        if stop:
+            self.check_line.set_ydata(fd["check_plane"])
         self.lb_line.set_ydata(fd["lower_bound"])
         self.star_line.set_xdata([fd["t_star"], fd["t_star"]])
         self.xi_pt.set_data([0.0], [fd["lb_at_wk"]])
         self.xinew_pt.set_data([0.0], [fd["risk_at_wk"]])
-        self.title_risk.set_text(f"xi = {tr.xi[k]:.4f}   xi' = {tr.xi_new[k]:.4f}   "
-                                 f"|W| = {int(tr.ws_size[k])}")
-        self.cur_xi.set_xdata([k + 1, k + 1])
-        self.cur_b.set_xdata([k + 1, k + 1])
-        self.title_b.set_text(f"gap = {tr.gap[k]:.3g}  (stop at C eps = {tr.C * tr.epsilon:.3g})")
+        x = self.x_stop if stop else k + 1
+        self.cur_xi.set_xdata([x, x])
+        self.cur_b.set_xdata([x, x])
+        eps, Ceps = tr.epsilon, tr.C * tr.epsilon
+        if stop:
+            d = tr.final_xi_new - tr.final_xi
+            rel = r"\leq" if tr.stopped else ">"
+            self.title_risk.set_text(rf"stop: $\xi' - \xi$ = {d:.2g} ${rel}\ \varepsilon$ = {eps:g}"
+                                     f"   $|W|$ = {len(tr)}")
+            self.title_b.set_text(f"final gap = {tr.final_gap:.3g} "
+                                  rf"(${rel}\ C\varepsilon$ = {Ceps:.3g})")
+            self.k = k
+            le = "&le;" if tr.stopped else "&gt;"
+            return (f"stopping check at the final <i>w</i>*: &xi;&prime; &minus; &xi; = {d:.5f} "
+                    f"{le} &epsilon; = {eps:g}, so primal &minus; dual = "
+                    f"{tr.final_gap:.4f} {le} C&epsilon; = {Ceps:.4g}: "
+                    f"<b>{'stop' if tr.stopped else 'not converged'}</b>")
+        self.title_risk.set_text(rf"$\xi$ = {tr.xi[k]:.4f}   $\xi'$ = {tr.xi_new[k]:.4f}   "
+                                 f"$|W|$ = {int(tr.ws_size[k])}")
+        self.title_b.set_text(f"gap = {tr.gap[k]:.3g}  "
+                              + rf"(stop at $C\varepsilon$ = {Ceps:.3g})")
         self.k = k
-        return (f"iteration {k + 1}/{len(tr)}: xi' - xi = {tr.xi_new[k] - tr.xi[k]:.4f} "
-                f"(epsilon = {tr.epsilon:g}), primal {tr.primal[k]:.4f}, dual {tr.dual[k]:.4f}")
+        return (f"iteration {k + 1}/{len(tr)}: &xi;&prime; &minus; &xi; = "
+                f"{tr.xi_new[k] - tr.xi[k]:.4f} &gt; &epsilon; = {eps:g}: add <i>c</i>, re-solve; "
+                f"primal {tr.primal[k]:.4f}, dual {tr.dual[k]:.4f}")
 
     def player(self, interval=600):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
                            description="iteration", animated=self.animated)
 
 
-def plot_bounds(ax, trace, log_gap=True):
-    """Gap ``primal - dual`` per iteration on a log axis with the stopping
-    level ``C epsilon``."""
-    it = np.arange(1, len(trace) + 1)
-    (ln,) = ax.semilogy(it, np.maximum(trace.gap, 1e-16), "o-", ms=3, label="primal - dual")
-    ax.axhline(trace.C * trace.epsilon, color=NEUTRAL, ls="--", label="C epsilon")
+def plot_xi(ax, trace_or_xi, xi_new=None, epsilon=None, stop=True, final=None):
+    """``xi`` (blue, :data:`XI_COLOR`) and ``xi'`` (red, :data:`XI_NEW_COLOR`)
+    per iteration, with ``xi + epsilon`` dotted.
+
+    Call it with a :class:`CuttingPlaneTrace` (its final check is drawn as
+    stars at iteration ``K + 1`` when ``stop``), or with arrays
+    ``plot_xi(ax, xi, xi_new, epsilon, final=(xi, xi_new))`` (the ordinal
+    notebook).  Returns the ``xi'`` line."""
+    if isinstance(trace_or_xi, CuttingPlaneTrace):
+        tr = trace_or_xi
+        xi, xi_new, epsilon = tr.xi, tr.xi_new, tr.epsilon
+        if stop and np.isfinite(tr.final_xi_new):
+            final = (tr.final_xi, tr.final_xi_new)
+    else:
+        xi = np.asarray(trace_or_xi, float)
+        xi_new = np.asarray(xi_new, float)
+    it = np.arange(1, len(xi) + 1)
+    (ln,) = ax.plot(it, xi_new, "o-", color=XI_NEW_COLOR, ms=3, label=r"$\xi'$ (risk at $w_k$)")
+    ax.plot(it, xi, "o-", color=XI_COLOR, ms=3, label=r"$\xi$ (working set)")
+    if epsilon is not None:
+        xs = np.arange(1, len(xi) + 1 + (final is not None))
+        ys = np.append(xi, final[0]) if final is not None else xi
+        ax.plot(xs, ys + epsilon, ":", color=XI_COLOR, lw=1, label=r"$\xi + \varepsilon$")
+    if final is not None:
+        x = len(xi) + 1
+        ax.plot([x], [final[1]], "*", color=XI_NEW_COLOR, ms=11, zorder=4)
+        ax.plot([x], [final[0]], "*", color=XI_COLOR, ms=11, zorder=4,
+                label=r"stop check at $w^*$")
+        _label_stop_tick(ax, len(xi))
     ax.set_xlabel("iteration")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
+    return ln
+
+
+def _label_stop_tick(ax, K):
+    """Integer iteration ticks, and "stop" at ``K + 1`` (the final check)."""
+    step = max(1, int(np.ceil(K / 6)))
+    ticks = list(range(1, K + 1, step))
+    if K + 1 - ticks[-1] < max(1, step / 2) and len(ticks) > 1:
+        ticks = ticks[:-1]
+    ax.set_xticks(ticks + [K + 1], [str(t) for t in ticks] + ["stop"])
+    ax.set_xlim(0.5, K + 1.5)
+
+
+def plot_bounds(ax, trace, log_gap=True, stop=True):
+    """Gap ``primal - dual`` per iteration (log axis by default) and the
+    stopping band ``gap <= C epsilon`` shaded; with ``stop`` the final check
+    at ``w*`` (recomputed in :func:`cutting_plane_trace`) is a star at
+    ``K + 1``: it lies inside the band when the fit converged.  Returns the
+    gap line."""
+    K = len(trace)
+    it = np.arange(1, K + 1)
+    Ceps = trace.C * trace.epsilon
+    gaps = np.maximum(trace.gap, 1e-16)
+    (ln,) = ax.plot(it, gaps, "o-", color=XI_NEW_COLOR, ms=3, label="primal $-$ dual")
+    if log_gap:
+        ax.set_yscale("log")
+    has_final = stop and np.isfinite(trace.final_gap)
+    lo_data = min(gaps.min(), trace.final_gap if has_final else np.inf)
+    bottom = (min(lo_data, Ceps) / 10) if log_gap else 0.0
+    ax.axhspan(bottom, Ceps, color=XI_COLOR, alpha=0.12, lw=0,
+               label=r"stop: gap $\leq C\varepsilon$")
+    ax.axhline(Ceps, color=XI_COLOR, ls="--", lw=1)
+    if has_final:
+        ax.plot([K + 1], [max(trace.final_gap, 1e-16)], "*", color="k", ms=12, zorder=4,
+                label=r"final check at $w^*$")
+        _label_stop_tick(ax, K)
+    ax.set_ylim(bottom=bottom)
+    ax.set_xlabel("iteration")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
+    return ln
+
+
+def plot_primal_dual(ax, trace, stop=True):
+    """The primal upper bound (red) and the QP dual lower bound (blue) per
+    iteration; with ``stop`` the final check at ``w*`` as stars at "stop",
+    where the two are within ``C epsilon``.  Returns the primal line."""
+    K = len(trace)
+    it = np.arange(1, K + 1)
+    (ln,) = ax.plot(it, trace.primal, "o-", color=XI_NEW_COLOR, ms=3,
+                    label=r"primal $\frac{1}{2}|w|^2 + C\xi'$ (upper bound)")
+    ax.plot(it, trace.dual, "o-", color=XI_COLOR, ms=3, label="QP dual (lower bound)")
+    if stop and np.isfinite(trace.final_gap):
+        ax.plot([K + 1], [trace.final_primal], "*", color=XI_NEW_COLOR, ms=11, zorder=4)
+        ax.plot([K + 1], [trace.final_dual], "*", color=XI_COLOR, ms=11, zorder=4,
+                label=r"final check at $w^*$")
+        _label_stop_tick(ax, K)
+    ax.set_xlabel("iteration")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
     return ln
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "SET_NAMES",
     "set_colors",
     "plot_weight_function",
+    "plot_multiplier_function",
     "IRWLSTrace",
     "irwls_trace",
     "IRWLSExplorer",
@@ -38,7 +39,9 @@ __all__ = [
 ]
 
 S1, S2, S3 = 1, 2, 3
-SET_NAMES = {S1: "S1: 0 < y beta < C", S2: "S2: beta = 0", S3: "S3: y beta = C"}
+SET_NAMES = {S1: r"S1: $0 < y\beta < C$", S2: r"S2: $\beta = 0$", S3: r"S3: $y\beta = C$"}
+#: smallest legend font size (points)
+LEGEND_SIZE = 9
 _SET_KEY = {S1: "free", S2: "zero", S3: "bound"}
 
 
@@ -75,18 +78,37 @@ def plot_weight_function(ax, C, ye_range=(-1.5, 3.0), a_max=None, n=400):
     ye = ye[ye != 0]
     a = irwls_weight(ye, C)
     a_plot = np.where(a > a_max * 1.05, np.nan, a)
-    (curve,) = ax.plot(ye, a_plot, "k-", lw=1.8, label="a(e y) of eq. (8)")
+    (curve,) = ax.plot(ye, a_plot, "k-", lw=1.8, label="$a(e y)$ of eq. (8)")
     ax.axvspan(lo, 0, color=SET_COLORS["zero"], alpha=0.25, lw=0)
     ax.axvspan(0, hi, color=SET_COLORS["bound"], alpha=0.12, lw=0)
     ax.axvline(0, color=SET_COLORS["free"], lw=3, alpha=0.8)
-    ax.text(lo + 0.05 * (hi - lo), 0.85 * a_max, "S2: a = 0\n(beta = 0)", fontsize=8)
-    ax.text(0.35 * hi, 0.85 * a_max, "S3: a = C/(e y)\n(y beta = C)", fontsize=8)
-    ax.text(0.02 * (hi - lo), 0.5 * a_max, "S1: a = inf\n(e = 0)", fontsize=8,
-            color=SET_COLORS["free"])
+    # region labels: S2 left of the green S1 line, S1 and S3 right of it,
+    # S1's label low (the curve C/(e y) is high near 0), S3's at the top right
+    ax.text(lo + 0.04 * (hi - lo), 0.84 * a_max, "S2: $a = 0$\n" + r"($\beta = 0$)",
+            fontsize=9, va="top")
+    ax.text(0.45 * hi, 0.84 * a_max, r"S3: $a = C/(e y)$" + "\n" + r"($y\beta = C$)",
+            fontsize=9, va="top")
+    ax.text(0.03 * (hi - lo), 0.12 * a_max, "S1: $a = \\infty$\n($e = 0$)", fontsize=9,
+            color=SET_COLORS["free"], va="bottom")
     ax.set_xlim(lo, hi)
     ax.set_ylim(-0.05 * a_max, a_max)
-    ax.set_xlabel("e_i y_i = 1 - y_i f(x_i)")
-    ax.set_ylabel("weight a_i")
+    ax.set_xlabel("$e_i y_i = 1 - y_i f(x_i)$")
+    ax.set_ylabel("weight $a_i$")
+    return curve
+
+
+def plot_multiplier_function(ax, C, ye_range=(-1.5, 3.0), n=451):
+    """``y_i beta_i = a_i e_i y_i`` against ``e_i y_i`` (eq. 8 times ``e y``):
+    0 for ``e y < 0`` (S2), ``C`` for ``e y > 0`` (S3), and at ``e y = 0`` the
+    S1 samples, whose value anywhere in ``[0, C]`` comes from the
+    least-squares solve (a green segment).  Returns the step curve."""
+    ye = np.linspace(*ye_range, n)
+    (curve,) = ax.plot(ye, irwls_beta(ye, C), "k-", lw=2, label=r"$y_i\beta_i$ (S2, S3)")
+    ax.plot([0, 0], [0, C], color=SET_COLORS["free"], lw=4, alpha=0.8,
+            label=r"S1: any value in $[0, C]$")
+    ax.set_xlabel("$e_i y_i$")
+    ax.set_ylabel(r"$y_i\beta_i = a_i e_i y_i$")
+    ax.legend(fontsize=LEGEND_SIZE, loc="center right")
     return curve
 
 
@@ -212,7 +234,7 @@ class IRWLSExplorer:
                    for s in (S1, S2, S3)]
         handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec=SET_COLORS["working"],
                               ms=10, label="working set"))
-        axd.legend(handles=handles, fontsize=7, loc="lower right")
+        axd.legend(handles=handles, fontsize=LEGEND_SIZE, loc="lower right", framealpha=0.9)
         self.title_data = axd.set_title("", fontsize=9)
 
         self.a_max = 4.0 * tr.C
@@ -228,8 +250,8 @@ class IRWLSExplorer:
         pad = 0.08 * (hi - lo)
         axb.set_ylim(lo - pad, hi + pad)
         axb.set_xlim(-1, n)
-        axb.set_xlabel("sample i")
-        axb.set_ylabel("y_i beta_i  (= alpha_i)")
+        axb.set_xlabel("sample $i$")
+        axb.set_ylabel(r"$y_i\beta_i$  $(= \alpha_i)$")
         self.title_beta = axb.set_title("", fontsize=9)
 
         R = chunk_raster(tr)
@@ -239,7 +261,7 @@ class IRWLSExplorer:
         axc.imshow(R, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2,
                    extent=(-0.5, n - 0.5, len(tr) + 0.5, 0.5))
         self.cur_row = axc.axhline(1, color=HIGHLIGHT, lw=1.2)
-        axc.set_xlabel("sample i")
+        axc.set_xlabel("sample $i$")
         axc.set_ylabel("IRWLS iteration")
         axc.set_title("working set of each iteration (colour changes with the chunk)", fontsize=9)
         self.k = None
@@ -276,13 +298,13 @@ class IRWLSExplorer:
         self.margins.set_segments(self.grid.lines(fd["Z"], 1.0) + self.grid.lines(fd["Z"], -1.0))
         rec = tr.records[k]
         cnt = [int(np.sum(fd["sets"] == s)) for s in (S1, S2, S3)]
-        self.title_data.set_text(f"iteration {k + 1}, chunk {rec.chunk}: |S1|={cnt[0]} "
-                                 f"|S2|={cnt[1]} |S3|={cnt[2]}")
+        self.title_data.set_text(f"iteration {k + 1}, chunk {rec.chunk}: $|S1|$={cnt[0]} "
+                                 f"$|S2|$={cnt[1]} $|S3|$={cnt[2]}")
         self.wpts.set_offsets(fd["w_points"])
         self.wpts.set_facecolors(set_colors(fd["w_sets"]))
         self.bpts.set_offsets(np.column_stack([np.arange(len(tr.y)), fd["alpha"]]))
         self.bpts.set_facecolors(cols)
-        self.title_beta.set_text(f"beta after iteration {k + 1} (b = {tr.b[k]:.3f})")
+        self.title_beta.set_text(rf"$y_i\beta_i$ after iteration {k + 1} ($b$ = {tr.b[k]:.3f})")
         self.cur_row.set_ydata([k + 1, k + 1])
         self.k = frame
         done = " - working set solved" if rec.chunk_done else ""

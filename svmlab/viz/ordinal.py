@@ -23,6 +23,12 @@ per-rank counters ``a[r]`` (number of ``d`` values of rank r passed) and
 equal values ``u`` is processed before ``d`` (an exact tie is *not* a
 violation).  The solver has its own compiled routine; the unit tests check
 that both give the same constraint.
+
+Notation, the same in the notebook's text, the widget and its legends: a
+``u`` event (``s_i - 1/2``, i as the *higher*-ranked member of its pairs) is
+drawn and written as an up triangle (:data:`UP`, "▲"), a ``d`` event
+(``s_j + 1/2``, j as the *lower*-ranked member) as a down triangle
+(:data:`DOWN`, "▼").  ``SweepTrace.kind`` keeps the letters ``"u"``/``"d"``.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "UP",
+    "DOWN",
     "SweepTrace",
     "sweep_trace",
     "sweep_counts",
@@ -41,7 +49,21 @@ __all__ = [
     "pairwise_accuracy",
     "SweepExplorer",
     "plot_pairs",
+    "plot_xi_records",
+    "final_check",
 ]
+
+#: symbol of a "u" event (s_i - 1/2: i as the higher-ranked member)
+UP = "\u25b2"
+#: symbol of a "d" event (s_j + 1/2: j as the lower-ranked member)
+DOWN = "\u25bc"
+_SYMBOL = {"u": UP, "d": DOWN}
+#: bar colours of the quantities an event changes (greys, so they are not
+#: mistaken for the rank colours): an up event sets c+ and counts in b[r],
+#: a down event sets c- and counts in a[r]
+UP_COLOR, DOWN_COLOR = "#4d4d4d", "#b3b3b3"
+#: smallest legend font size (points)
+LEGEND_SIZE = 9
 
 
 def _ranks(y):
@@ -219,8 +241,9 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
         span = np.ptp(X2, axis=0).max() / 2
         ax.annotate("", xy=c + span * wn, xytext=c,
                     arrowprops=dict(arrowstyle="->", color="k", lw=1.5))
-    ax.set_title(f"{len(i)} of {n_pairs(y)} pairs violated (w'x_i - w'x_j < 1)")
-    ax.legend(fontsize=8, loc="best")
+    ax.set_title(f"{len(i)} of {n_pairs(y)} pairs violated "
+                 r"($w^\top x_i - w^\top x_j < 1$)")
+    ax.legend(fontsize=LEGEND_SIZE, loc="best")
     ax.set_aspect("equal", adjustable="datalim")
     return i, j, lc
 
@@ -228,8 +251,8 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
 class SweepExplorer:
     """Slider over the events of one sorted sweep.
 
-    Top: the 2n sweep values ``s - 1/2`` (``^``) and ``s + 1/2`` (``v``) per
-    rank, the sweep line and the already-passed events darkened.  Bottom left:
+    Top: the 2n sweep values ``s - 1/2`` (▲, :data:`UP`) and ``s + 1/2``
+    (▼, :data:`DOWN`) per rank, the sweep line and the already-passed events darkened.  Bottom left:
     the counters ``a[r]`` and ``b[r]``.  Bottom right: ``c+_i`` and ``c-_i``
     known so far, examples in score order.  ``update(k)`` changes artists only.
     """
@@ -261,26 +284,32 @@ class SweepExplorer:
                                   mec="red", mew=2, zorder=4)
         self._ypos = ypos
         ax.set_yticks(range(R), [f"rank {r}" for r in tr.rank_values])
-        ax.set_xlabel("sweep value (s_i - 1/2: ^ ,  s_i + 1/2: v), swept from right to left")
+        ax.set_xlabel(f"sweep value:  {UP} $s_i - 1/2$,  {DOWN} $s_j + 1/2$;  "
+                      "swept from right to left")
         self.title = ax.set_title("")
         self.ax_ab = fig.add_subplot(gs[1, 0])
         xr = np.arange(R)
-        self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, label="a[r]: d passed")
-        self.bars_b = self.ax_ab.bar(xr + 0.2, tr.b[0], 0.4, label="b[r]: u passed")
+        self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, color=DOWN_COLOR,
+                                   label=f"$a[r]$: {DOWN} passed")
+        self.bars_b = self.ax_ab.bar(xr + 0.2, tr.b[0], 0.4, color=UP_COLOR,
+                                   label=f"$b[r]$: {UP} passed")
         cnt = np.bincount(pos, minlength=R)
-        self.ax_ab.set_ylim(0, cnt.max() + 0.5)
+        self.ax_ab.set_ylim(0, 1.45 * cnt.max() + 0.5)   # room for the legend
         self.ax_ab.set_xticks(xr, [str(r) for r in tr.rank_values])
-        self.ax_ab.set_xlabel("rank r")
-        self.ax_ab.legend(fontsize=8)
+        self.ax_ab.set_xlabel("rank $r$")
+        self.ax_ab.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=2)
         self.ax_c = fig.add_subplot(gs[1, 1])
         self._by_score = np.argsort(tr.scores, kind="stable")
         xe = np.arange(n)
-        self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, label="c+_i")
-        self.bars_cm = self.ax_c.bar(xe, -tr.c_minus[0][self._by_score], 0.8, label="-c-_i")
+        self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, color=UP_COLOR,
+                                   label=f"$c^+_i$ (set at {UP})")
+        self.bars_cm = self.ax_c.bar(xe, -tr.c_minus[0][self._by_score], 0.8, color=DOWN_COLOR,
+                                   label=f"$-c^-_i$ (set at {DOWN})")
         lim = max(tr.final_c_plus.max(), tr.final_c_minus.max(), 1) + 0.5
         self.ax_c.set_ylim(-lim, lim)
         self.ax_c.set_xlabel("examples in order of score")
-        self.ax_c.legend(fontsize=8)
+        # low scores get c- (bars down, left), high scores c+ (up, right)
+        self.ax_c.legend(fontsize=LEGEND_SIZE, loc="upper left")
         self.k = None
         self.update(0)
         fig.tight_layout()
@@ -312,11 +341,13 @@ class SweepExplorer:
             bar.set_height(-h)
         i = tr.example[k]
         r = tr.y[i]
+        sym = _SYMBOL[tr.kind[k]]
         if tr.kind[k] == "u":
-            msg = f"c+_{i} = sum of a[r'] for r' < {r} = {tr.c_plus[k][i]}"
+            msg = f"c<sup>+</sup><sub>{i}</sub> = sum of a[r'] for r' &lt; {r} = {tr.c_plus[k][i]}"
         else:
-            msg = f"c-_{i} = u values of ranks > {r} not yet passed = {tr.c_minus[k][i]}"
-        head = f"event {k + 1}/{tr.n_events}: {tr.kind[k]} of example {i} (rank {r})"
+            msg = (f"c<sup>&minus;</sup><sub>{i}</sub> = {UP} of ranks &gt; {r} not yet passed = "
+                   f"{tr.c_minus[k][i]}")
+        head = f"event {k + 1}/{tr.n_events}: {sym} of example {i} (rank {r})"
         self.title.set_text(head)
         self.k = k
         return f"{head}: {msg}"
@@ -327,3 +358,35 @@ class SweepExplorer:
 
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
                            description="event", animated=self.animated)
+
+
+# ------------------------------------------------------- xi against xi'
+def final_check(records, X, y, w):
+    """The stopping check of Algorithm 2 at the final ``w``, recomputed from
+    the data (small n: it runs the display sweep): ``xi`` is the working
+    set's bound ``max(0, max_k off_k - w.vec_k)`` over the records'
+    constraints (rebuilt from their counts ``c_plus``, ``c_minus``), ``xi'``
+    the average pairwise hinge loss at ``w`` (the most violated constraint
+    there, from the sweep).  Returns ``(xi, xi_new)``; the solver stopped
+    because ``xi_new <= xi + epsilon``."""
+    X = np.asarray(X, float)
+    w = np.asarray(w, float).ravel()
+    m = n_pairs(y)
+    xi = 0.0
+    for r in records:
+        off, vec = constraint_from_counts(X, r.c_plus, r.c_minus, m)
+        xi = max(xi, off - float(w @ vec))
+    cp, cm = sweep_counts(X @ w, y)
+    off, vec = constraint_from_counts(X, cp, cm, m)
+    return float(xi), float(off - w @ vec)
+
+
+def plot_xi_records(ax, records, epsilon=None, final=None):
+    """``xi`` and ``xi'`` of ordinal cutting-plane records, in the colours of
+    notebook 03 (:func:`svmlab.viz.cutting_plane.plot_xi`: ``xi`` blue,
+    ``xi'`` red); ``final = (xi, xi_new)`` (see :func:`final_check`) adds the
+    stopping check as stars at "stop".  Returns the ``xi'`` line."""
+    from .cutting_plane import plot_xi
+
+    return plot_xi(ax, [r.xi for r in records], [r.xi_new for r in records], epsilon,
+                   final=final)
