@@ -1,0 +1,124 @@
+"""LIBSVM's working-set selection WSS 2, readable (Fan, Chen and Lin, JMLR 2005).
+
+Same problem and signs as :mod:`svmlab.reference.smo` (TR eq. 11 of Platt,
+``f(x_i) = f0_i + b``, ``f0_i = sum_j alpha_j y_j K_ij``).  In LIBSVM's
+notation the dual is minimised, its gradient is ``grad_t = y_t f0_t - 1``
+and ``-y_t grad_t = y_t - f0_t``.  With the paper's index sets::
+
+    I_up  = {t : alpha_t < C, y_t = +1  or  alpha_t > 0, y_t = -1}
+    I_low = {t : alpha_t < C, y_t = -1  or  alpha_t > 0, y_t = +1}
+
+each step picks (WSS 2, the second-order choice of j)::
+
+    i = argmax_{t in I_up} -y_t grad_t                          (m = its value)
+    j = argmin_{t in I_low, -y_t grad_t < m} -b_it^2 / a_it,
+        b_it = m + y_t grad_t > 0,   a_it = K_ii + K_tt - 2 K_it  (tau = 1e-12 if <= 0)
+
+and stops when ``m - M <= tol``, ``M = min_{t in I_low} -y_t grad_t``.  The
+pair is moved by the same analytic step as Platt's (``PlattSMO.take_step``,
+TR eqs. 13-21, with ``i1 = i``, ``i2 = j``); Platt's running threshold is
+kept for the records' ``E1, E2, b_old, b_new``, and the final intercept is
+LIBSVM's: the mean of ``y_t - f0_t`` over the free SVs, else the midpoint of
+the interval the KKT conditions allow.
+
+It takes the same steps as ``SMOClassifier(selection="wss2",
+shrinking=False, cache_size=<every row fits>)`` (the compiled
+:func:`svmlab._smo_core._wss2_select`); ties are broken as there: ``i`` is
+the *smallest* maximising index, ``j`` the *largest* minimising index
+(LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step
+test is 1e-12).  If no ``j`` exists or the step cannot move, the run stops
+with ``stalled = True`` and ``converged = False``, as the compiled solver
+does.  For every kernel, the linear one included, both sides keep ``f0``
+from kernel rows, so they match bit for bit given the same ``K`` and
+``kdiag``.
+
+    res = wss2(K, y, C=1.0)          # res.alpha, res.b (LIBSVM's), res.records
+    explain(res.records[0], C=1.0)   # [(WSS2.select, {...}), (PlattSMO.take_step, {...})]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from svmlab.reference._smo_support import drive, take_step_tags
+from svmlab.reference.smo import PlattSMO
+
+__all__ = ["TAU", "WSS2", "explain", "wss2"]
+
+TAU = 1e-12  # LIBSVM's replacement of a_it <= 0
+
+
+class WSS2(PlattSMO):
+    """WSS 2 state on ``K``; ``step()`` takes the next step and returns its
+    :class:`svmlab.smo.SMOStep` (None once ``m - M <= tol`` or stalled)."""
+
+    def __init__(self, K, y, C, *, tol=1e-3, kdiag=None):
+        super().__init__(K, y, C, tol=tol, eps=1e-12, kdiag=kdiag)
+        self.examine_all = False  # (a field of Platt's records)
+        self.stalled = False
+
+    def main_loop(self):
+        """Select a pair, step, until ``m - M <= tol``; yields every step's record."""
+        while True:
+            pair = self.select()
+            if pair is None:
+                return
+            record = self.take_step(*pair, "wss2")
+            if record is None:
+                self.stalled = True
+                return
+            yield record
+
+    def select(self):
+        """The pair ``(i, j)`` of WSS 2, or None when ``m - M <= tol``."""
+        y, a, C = self.y, self.alpha, self.C
+        minus_y_grad = y - self.f0  # -y_t grad_t  # [select-i]
+        up = np.where(y > 0, a < C, a > 0.0)  # I_up  # [select-i]
+        low = np.where(y > 0, a > 0.0, a < C)  # I_low  # [select-i]
+        m = np.max(minus_y_grad, where=up, initial=-np.inf)  # [select-i]
+        M = np.min(minus_y_grad, where=low, initial=np.inf)  # [select-i]
+        if m - M <= self.tol:
+            self.converged = True  # [stop]
+            return None  # [stop]
+        i = int(np.flatnonzero(up & (minus_y_grad == m))[0])  # the smallest index  # [select-i]
+        K_i = self.row(i)  # [select-j]
+        cand = np.flatnonzero(low & (minus_y_grad < m))  # [select-j]
+        if len(cand) == 0:
+            self.stalled = True  # [stalled]
+            return None  # [stalled]
+        b_it = m - minus_y_grad[cand]  # [select-j]
+        a_it = self.kdiag[i] + self.kdiag[cand] - 2.0 * K_i[cand]  # [select-j]
+        a_it[a_it <= 0] = TAU  # [tau]
+        gain = -b_it * b_it / a_it  # [select-j]
+        j = int(cand[np.flatnonzero(gain == gain.min())[-1]])  # the largest index  # [select-j]
+        return i, j
+
+    def intercept(self):
+        """LIBSVM's b: mean of ``y_t - f0_t`` over free SVs, else the midpoint."""
+        y, a, C = self.y, self.alpha, self.C
+        v = y - self.f0
+        free = (a > 0.0) & (a < C)
+        if free.any():
+            return float(np.mean(v[free]))
+        lower = ((y > 0) & (a <= 0.0)) | ((y < 0) & (a >= C))  # b >= v_t there
+        lo = np.max(v, where=lower, initial=-np.inf)
+        hi = np.min(v, where=~lower, initial=np.inf)
+        if np.isfinite(lo) and np.isfinite(hi):
+            return float(0.5 * (lo + hi))
+        return float(lo if np.isfinite(lo) else hi)
+
+
+def wss2(K, y, C, *, tol=1e-3, max_iter=-1, callback=None, kdiag=None):
+    """Run WSS 2 on the kernel matrix ``K``; returns
+    :class:`svmlab.reference.smo.SMOResult` with LIBSVM's intercept as ``b``."""
+    run = WSS2(K, y, C, tol=tol, kdiag=kdiag)
+    return drive(run, max_iter, callback, intercept=run.intercept)
+
+
+def explain(record, C=None):
+    """``[(function, tags)]`` of a recorded WSS 2 step (see
+    :func:`svmlab.reference.smo.explain`)."""
+    if record.heuristic != "wss2":
+        raise ValueError(f"not a WSS 2 step: heuristic {record.heuristic!r}")
+    select = {"select-i", "select-j"} | ({"tau"} if record.eta <= 0 else set())
+    return [(WSS2.select, select), (PlattSMO.take_step, take_step_tags(record, C))]
