@@ -51,12 +51,86 @@ def test_plot_and_table_show_fitted_slopes():
     assert np.allclose(pts.get_ydata(), times["A"])
     assert np.allclose(line.get_ydata(), fits["A"](n))
     assert "slope 2.00" in pts.get_label() and "paper 1-2" in pts.get_label()
+    assert "$r^2$=1.00" in pts.get_label()
+    assert ax.get_legend().get_texts()[0].get_fontsize() >= 9
     plt.close(fig)
     rows = vs.scaling_table(n, times, {"A": "smo", "B": "irwls"})
-    assert rows[0][0] == "A" and rows[0][1] == pytest.approx(2.0) and rows[0][3] == "1.0-2.0"
+    assert rows[0][0] == "A" and rows[0][1] == "2.00" and rows[0][3] == "1.0-2.0"
+    assert rows[0][2] == "1.00"
     assert rows[1][3] == "n/a"
     txt = vs.format_table(rows, ["solver", "slope", "r2", "paper", "source"])
     assert "2" in txt.splitlines()[2] and len(txt.splitlines()) == 4
+
+
+def test_no_slope_is_claimed_where_fixed_costs_or_noise_dominate(rng):
+    """The walkthrough's case: a 'slope' of 0.36 with r2 0.05 next to 'paper: 1'."""
+    import matplotlib.pyplot as plt
+
+    n = np.array([2000, 4000, 8000, 16000], float)
+    # fixed cost 50 ms plus a linear term far below it: the time hardly grows
+    fixed = 0.05 + 1e-7 * n
+    r = vs.read_slope(n, fixed)
+    assert not r.claimed and "fixed costs dominate" in r.text
+    assert r.growth == pytest.approx(fixed[-1] / fixed[0])
+    assert r.fit.slope < 0.5 and r.fit.r2 > 0.9   # a clean line, but not the algorithm's
+    # pure noise around a constant: r2 tiny
+    noisy = np.array([0.05, 0.08, 0.04, 0.07])   # fixed, reproducible: slope ~0.1, r2 ~0.05
+    rn = vs.read_slope(n, noisy)
+    assert rn.fit.r2 < 0.9 and not rn.claimed and "noise or fixed costs dominate" in rn.text
+    # a real power law is claimed, with its slope
+    ok = vs.read_slope(n, 1e-6 * n ** 1.3)
+    assert ok.claimed and ok.text == "1.30"
+    rows = vs.scaling_table(n, {"cp": fixed, "noise": noisy}, {"cp": "cutting_plane"})
+    assert rows[0][1].startswith("none: fixed costs") and rows[0][3] == "1.0"
+    assert rows[1][1].startswith("none: r2 =")
+    # a clean but sublinear slope (0.6) is claimed, and flagged as below Joachims' 1
+    sub = 1e-4 * n ** 0.6
+    rows = vs.scaling_table(n, {"cp": sub}, {"cp": "cutting_plane"})
+    assert rows[0][1] == "0.60 (below the paper: fixed costs still visible)"
+    assert vs.scaling_table(n, {"cp": sub}, {"cp": "smo"})[0][1].startswith("0.60 (below")
+    assert vs.scaling_table(n, {"cp": sub}, {"cp": "irwls"})[0][1] == "0.60"
+    fig, ax = plt.subplots()
+    fits, arts = vs.plot_scaling(ax, n, {"cp": fixed}, {"cp": "cutting_plane"})
+    pts, line = arts["cp"]
+    assert line is None                        # no fitted line drawn
+    assert "no slope claimed" in pts.get_label() and "paper" not in pts.get_label()
+    assert "slope 0." not in pts.get_label()
+    plt.close(fig)
+
+
+def test_scaling_times_takes_the_median_of_repeats(monkeypatch):
+    calls = []
+    fake = iter([3.0, 1.0, 2.0, 10.0, 30.0, 20.0])   # two sizes, three repeats each
+
+    def fake_time_fit(make, X, y):
+        calls.append(X.shape[0])
+        return None, next(fake)
+
+    monkeypatch.setattr(vs, "time_fit", fake_time_fit)
+    X = np.zeros((50, 2))
+    y = np.arange(50) % 2
+    med, every = vs.scaling_times({"s": object}, X, y, [10, 20], repeats=3, return_all=True)
+    assert calls == [10, 10, 10, 20, 20, 20]
+    assert np.array_equal(med["s"], [2.0, 20.0])
+    assert every["s"].shape == (2, 3)
+    with pytest.raises(ValueError, match="repeats"):
+        vs.scaling_times({"s": object}, X, y, [10], repeats=0)
+
+
+def test_expected_seconds_and_long_cell_note():
+    rows, secs, p = vs.REFERENCE_SECONDS["LIBSVM a9a rbf"]
+    assert vs.expected_seconds("LIBSVM a9a rbf", rows) == pytest.approx(secs)
+    assert vs.expected_seconds("LIBSVM a9a rbf", 2 * rows) == pytest.approx(secs * 2 ** p)
+    full = vs.expected_seconds("LIBSVM a9a rbf", 32561)
+    note = vs.long_cell_note("fitting LIBSVM on 32,561 rows", full)
+    assert note.startswith("fitting LIBSVM on 32,561 rows: about ")
+    assert f"{full:.0f} s" in note
+    assert "under a second" in vs.long_cell_note("x", 0.2)
+    assert "about 3 min" in vs.long_cell_note("x", 185.0)
+    with pytest.raises(KeyError, match="no reference time"):
+        vs.expected_seconds("LIBSVM mnist", 100)
+    with pytest.raises(ValueError):
+        vs.expected_seconds("LIBSVM a9a rbf", 0)
 
 
 def test_comparison_helpers_compute_objectives_the_same_way(rng):

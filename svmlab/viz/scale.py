@@ -19,6 +19,16 @@ Published scaling claims (quoted only where we are sure of the source):
 * Perez-Cruz et al. (2000), "Fast Training of Support Vector Classifiers"
   (IRWLS-SVC), Table 3 reports run times against SMO/SVMlight-style solvers
   rather than exponents; no exponent is quoted here.
+
+Reading a slope honestly (:func:`read_slope`): every solver studied here
+does at least one pass over the n rows per iteration, so its time cannot
+grow more slowly than about linearly in n once n is large.  A fitted slope
+below 0.5, or a fit that explains little of the variation (r^2 < 0.9), means
+that fixed costs (imports, allocation, the first kernel rows, timer noise)
+and not the algorithm dominate at these sizes; the table and the plot then
+say so and claim no slope.  Times are medians over repeated fits
+(:func:`scaling_times`, ``repeats``), since a single timing on a shared
+machine can be off by a factor of two.
 """
 
 from __future__ import annotations
@@ -29,8 +39,14 @@ import numpy as np
 
 __all__ = [
     "PUBLISHED_SCALING",
+    "REFERENCE_SECONDS",
     "LoglogFit",
+    "SlopeReading",
     "fit_loglog",
+    "read_slope",
+    "below_published",
+    "expected_seconds",
+    "long_cell_note",
     "nested_subsets",
     "plot_scaling",
     "scaling_table",
@@ -46,6 +62,59 @@ PUBLISHED_SCALING = {
     "ordinal": ((1.0, 1.0), "Joachims 2006: O(sn log n) per iteration, ~linear"),
     "irwls": (None, "Perez-Cruz et al. 2000, Table 3 gives times, not exponents"),
 }
+
+
+#: measured fits on the 2-core reference machine, used to tell a reader how
+#: long a cell will take: key -> (rows, seconds, exponent used to scale to
+#: other row counts).  Sources: benchmarks/README.md (SMO on full a9a,
+#: 2026-11-23, and its measured scaling n^1.89), and single fits with the
+#: settings of 07_scale_up measured on 2026-11-23 (LIBSVM with its default
+#: 200 MB cache, the linear solvers on the full training sets, IRWLS and
+#: LIBSVM on Gauss-M).  The linear solvers are scaled linearly (Joachims'
+#: linear time).  These are estimates for a printed note, nothing more: a
+#: busy machine can take twice as long.
+REFERENCE_SECONDS = {
+    "LIBSVM a9a rbf": (8000, 2.55, 1.9),
+    "SMO a9a rbf": (32561, 6.86, 1.9),
+    "SMO a9a linear": (32561, 0.30, 1.0),
+    "IRWLS a9a rbf": (2000, 0.38, 1.5),
+    "LIBSVM gauss-m rbf": (4000, 0.41, 2.0),
+    "SMO gauss-m rbf": (4000, 0.31, 2.0),
+    "IRWLS gauss-m rbf": (4000, 2.0, 1.5),
+    "LIBLINEAR a9a": (32561, 0.16, 1.0),
+    "cutting plane a9a": (32561, 0.34, 1.0),
+    "LIBLINEAR w8a": (49749, 0.97, 1.0),
+    "cutting plane w8a": (49749, 0.79, 1.0),
+    "LIBLINEAR ijcnn1": (49990, 0.19, 1.0),
+    "cutting plane ijcnn1": (49990, 0.53, 1.0),
+}
+
+
+def expected_seconds(key, n):
+    """Rough wall time of the fit ``key`` (:data:`REFERENCE_SECONDS`) on ``n``
+    rows: the reference time scaled by ``(n / rows) ** exponent``."""
+    if key not in REFERENCE_SECONDS:
+        raise KeyError(f"no reference time for {key!r}; known: {sorted(REFERENCE_SECONDS)}")
+    if not n > 0:
+        raise ValueError(f"n must be positive, got {n}")
+    rows, secs, p = REFERENCE_SECONDS[key]
+    return secs * (n / rows) ** p
+
+
+def _format_seconds(t):
+    if t < 1.0:
+        return "under a second"
+    if t < 90:
+        return f"about {t:.0f} s"
+    return f"about {t / 60:.0f} min"
+
+
+def long_cell_note(what, seconds):
+    """The line a notebook prints before a long cell, e.g. ``"fitting LIBSVM on
+    32,561 rows: about 37 s on a 2-core machine"``.  ``seconds`` is an
+    estimate (see :func:`expected_seconds`); it is rounded, so the line is the
+    same on every run."""
+    return f"{what}: {_format_seconds(float(seconds))} on a 2-core machine"
 
 
 @dataclass(frozen=True)
@@ -83,6 +152,49 @@ def fit_loglog(n, t):
     return LoglogFit(float(slope), float(np.exp(c)), float(r2))
 
 
+@dataclass(frozen=True)
+class SlopeReading:
+    """What a log-log fit may honestly be said to show (see :func:`read_slope`).
+
+    ``claimed`` is False when fixed costs or noise dominate; ``text`` is the
+    slope (``"1.38"``) or the reason none is claimed."""
+
+    fit: LoglogFit
+    claimed: bool
+    text: str
+    growth: float  # t(largest n) / t(smallest n), from the medians
+
+
+def read_slope(sizes, times, r2_min=0.9, min_slope=0.5):
+    """Fit ``times ~ c n^p`` and decide whether ``p`` may be reported.
+
+    No slope is claimed when the fit explains little (``r2 < r2_min``) or when
+    the slope is below ``min_slope``: all solvers here do at least O(n) work
+    per iteration, so such a slope says that fixed costs, not the algorithm,
+    set the time at these sizes.
+    """
+    sizes = np.asarray(sizes, float)
+    times = np.asarray(times, float)
+    fit = fit_loglog(sizes, times)
+    growth = float(times[np.argmax(sizes)] / times[np.argmin(sizes)])
+    n_growth = float(sizes.max() / sizes.min())
+    if fit.r2 < r2_min:
+        return SlopeReading(fit, False, f"none: r2 = {fit.r2:.2f}, noise or fixed costs dominate",
+                            growth)
+    if fit.slope < min_slope:
+        return SlopeReading(fit, False, f"none: fixed costs dominate (time x{growth:.1f} "
+                                        f"for n x{n_growth:.0f})", growth)
+    return SlopeReading(fit, True, f"{fit.slope:.2f}", growth)
+
+
+def below_published(reading, key, margin=0.2):
+    """True when a claimed slope lies more than ``margin`` below the lower end
+    of the published range of ``key`` (:data:`PUBLISHED_SCALING`): the fixed
+    costs are then still visible at these sizes, and the text says so."""
+    rng = PUBLISHED_SCALING.get(key, (None, ""))[0] if key else None
+    return bool(reading.claimed and rng is not None and reading.fit.slope < rng[0] - margin)
+
+
 def nested_subsets(n_total, sizes, random_state=0):
     """Index arrays of nested random subsets (each a prefix of one permutation),
     as in the seeds' scaling studies."""
@@ -94,15 +206,18 @@ def nested_subsets(n_total, sizes, random_state=0):
 
 
 def scaling_table(sizes, times_by_solver, published_keys=None):
-    """Rows ``(solver, fitted slope, r2, published range, source)``.
+    """Rows ``(solver, fitted slope, r2, published range, source)``, all text.
 
     ``times_by_solver``: ``{label: sequence of seconds, aligned with sizes}``;
-    ``published_keys``: ``{label: key of PUBLISHED_SCALING}``.
+    ``published_keys``: ``{label: key of PUBLISHED_SCALING}``.  The fitted
+    slope is the text of :func:`read_slope`: the slope (``"1.38"``) when it
+    may be claimed, otherwise the reason none is (fixed costs or noise).
     """
     published_keys = published_keys or {}
     rows = []
     for label, t in times_by_solver.items():
-        fit = fit_loglog(sizes, t)
+        reading = read_slope(sizes, t)
+        fit = reading.fit
         key = published_keys.get(label)
         rng, src = PUBLISHED_SCALING.get(key, (None, "")) if key else (None, "")
         if rng is None:
@@ -111,7 +226,10 @@ def scaling_table(sizes, times_by_solver, published_keys=None):
             pub = f"{rng[0]:.1f}"
         else:
             pub = f"{rng[0]:.1f}-{rng[1]:.1f}"
-        rows.append((label, fit.slope, fit.r2, pub, src))
+        text = reading.text
+        if below_published(reading, key):
+            text += " (below the paper: fixed costs still visible)"
+        rows.append((label, text, f"{fit.r2:.2f}", pub, src))
     return rows
 
 
@@ -127,29 +245,41 @@ def format_table(rows, header, floatfmt=".3g"):
 
 
 def plot_scaling(ax, sizes, times_by_solver, published_keys=None, ylabel="time (s)"):
-    """Log-log plot of each solver's times with its fitted line; the legend
-    shows the fitted slope and the published range.  Returns ``{label: fit}``
-    and the line artists ``{label: (points, fitted_line)}`` for inspection."""
+    """Log-log plot of each solver's (median) times.  Where :func:`read_slope`
+    claims a slope, the fitted line is drawn and the legend shows the slope,
+    r^2 and the published range; otherwise the points are joined by a thin
+    line and the legend says why no slope is claimed (no "paper" next to a
+    meaningless number).  Returns ``{label: fit}`` and the line artists
+    ``{label: (points, fitted_line or None)}`` for inspection."""
     published_keys = published_keys or {}
     sizes = np.asarray(sizes, float)
     fits, artists = {}, {}
     for label, t in times_by_solver.items():
-        fit = fit_loglog(sizes, t)
+        reading = read_slope(sizes, t)
+        fit = reading.fit
         fits[label] = fit
         key = published_keys.get(label)
         pub = ""
         if key and PUBLISHED_SCALING.get(key, (None,))[0] is not None:
             lo, hi = PUBLISHED_SCALING[key][0]
             pub = f", paper {lo:.0f}" if lo == hi else f", paper {lo:.0f}-{hi:.0f}"
-        (pts,) = ax.loglog(sizes, t, "o", label=f"{label}: slope {fit.slope:.2f}{pub}")
-        (ln,) = ax.loglog(sizes, fit(sizes), "-", color=pts.get_color(), alpha=0.6)
+        if reading.claimed:
+            text = f"{label}: slope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
+            if below_published(reading, key):
+                text += "\n(below the paper: fixed costs still visible)"
+            (pts,) = ax.loglog(sizes, t, "o", label=text)
+            (ln,) = ax.loglog(sizes, fit(sizes), "-", color=pts.get_color(), alpha=0.6)
+        else:
+            why = reading.text[len("none: "):].replace("r2 =", "$r^2$ =")
+            text = f"{label}: no slope claimed, {why}"
+            (pts,) = ax.loglog(sizes, t, "o:", lw=0.8, label=text)
+            ln = None
         artists[label] = (pts, ln)
     ax.set_xlabel("n (training examples)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     return fits, artists
-
 
 # --------------------------------------------------------------------------
 # solver comparisons for 07_scale_up (objectives computed the same way for all)
@@ -227,13 +357,25 @@ def linear_comparison(solvers, X, y, Xt, yt, C_liblinear):
     return rows
 
 
-def scaling_times(solvers, X, y, sizes, random_state=0):
+def scaling_times(solvers, X, y, sizes, random_state=0, repeats=1, return_all=False):
     """Seconds of each ``{name: factory}`` on nested random subsets of
-    ``sizes`` rows: ``{name: array of seconds}`` (for :func:`plot_scaling`)."""
+    ``sizes`` rows: ``{name: array of seconds}`` (for :func:`plot_scaling`).
+
+    Each fit is timed ``repeats`` times (a fresh estimator each time, the
+    same rows) and the **median** is returned, which is robust to the
+    occasional slow run on a shared machine.  With ``return_all=True`` also
+    returns ``{name: array of shape (len(sizes), repeats)}``.
+    """
+    repeats = int(repeats)
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
     subsets = nested_subsets(X.shape[0], sizes, random_state=random_state)
     out = {name: [] for name in solvers}
     y = np.asarray(y)
     for idx in subsets:
+        Xs, ys = X[idx], y[idx]
         for name, make in solvers.items():
-            out[name].append(time_fit(make, X[idx], y[idx])[1])
-    return {k: np.array(v) for k, v in out.items()}
+            out[name].append([time_fit(make, Xs, ys)[1] for _ in range(repeats)])
+    every = {k: np.array(v) for k, v in out.items()}
+    med = {k: np.median(v, axis=1) for k, v in every.items()}
+    return (med, every) if return_all else med
