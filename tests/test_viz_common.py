@@ -1,5 +1,6 @@
 """Tests of the shared viz helpers: traces, the frame player, decision grids."""
 
+import io
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,8 +103,12 @@ def test_player_drive_visits_every_frame_and_propagates_errors():
         return orig(k)
 
     p._update = spy
+    p.slider.value = 2
+    seen.clear()
     assert p.drive() == 5
-    assert seen == [0, 1, 2, 3, 4]
+    # every frame, then back to the frame shown before driving
+    assert seen == [0, 1, 2, 3, 4, 2]
+    assert p.slider.value == 2 and p.frame == 2 and p.caption.value == "<b>k = 2</b>"
     t = p.timing()
     assert t["n"] >= 6 and t["total_ms"] >= t["update_ms"] >= 0
 
@@ -113,6 +118,64 @@ def test_player_drive_visits_every_frame_and_propagates_errors():
     p._update = broken
     with pytest.raises(RuntimeError, match="broken callback"):
         p.drive()
+
+
+def test_player_renders_at_twice_the_dpi_and_shows_natural_size():
+    from PIL import Image
+
+    p, line, title, ax = _line_player(4)  # 3 x 2 inches at 50 dpi
+    im = Image.open(io.BytesIO(p.image.value))
+    assert im.size == (300, 200)  # 2 x (150, 100) physical pixels
+    assert (p.css_width, p.css_height) == (150, 100)
+    assert p.image.layout.width == "150px"
+    # a second player on the same figure does not double the dpi again
+    p2 = viz.FramePlayer(p.fig, 4, p._update, scale=2)
+    assert Image.open(io.BytesIO(p2.image.value)).size == (300, 200)
+    with pytest.raises(ValueError, match="scale"):
+        viz.FramePlayer(viz.new_figure(), 2, lambda k: None, scale=0)
+
+
+def test_player_pixel_to_data_inverts_the_axes_transform():
+    p, line, title, ax = _line_player(4)
+    ax.set_xlim(0, 1)
+    line.set_visible(False)
+    (dot,) = ax.plot([0.0], [0.0], "s", color="#ff0000", ms=4)
+    for x, y in [(0.25, 1.0), (0.8, 3.5)]:
+        # find the red dot in the rendered pixels (independent of transforms)
+        dot.set_data([x], [y])
+        p.fig.canvas.draw()
+        rgba = np.asarray(p.fig.canvas.buffer_rgba())
+        red = (rgba[..., 0] > 200) & (rgba[..., 1] < 60) & (rgba[..., 2] < 60)
+        rows, cols = np.nonzero(red)
+        assert len(rows) > 4
+        # pixel centres: column c covers [c, c + 1)
+        gx, gy = p.pixel_to_data(ax, cols.mean() + 0.5, rows.mean() + 0.5)
+        dx, dy = np.diff(ax.get_xlim())[0], np.diff(ax.get_ylim())[0]
+        # within one rendered pixel of the true data point
+        assert abs(gx - x) < 1.5 * dx / ax.bbox.width
+        assert abs(gy - y) < 1.5 * dy / ax.bbox.height
+
+
+def test_player_replace_keeps_the_widgets():
+    p, line, title, ax = _line_player(6)
+    image, slider = p.image, p.slider
+    p.slider.value = 5
+    fig = viz.new_figure(figsize=(2, 2), dpi=40)
+    ax2 = fig.add_subplot()
+    seen = []
+
+    def update(k):
+        seen.append(k)
+        return f"new {k}"
+
+    p.replace(fig, 3, update)
+    assert p.image is image and p.slider is slider
+    assert p.slider.max == p.play.max == 2 and p.slider.value == 0
+    assert seen == [0] and p.caption.value == "new 0" and p.image.layout.width == "80px"
+    p.slider.value = 2
+    assert seen == [0, 2]
+    with pytest.raises(IndexError):
+        p.goto(3)
 
 
 def test_static_animation_is_jshtml():
@@ -160,6 +223,7 @@ def test_lazy_submodules():
     import svmlab
 
     assert svmlab.viz.FramePlayer is _common.FramePlayer
+    assert svmlab.viz.live.live_smo is not None and "live" in dir(svmlab.viz)
     with pytest.raises(AttributeError):
         svmlab.viz.nope
 
@@ -186,3 +250,21 @@ def test_plot_decision_regions_draws_boundary_of_the_model():
     rings = [c for c in ax.collections if c.get_offsets().shape[0] == len(clf.support_)]
     assert any(np.array_equal(r.get_offsets(), X[clf.support_]) for r in rings)
     plt.close(fig)
+
+
+def test_static_exports_keep_the_designed_size_after_a_player_doubled_the_dpi():
+    import base64
+    import re
+
+    from PIL import Image
+
+    p, line, title, ax = _line_player(3)  # 3 x 2 inches at 50 dpi, player at 100 dpi
+    assert p.fig.dpi == 100
+    png = _common.fig_to_png(p.fig)
+    assert Image.open(io.BytesIO(png)).size == (150, 100)
+    html = viz.static_animation(p.fig, p._update, range(2)).data
+    # the first frame, as the page's JavaScript string holds it (escaped newlines)
+    frame = re.search(r'data:image/jpeg;base64,([^"]+)"', html).group(1)
+    frame = re.sub(r"\\n|\s", "", frame)
+    im = Image.open(io.BytesIO(base64.b64decode(frame)))
+    assert im.size == (150, 100)

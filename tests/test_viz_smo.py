@@ -73,7 +73,8 @@ def test_segment_geometry_is_line_cut_by_box(y1, y2, a1, a2):
     for end in (g.end_L, g.end_H, g.new):
         assert end[0] + s * end[1] == pytest.approx(a1 + s * a2, abs=1e-12)
     # the label names the right diagonal
-    assert ("a1 + a2" in g.label) == (y1 == y2)
+    assert ("\\alpha_1 + \\alpha_2" in g.label) == (y1 == y2)
+    assert ("\\alpha_1 - \\alpha_2" in g.label) == (y1 != y2)
     # the new point is the record's pair, on the segment
     assert g.new == (a1n, a2n)
     assert lo - 1e-4 <= g.new[1] <= hi + 1e-4
@@ -329,5 +330,29 @@ def test_family_explorer_marks_working_sets(family, toy):
         alphas, _ = vdec.replay(tr.records, len(X))
         np.testing.assert_array_equal(ex.panels[name]["sv"].get_offsets(), X[alphas[t] > 0])
     before = p.image.value
-    p.slider.value = 0
-    assert p.image.value != before and "progress 0 %" in p.caption.value
+    assert p.slider.value == 0  # drive() went back to the frame shown before
+    p.slider.value = 4
+    assert p.image.value != before and "progress 100 %" in p.caption.value
+
+
+def test_figure_text_is_readable_and_says_clipped_or_interior(explorer):
+    """Legends at least 9 pt, Greek letters as mathtext, and the legend entry
+    of the new pair matches the step on screen (the record's own flag is
+    checked against the geometry: a2_new strictly inside (L, H) is interior)."""
+    ax = explorer.ax_box
+    assert ax.get_xlabel() == r"$\alpha_1$" and ax.get_ylabel() == r"$\alpha_2$"
+    assert "$W" in explorer.ax_obj.get_ylabel()
+    for a in explorer.fig.axes:
+        leg = a.get_legend()
+        if leg is not None:
+            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
+    recs = explorer.records
+    inside = [t for t, r in enumerate(recs) if r.L + 1e-9 < r.a2_new < r.H - 1e-9]
+    at_end = [t for t, r in enumerate(recs)
+              if min(abs(r.a2_new - r.L), abs(r.a2_new - r.H)) < 1e-12]
+    assert inside and at_end, "the toy trace should have both kinds of step"
+    explorer.update(inside[0])
+    assert "interior" in explorer.legend_new.get_text()
+    explorer.update(at_end[0])
+    assert "clipped" in explorer.legend_new.get_text()
+    assert r"$\eta" in explorer.suptitle.get_text()

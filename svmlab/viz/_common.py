@@ -15,15 +15,22 @@ Every interactive figure in svmlab follows one pattern:
    It never calls ``ax.plot``/``ax.clear()`` again.
 4. **Wrap it.**  :class:`FramePlayer` gives the ``Play`` button + slider
    (linked in the browser with ``jslink``), an ``Image`` widget holding the
-   rendered frame (JPEG by default) and an ``HTML`` caption; :meth:`FramePlayer.drive` steps
+   rendered frame (high-quality JPEG by default, rendered at twice the
+   figure's dpi and shown at the figure's natural CSS size, so it is sharp on
+   high-density screens) and an ``HTML`` caption; :meth:`FramePlayer.drive` steps
    through every frame (the nbval cell after each widget calls it so a broken
-   callback fails the notebook) and :meth:`FramePlayer.timing` reports the
-   redraw cost.  :func:`static_animation` turns the same ``update`` into a
-   ``FuncAnimation(...).to_jshtml()`` for readers without a live kernel.
+   callback fails the notebook) and then shows the frame shown before again,
+   :meth:`FramePlayer.timing` reports the redraw cost, and
+   :meth:`FramePlayer.replace` swaps in a new figure (the live explorers of
+   :mod:`svmlab.viz.live` refit and keep the same widgets).
+   :func:`static_animation` turns the same ``update`` into a
+   ``FuncAnimation(...).to_jshtml()`` for readers without a live kernel
+   (at the figure's designed dpi, to keep stored notebooks small).
 
 This works with ``%matplotlib inline`` (the notebooks' backend): a frame is
 an Agg render into an image shown by an ``ipywidgets.Image``, so no ipympl or
-JavaScript build is needed.
+JavaScript build is needed (clicks on the image, in :mod:`svmlab.viz.live`,
+come through the ``ipyevents`` widget library).
 
 Also here: colours/markers shared by all figures (:data:`CLASS_COLORS`,
 :func:`class_colors`, ...), :func:`notebook_size` (``SVMLAB_NOTEBOOK_SIZE``:
@@ -188,10 +195,17 @@ def new_figure(figsize=(9.0, 4.5), dpi=80, **kwargs):
     return fig
 
 
+def _design_dpi(fig):
+    """The dpi ``fig`` was built with (a :class:`FramePlayer` renders it at
+    ``scale`` times that; static exports keep the designed size)."""
+    return getattr(fig, "_svmlab_css_dpi", None) or fig.dpi
+
+
 def fig_to_png(fig, dpi=None):
-    """Render ``fig`` to PNG bytes (Agg, full redraw)."""
+    """Render ``fig`` to PNG bytes (Agg, full redraw), by default at the dpi
+    the figure was built with (also after a player doubled it)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi if dpi is not None else fig.dpi)
+    fig.savefig(buf, format="png", dpi=dpi if dpi is not None else _design_dpi(fig))
     return buf.getvalue()
 
 
@@ -201,9 +215,10 @@ def canvas_to_png(canvas, compress_level=1):
     return canvas_to_bytes(canvas, "png", compress_level=compress_level)
 
 
-def canvas_to_bytes(canvas, fmt="jpeg", quality=92, compress_level=1):
+def canvas_to_bytes(canvas, fmt="jpeg", quality=94, compress_level=1):
     """Encode what the Agg ``canvas`` holds now (no redraw) as ``"jpeg"``
-    (about 5x faster to encode than PNG; the live players use it) or
+    (about 5x faster to encode than PNG; the live players use it; full
+    chroma resolution, 4:4:4, so thin coloured lines keep their colour) or
     ``"png"``."""
     from PIL import Image
 
@@ -214,7 +229,7 @@ def canvas_to_bytes(canvas, fmt="jpeg", quality=92, compress_level=1):
     if fmt == "png":
         im.save(buf, format="png", compress_level=compress_level)
     else:
-        im.save(buf, format="jpeg", quality=quality)
+        im.save(buf, format="jpeg", quality=quality, subsampling=0)
     return buf.getvalue()
 
 
@@ -244,7 +259,8 @@ class FramePlayer:
     interval : int, milliseconds between frames when Play runs.
     description : str, slider label.
     start : int, the frame shown first.
-    image_format : ``"jpeg"`` (default; fast to encode) or ``"png"``.
+    image_format : ``"jpeg"`` (default; fast to encode, quality 94 with full
+        chroma) or ``"png"``.
     animated : optional list of the artists ``update`` changes, in drawing
         order.  Then a frame is *blitted*: everything else (axes, ticks,
         legends, static data) is rendered once into a background, and each
@@ -253,47 +269,94 @@ class FramePlayer:
         than a full render.  ``update`` must then not change anything
         outside this list (axis limits, ticks, legends).  Without it every
         frame is a full render.
+    scale : float, default 2.  Frames are rendered at ``scale`` times the
+        figure's dpi and the ``Image`` widget is given the figure's CSS width
+        (``figwidth * dpi`` pixels at the dpi the figure was built with), so
+        the browser shows them at their natural size and sharp on
+        high-density screens.  The player changes ``fig.dpi`` to
+        ``scale * dpi`` once (text, markers and lines scale with it, so the
+        picture looks the same, only finer); ``scale=1`` keeps the old
+        behaviour.
 
     Attributes
     ----------
     play, slider, image, caption : the ipywidgets; ``widget`` is the box
         holding them (displaying the player displays it).
+    css_width, css_height : the size (CSS pixels) the image is displayed at;
+        the rendered image has ``scale`` times as many pixels each way.
     update_ms, render_ms : lists of the time spent in ``update`` (artist
         changes) and in rendering + image encoding, per redraw.
     """
 
     def __init__(self, fig, n_frames, update, interval=400, description="step", start=0,
-                 animated=None, image_format="jpeg"):
+                 animated=None, image_format="jpeg", scale=2.0):
         import ipywidgets as w
 
+        if image_format not in ("jpeg", "png"):
+            raise ValueError("image_format must be 'jpeg' or 'png'")
+        if not scale > 0:
+            raise ValueError(f"scale must be positive, got {scale!r}")
+        self.image_format = image_format
+        self.scale = float(scale)
+        self.update_ms = []
+        self.render_ms = []
+        self.caption_text = ""
+        self.frame = None
+        self._quiet = False  # True while replace() changes the slider's range
+        self.play = w.Play(value=0, min=0, max=1, step=1, interval=int(interval),
+                           description="Play", repeat=False)
+        self.slider = w.IntSlider(value=0, min=0, max=1, step=1, description=description,
+                                  continuous_update=True, layout=w.Layout(width="60%"))
+        # linked in the browser: Play moves the slider without a kernel round trip
+        self._link = w.jslink((self.play, "value"), (self.slider, "value"))
+        self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
+        self.image = w.Image(format=image_format)
+        self._background = None
+        self.widget = w.VBox([w.HBox([self.play, self.slider]), self.caption, self.image])
+        self.slider.observe(self._on_value, names="value")
+        self.replace(fig, n_frames, update, animated=animated, start=start)
+
+    def replace(self, fig, n_frames, update, animated=None, start=0, keep_background=False):
+        """Show another figure in the same widgets (same ``Image``, slider and
+        Play button, so anything bound to them, e.g. a click handler, stays):
+        the slider's range becomes ``0..n_frames-1`` and frame ``start`` is
+        drawn.  The live explorers call it after every refit.
+
+        ``keep_background=True`` (only with the same ``fig``) keeps the
+        blitting background: the caller promises that nothing outside
+        ``animated`` changed its pixels, and the full render is skipped."""
+        keep = keep_background and fig is getattr(self, "fig", None) \
+            and self._background is not None
         if n_frames < 1:
             raise ValueError("FramePlayer needs at least one frame")
+        if getattr(fig, "_svmlab_css_dpi", None) is None:
+            fig._svmlab_css_dpi = fig.dpi  # the dpi the figure was designed for
+            fig.set_dpi(fig.dpi * self.scale)
         self.fig = fig
+        css_dpi = fig._svmlab_css_dpi
+        self.css_width = int(round(fig.get_figwidth() * css_dpi))
+        self.css_height = int(round(fig.get_figheight() * css_dpi))
+        self.image.layout.width = f"{self.css_width}px"
+        self.image.layout.height = "auto"
         self.n_frames = int(n_frames)
         self._update = update
         self.animated = list(animated) if animated else []
         for a in self.animated:
             a.set_animated(True)
-        self._background = None
-        if image_format not in ("jpeg", "png"):
-            raise ValueError("image_format must be 'jpeg' or 'png'")
-        self.image_format = image_format
-        self.update_ms = []
-        self.render_ms = []
-        self.caption_text = ""
-        self.frame = None
+        if not keep:
+            self._background = None
         start = int(min(max(start, 0), self.n_frames - 1))
-        self.play = w.Play(value=start, min=0, max=self.n_frames - 1, step=1,
-                           interval=int(interval), description="Play", repeat=False)
-        self.slider = w.IntSlider(value=start, min=0, max=self.n_frames - 1, step=1,
-                                  description=description, continuous_update=True,
-                                  layout=w.Layout(width="60%"))
-        # linked in the browser: Play moves the slider without a kernel round trip
-        self._link = w.jslink((self.play, "value"), (self.slider, "value"))
-        self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
-        self.image = w.Image(format=image_format)
-        self.widget = w.VBox([w.HBox([self.play, self.slider]), self.caption, self.image])
-        self.slider.observe(self._on_value, names="value")
+        self._quiet = True
+        try:
+            for wdg in (self.play, self.slider):
+                if start > wdg.max:  # keep min <= value <= max at every assignment
+                    wdg.max = self.n_frames - 1
+                    wdg.value = start
+                else:
+                    wdg.value = start
+                    wdg.max = self.n_frames - 1
+        finally:
+            self._quiet = False
         self.show(start)
 
     # -- drawing ----------------------------------------------------------
@@ -313,6 +376,12 @@ class FramePlayer:
                 self.fig.draw_artist(a)
         return canvas_to_bytes(canvas, self.image_format)
 
+    def invalidate(self):
+        """Forget the blitting background (call it after changing anything
+        that is not in ``animated``, e.g. the data points); the next frame
+        renders it again."""
+        self._background = None
+
     def show(self, k):
         """Draw frame ``k`` (update the artists, render, push to the image)."""
         k = int(k)
@@ -329,7 +398,8 @@ class FramePlayer:
         self.frame = k
 
     def _on_value(self, change):
-        self.show(change["new"])
+        if not self._quiet:
+            self.show(change["new"])
 
     # -- driving ------------------------------------------------------------
     @property
@@ -338,17 +408,29 @@ class FramePlayer:
 
     def drive(self, frames=None):
         """Move the slider through ``frames`` (default: every frame) as a
-        reader would; exceptions in ``update`` propagate.  Returns the number
-        of frames drawn."""
+        reader would; exceptions in ``update`` propagate.  Afterwards the
+        slider goes back to the frame shown before (so a widget displayed in
+        an earlier cell still opens at its intended frame).  Returns the
+        number of frames drawn."""
         frames = range(self.n_frames) if frames is None else frames
+        before = self.slider.value
         n = 0
         for k in frames:
-            if self.slider.value == k:
-                self.show(k)  # an unchanged value fires no observer
-            else:
-                self.slider.value = k
+            self.goto(k)
             n += 1
+        self.goto(before)
         return n
+
+    def goto(self, k):
+        """Show frame ``k`` through the slider (redrawn even if it is the
+        frame already shown)."""
+        k = int(k)
+        if not 0 <= k < self.n_frames:
+            raise IndexError(f"frame {k} outside 0..{self.n_frames - 1}")
+        if self.slider.value == k:
+            self.show(k)  # an unchanged value fires no observer
+        else:
+            self.slider.value = k
 
     def timing(self):
         """Median milliseconds per redraw: ``{"update_ms", "render_ms",
@@ -361,6 +443,15 @@ class FramePlayer:
             "total_ms": float(np.median(u + r)),
             "n": int(len(u)),
         }
+
+    def pixel_to_data(self, ax, px, py):
+        """Data coordinates in ``ax`` of the pixel ``(px, py)`` of the
+        rendered image (origin top left, image pixels: what ipyevents
+        reports as ``dataX, dataY``).  The image has the figure's physical
+        pixel size, so this is the inverse of the axes' data transform after
+        flipping y (matplotlib's display origin is bottom left)."""
+        h = self.fig.bbox.height
+        return tuple(ax.transData.inverted().transform((float(px), h - float(py))))
 
     def animation(self, frames=None, interval=600):
         """The same frames as a static ``to_jshtml`` animation (see
@@ -400,8 +491,10 @@ def static_animation(fig, update, frames, interval=600, animated=(), frame_forma
         update(k)
         return []
 
+    # frames at the dpi the figure was designed for (a live player may have
+    # doubled fig.dpi): keeps stored notebooks small
     with _unanimated(list(animated)), matplotlib.rc_context(
-            {"animation.frame_format": frame_format}):
+            {"animation.frame_format": frame_format, "savefig.dpi": _design_dpi(fig)}):
         anim = FuncAnimation(fig, func, frames=frames, interval=interval, blit=False,
                              repeat=False)
         html = anim.to_jshtml(default_mode="once")

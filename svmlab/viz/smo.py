@@ -107,7 +107,9 @@ def segment_geometry(rec, y_pm=None):
 
     a2u = getattr(rec, "a2_unclipped", np.nan)
     unc = None if (a2u is None or not np.isfinite(a2u)) else (a1(a2u), float(a2u))
-    label = (f"y1 = y2:  a1 + a2 = {k:.3g}" if s > 0 else f"y1 != y2:  a1 - a2 = {k:.3g}")
+    # mathtext, as in the figure's axis labels (Platt's eq. 13 constraint line)
+    label = (rf"$y_1 = y_2$:  $\alpha_1 + \alpha_2 = {k:.3g}$" if s > 0
+             else rf"$y_1 \neq y_2$:  $\alpha_1 - \alpha_2 = {k:.3g}$")
     return SegmentGeometry(
         s=s,
         k=k,
@@ -355,26 +357,9 @@ class SMOStepExplorer:
         from matplotlib.patches import Rectangle
         import matplotlib
 
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
-        classes = np.unique(y) if classes is None else np.asarray(classes)
-        if len(classes) != 2:
-            raise ValueError("SMOStepExplorer needs two classes")
-        self.classes = classes
-        self.y_pm = np.where(y == classes[1], 1.0, -1.0)
-        if len(records) == 0:
-            raise ValueError("no step records: the trace is empty")
-        self.X, self.records, self.C, self.tol = X, list(records), float(C), tol
-        self.T = len(self.records)
-        self.grid = DecisionGrid(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                                 n=grid)
-        self.K = self.grid.kernel.matrix()
-        self.alphas, self.bs = replay(self.records, len(X))
-        coefs = self.alphas * self.y_pm
-        F = coefs @ self.K + self.bs[:, None]  # training decision values per state
-        r = self.y_pm * F - 1.0
-        A = self.alphas
-        self._viol = (((r < -tol) & (A < C)) | ((r > tol) & (A > 0)))
+        self.tol, self._grid_n = tol, grid
+        X, coefs = self._set_trace(X, y, records, C, kernel, gamma, degree, coef0, classes)
+        classes = self.classes
 
         C_ = self.C
         fig = new_figure(figsize=figsize, dpi=dpi)
@@ -390,13 +375,13 @@ class SMOStepExplorer:
         # ---- box
         ax = self.ax_box
         self.view = (-0.3 * C_, 1.3 * C_)
-        ax.add_patch(Rectangle((0, 0), C_, C_, fill=False, lw=1.5, ec="k"))
+        self.box_rect = ax.add_patch(Rectangle((0, 0), C_, C_, fill=False, lw=1.5, ec="k"))
         ax.set_xlim(*self.view)
         ax.set_ylim(*self.view)
         ax.set_aspect("equal")
         ax.set_anchor("W")
-        ax.set_xlabel("a1", labelpad=0)
-        ax.set_ylabel("a2", labelpad=0)
+        ax.set_xlabel(r"$\alpha_1$", labelpad=0)
+        ax.set_ylabel(r"$\alpha_2$", labelpad=0)
         ax.tick_params(labelsize=8)
         ax.set_xticks([0, C_])
         ax.set_yticks([0, C_])
@@ -413,12 +398,23 @@ class SMOStepExplorer:
         (self.pt_unc,) = ax.plot([], [], ls="none", marker="o", ms=10, mfc="none", mew=1.8,
                                  color="k", label="unconstrained optimum")
         (self.pt_new,) = ax.plot([], [], ls="none", marker="*", ms=14, color=HIGHLIGHT,
-                                 label="new pair (clipped)")
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False,
+                                 label=_NEW_PAIR_LABEL[True])
+        ax.legend(handles=[self.line_full, self.line_seg, self.pt_old, self.pt_unc],
+                  fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False,
                   handlelength=1.5, borderaxespad=0.3)
+        # the new pair's entry is a legend of its own, redrawn per frame (a
+        # one-line legend is cheap to blit): it says whether the step on
+        # screen was clipped to [L, H] or landed inside (see update)
+        from matplotlib.legend import Legend
+
+        self.step_legend = Legend(ax, [self.pt_new], [_NEW_PAIR_LABEL[True]], fontsize=9,
+                                  loc="lower left", bbox_to_anchor=(1.0, 0.0), frameon=False,
+                                  handlelength=1.5, borderaxespad=0.3)
+        ax.add_artist(self.step_legend)
+        self.legend_new = self.step_legend.get_texts()[0]
         self.box_title = ax.set_title("", fontsize=9, loc="left")
         dyn += [self.line_full, self.line_seg, self.pt_ends, self.txt_L, self.txt_H,
-                self.pt_old, self.pt_unc, self.pt_new, self.box_title]
+                self.pt_old, self.pt_unc, self.pt_new, self.step_legend, self.box_title]
 
         # ---- objective along the line, rescaled to [0, 1] x [0, 1] per step
         ax = self.ax_obj
@@ -426,8 +422,9 @@ class SMOStepExplorer:
         ax.set_ylim(-0.12, 1.12)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_ylabel("W - W_old", fontsize=8, labelpad=2)
-        ax.set_xlabel("new a2 along the line (rescaled per step)", fontsize=8, labelpad=2)
+        ax.set_ylabel(r"$W - W_{\mathrm{old}}$", fontsize=9, labelpad=2)
+        ax.set_xlabel(r"new $\alpha_2$ along the line (rescaled per step)", fontsize=9,
+                      labelpad=2)
         (self.obj_zero,) = ax.plot([], [], lw=0.6, color=NEUTRAL)
         (self.obj_out,) = ax.plot([], [], ls="--", lw=1, color=NEUTRAL)
         (self.obj_in,) = ax.plot([], [], lw=2.2, color="#2ca02c")
@@ -478,7 +475,7 @@ class SMOStepExplorer:
         ax.set_ylim(*self.grid.extent[2:])
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=4,
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3,
                   frameon=False, columnspacing=1.0, handletextpad=0.3)
         self.data_title = ax.set_title("", fontsize=9)
         self.suptitle = fig.suptitle("", fontsize=10.5, y=0.975)
@@ -486,6 +483,64 @@ class SMOStepExplorer:
                 self.chosen, *self.txt_i, self.data_title, self.suptitle]
         self.animated = dyn
         self.frame = None
+
+    def _set_trace(self, X, y, records, C, kernel, gamma, degree, coef0, classes):
+        """The arrays every frame reads: the kernel on the grid and on the
+        data, alpha and b after every step, the KKT violators per state."""
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        classes = np.unique(y) if classes is None else np.asarray(classes)
+        if len(classes) != 2:
+            raise ValueError("SMOStepExplorer needs two classes")
+        if len(records) == 0:
+            raise ValueError("no step records: the trace is empty")
+        tol = self.tol
+        self.classes = classes
+        self.y_pm = np.where(y == classes[1], 1.0, -1.0)
+        self.X, self.records, self.C = X, list(records), float(C)
+        self.T = len(self.records)
+        self.grid = DecisionGrid(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                                 n=self._grid_n)
+        self.K = self.grid.kernel.matrix()
+        self.alphas, self.bs = replay(self.records, len(X))
+        coefs = self.alphas * self.y_pm
+        F = coefs @ self.K + self.bs[:, None]  # training decision values per state
+        r = self.y_pm * F - 1.0
+        A = self.alphas
+        self._viol = (((r < -tol) & (A < C)) | ((r > tol) & (A > 0)))
+        return X, coefs
+
+    def reset(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
+              classes=None):
+        """Show another trace (new data, C, kernel ...) in the same figure,
+        without building it again (what :func:`svmlab.viz.live.live_smo`
+        does after every refit).
+
+        Returns True when everything outside :attr:`animated` draws the same
+        pixels as before, so a player may keep its blitting background: the
+        box is drawn in a view that scales with C (ticks 0 and C stay where
+        they were), the data panel has no ticks, and the legends change only
+        if the class labels do (then False)."""
+        old = [_fmt_label(c) for c in self.classes]
+        X, coefs = self._set_trace(X, y, records, C, kernel, gamma, degree, coef0, classes)
+        C_ = self.C
+        self.box_rect.set_width(C_)
+        self.box_rect.set_height(C_)
+        self.view = (-0.3 * C_, 1.3 * C_)
+        ax = self.ax_box
+        ax.set_xlim(*self.view)
+        ax.set_ylim(*self.view)
+        ax.set_xticks([0, C_], ["0", "C"])
+        ax.set_yticks([0, C_], ["0", "C"])
+        ex = self.grid.extent
+        self.bg.set_data(np.clip(self.grid.values(coefs[0], self.bs[0]), -2, 2))
+        self.bg.set_extent(ex)
+        self.ax_data.set_xlim(*ex[:2])
+        self.ax_data.set_ylim(*ex[2:])
+        for lab, sc in zip((-1, 1), self.points):
+            sc.set_offsets(X[self.y_pm == lab].reshape(-1, 2))
+        self.frame = None
+        return [_fmt_label(c) for c in self.classes] == old
 
     # ----------------------------------------------------------------- frames
     def violators_after(self, t):
@@ -535,6 +590,7 @@ class SMOStepExplorer:
         self.txt_H.set_position(g.end_H)
         self.pt_old.set_data([g.old[0]], [g.old[1]])
         self.pt_new.set_data([g.new[0]], [g.new[1]])
+        self.legend_new.set_text(_NEW_PAIR_LABEL[bool(getattr(r, "clipped", False))])
         unc_view = None if g.unclipped is None else _clamp_on_line(g, g.unclipped[1], lo, hi)
         if unc_view is None:
             self.pt_unc.set_data([], [])
@@ -595,8 +651,8 @@ class SMOStepExplorer:
             f"{len(self.violators_after(t))} KKT violators")
         self.suptitle.set_text(
             f"SMO step {t + 1}/{self.T}  [{getattr(r, 'heuristic', '?')}]   "
-            f"E1 = {r.E1:+.3f}   E2 = {r.E2:+.3f}   eta = {r.eta:.3f}   "
-            f"b = {r.b_old:+.3f} -> {r.b_new:+.3f}")
+            rf"$E_1 = {r.E1:+.3f}$   $E_2 = {r.E2:+.3f}$   $\eta = {r.eta:.3f}$   "
+            rf"$b = {r.b_old:+.3f} \to {r.b_new:+.3f}$")
         self.suptitle.set_visible(True)
         self.data_title.set_visible(True)
         self.frame = t
@@ -643,6 +699,12 @@ class SMOStepExplorer:
                    gamma=estimator.gamma_, degree=getattr(estimator, "degree", 3),
                    coef0=getattr(estimator, "coef0", 0.0),
                    tol=getattr(estimator, "tol", 1e-3), classes=estimator.classes_, **kwargs)
+
+
+#: legend text of the new pair, by whether the step was clipped to [L, H]
+#: (plain text: the legend is redrawn every frame, and mathtext costs a parse)
+_NEW_PAIR_LABEL = {True: "new pair: clipped to [L, H]",
+                   False: "new pair: interior"}
 
 
 def _fmt_label(c):

@@ -1,0 +1,855 @@
+"""Live step explorers: change a parameter or click a point, and the solver runs again.
+
+The step explorers of :mod:`svmlab.viz` replay one fit recorded in advance.
+Here each of them gets controls that *refit*: the solver runs again on the
+new problem, the trace is recorded again and the picture is rebuilt, in the
+same widgets (the ``Image``, slider and Play button of one
+:class:`~svmlab.viz.FramePlayer`, see :meth:`FramePlayer.replace`).
+
+* :func:`live_smo`: :class:`~svmlab.viz.smo.SMOStepExplorer`; C, kernel, gamma,
+  selection rule (platt / wss2), dataset, n, seed.
+* :func:`live_cutting_plane`: :class:`~svmlab.viz.cutting_plane.CuttingPlaneExplorer`;
+  C (Joachims' C), epsilon, dataset, n, seed (linear: no kernel, no gamma).
+* :func:`live_ordinal`: :class:`~svmlab.viz.ordinal.SweepExplorer`; C, number of
+  ranks, n, noise, seed, and the cutting-plane iteration whose ``w`` is swept.
+* :func:`live_irwls`: :class:`~svmlab.viz.irwls.IRWLSExplorer`; C, kernel, gamma,
+  selection (random / largest / smallest), working-set size, dataset, n, seed.
+* :func:`live_family`: :class:`~svmlab.viz.decomposition.FamilyExplorer`; C,
+  kernel, gamma, working-set size, sub-problem engine, dataset, n, seed.
+
+Every one returns a :class:`LiveExplorer`:
+
+``.widget``    the whole thing (displaying the explorer displays it);
+``.controls``  ``{name: ipywidget}``; setting ``.value`` refits, as in the browser;
+``.player``    the :class:`~svmlab.viz.FramePlayer` (one for the explorer's
+               lifetime: refits swap the figure inside it);
+``.explorer``  the current step explorer (``SMOStepExplorer``, ...), rebuilt per refit
+               (the SMO one is reset in place, see :func:`live_smo`);
+``.trace``     the records of the current fit (``.record(k)``: the one frame k shows);
+``.points``    the current ``(X, y)``, y in {-1, +1};
+``.refit()``   run the solver again with the current controls and points;
+``.add_point(x, y, label)``, ``.remove_nearest(x, y)``  edit the points and refit
+               (what a click on the picture does; not for the ordinal sweep,
+               whose picture does not show the points in the plane);
+``.click(px, py)``  a click at pixel ``(px, py)`` of the image, as ipyevents reports it;
+``.jump(name)`` / ``.nav``  navigation buttons (see each function);
+``.source``    the "which lines ran" HTML panel (``None`` when off);
+``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame.
+
+Clicks (LIBSVM's ``svm-toy``): choose ``+1``, ``-1`` or ``remove`` with the
+``click`` selector and click on a data panel.  The click arrives through
+``ipyevents`` (a small, maintained widget library; no hand-written
+JavaScript) as the pixel position in the rendered image's own pixels
+(``dataX, dataY``: ipyevents rescales from the displayed size to the image's
+natural size), and :meth:`FramePlayer.pixel_to_data` maps it through the
+axes' transform.
+
+Decisions where the task left a choice (documented for students and for the
+notebook authors):
+
+* Points are held with labels -1/+1 (a caller's two labels are mapped, the
+  larger to +1).  Choosing a dataset draws new points and forgets clicked
+  ones; so do ``n`` and the seed unless the dataset reads "your data" (the
+  caller's points, or points edited by clicks), which they then keep
+  (the seed still seeds the solver); changing a solver parameter keeps them.
+* The seed seeds both the data and the solver (``random_state``).
+* After a refit the explorer opens at the *last* step (the model the solver
+  reached: the picture of a changed C is the new boundary); ``start="first"``
+  opens at the first.
+* A fit is recorded for at most ``max_steps`` steps (the trace of a large C
+  can be long); the caption says so when the cap was hit.
+* The source panel: ``source="auto"`` (default) uses
+  ``svmlab.reference.<module>.explain`` when that module can be imported
+  (the SMO explorer picks ``smo`` or ``wss2`` by the selection rule), else no
+  panel; ``source=None`` turns it off; a callable ``source(record) -> html
+  or None`` replaces it.  If ``explain`` fails for a record the panel says
+  so instead of breaking the widget.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from importlib import import_module
+
+import numpy as np
+
+from ._common import FramePlayer, record_trace
+
+__all__ = [
+    "LiveExplorer",
+    "live_smo",
+    "live_cutting_plane",
+    "live_ordinal",
+    "live_irwls",
+    "live_family",
+    "toy_points",
+    "ordinal_points",
+    "reference_source",
+    "DATASETS",
+]
+
+#: the 2-D sets the live explorers offer (``svmlab.datasets.toy_2d`` kinds and Gauss-M)
+DATASETS = ("moons", "blobs", "xor", "duplicates", "gauss-m")
+_USER = "your data"
+KERNELS = ("rbf", "linear", "poly", "sigmoid")
+
+
+# --------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------
+def toy_points(dataset, n, seed):
+    """``(X, y)`` of a 2-D teaching set: ``"moons"``, ``"blobs"``, ``"xor"``,
+    ``"duplicates"`` (:func:`svmlab.datasets.toy_2d`) or ``"gauss-m"``
+    (:func:`svmlab.datasets.gauss_m`); y in {-1, +1}."""
+    from ..datasets import gauss_m, toy_2d
+
+    if dataset == "gauss-m":
+        return gauss_m(int(n), random_state=int(seed))
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; choose one of {DATASETS}")
+    return toy_2d(dataset, int(n), random_state=int(seed))
+
+
+def ordinal_points(n, n_ranks, noise, seed):
+    """2-D points with ``n_ranks`` ordered ranks 1..R: the rank of a point
+    is its position along the direction (1, 0.6) plus Gaussian noise of
+    standard deviation ``noise``, cut at equally spaced quantiles (so every
+    rank is present).  Returns ``(X, ranks)``, ranks int."""
+    n, R = int(n), int(n_ranks)
+    if R < 2 or n < 2 * R:
+        raise ValueError(f"need at least 2 ranks and 2 points per rank (n={n}, ranks={R})")
+    rng = np.random.default_rng(int(seed))
+    X = rng.normal(size=(n, 2))
+    s = X @ np.array([1.0, 0.6]) + float(noise) * rng.normal(size=n)
+    cuts = np.quantile(s, np.linspace(0, 1, R + 1)[1:-1])
+    return X, np.digitize(s, cuts) + 1
+
+
+def _pm(y):
+    """Labels as -1/+1 (the larger of two labels is +1)."""
+    y = np.asarray(y)
+    classes = np.unique(y)
+    if len(classes) != 2:
+        raise ValueError(f"a live explorer needs exactly two classes, got {len(classes)}")
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+# --------------------------------------------------------------------------
+# "which lines ran"
+# --------------------------------------------------------------------------
+def reference_source(module, **kwargs):
+    """A ``source(record) -> html`` callable from
+    ``svmlab.reference.<module>.explain`` (with ``kwargs`` passed on when
+    ``explain`` accepts them), rendered with
+    :func:`svmlab.reference._source.source_html`; ``None`` when that module
+    or its ``explain`` does not exist (yet)."""
+    try:
+        mod = import_module(f"svmlab.reference.{module}")
+        explain = mod.explain
+        from ..reference._source import source_html
+    except (ImportError, AttributeError):
+        return None
+    params = inspect.signature(explain).parameters
+    kw = {k: v for k, v in kwargs.items() if k in params}
+
+    def source(record):
+        parts = explain(record, **kw)
+        return "".join(source_html(func, tags, title=f"{module}.{func.__qualname__}")
+                       for func, tags in parts)
+
+    source.module = module
+    return source
+
+
+# --------------------------------------------------------------------------
+# the widget
+# --------------------------------------------------------------------------
+class LiveExplorer:
+    """Controls + step explorer + player + optional source panel, refitting
+    on every change.  Made by :func:`live_smo` and its siblings, which pass
+    the pieces below; see the module docstring for the public attributes.
+
+    Parameters
+    ----------
+    name : str, shown in the status line.
+    controls : dict name -> ipywidget (built by the caller, in display order).
+    data_controls : names of the controls that draw new points.
+    make_points : ``make_points(values) -> (X, y)`` from the control values.
+    build : ``build(values, X, y) -> (explorer, n_frames, record_of, records,
+        fit_seconds)``: fit, wrap the records in a step explorer (or reset the
+        previous one: then it may set ``explorer.same_background = True``),
+        and say which record frame ``k`` shows (``record_of(k) -> record``).
+    nav : ``{label: predicate(live, k) -> bool}`` for "next ..." buttons
+        (``live`` is this LiveExplorer, ``k`` a frame); a label ``"-N"`` or
+        ``"+N"`` with predicate ``None`` moves by N frames.
+    data_axes : ``data_axes(explorer) -> list of Axes`` a click may land in
+        (empty: clicks off).
+    source : ``"auto"``, ``None`` or a callable (see the module docstring);
+        ``auto_source(values) -> callable | None`` resolves ``"auto"``.
+    X, y : the caller's points (then the dataset control offers "your data").
+    start : ``"last"`` or ``"first"``: the frame shown after a refit.
+    """
+
+    def __init__(self, name, controls, data_controls, make_points, build, *, nav=None,
+                 data_axes=None, source="auto", auto_source=None, X=None, y=None,
+                 start="last", interval=400, description="step"):
+        import ipywidgets as w
+
+        if start not in ("first", "last"):
+            raise ValueError("start must be 'first' or 'last'")
+        self.name = name
+        self.controls = dict(controls)
+        self._data_controls = tuple(data_controls)
+        self._make_points = make_points
+        self._build = build
+        self._data_axes = data_axes
+        self._source_arg = source
+        self._auto_source = auto_source
+        self._start = start
+        self._description = description
+        self._quiet = False
+        self._source_fn = None
+        self.refit_ms = []
+        self.explorer = None
+        self.n_frames = 0
+        self._record_of = None
+        if X is not None:
+            if y is None:
+                raise ValueError("give y together with X")
+            self._X = np.array(X, dtype=np.float64)
+            self._y = _pm(y) if name != "ordinal" else np.asarray(y)
+            if self._X.ndim != 2 or len(self._X) != len(self._y):
+                raise ValueError("X must be (n, features) with one label per row")
+        else:
+            self._X, self._y = make_points(self.values())
+
+        # widgets -------------------------------------------------------------
+        self.status = w.HTML(layout=w.Layout(min_height="1.5em"))
+        self.click_mode = None
+        clickable = data_axes is not None
+        if clickable:
+            self.click_mode = w.ToggleButtons(options=[("+1", 1), ("-1", -1), ("remove", 0)],
+                                              value=1, description="click adds",
+                                              style={"button_width": "72px"})
+        self.nav = {}
+        for label in (nav or {}):
+            self.nav[label] = w.Button(description=label, layout=w.Layout(width="auto"))
+            self.nav[label].on_click(lambda _b, lab=label: self.jump(lab))
+        self._nav_pred = dict(nav or {})
+        self.source = w.HTML(layout=w.Layout(flex="1 1 24em", min_width="24em",
+                                             max_height="34em", overflow="auto")) \
+            if source is not None else None
+
+        self.player = None
+        self._fit_and_show()  # builds self.player on the first call
+        for key, c in self.controls.items():
+            c.observe(lambda change, key=key: self._on_control(key), names="value")
+
+        rows = []
+        ctl = list(self.controls.values())
+        for i in range(0, len(ctl), 4):
+            rows.append(w.HBox(ctl[i:i + 4]))
+        extra = ([self.click_mode] if clickable else []) + list(self.nav.values())
+        if extra:
+            rows.append(w.HBox(extra))
+        p = self.player
+        # natural size: never squeezed or stretched by the source panel beside it
+        p.image.layout.flex = "0 0 auto"
+        p.image.layout.align_self = "flex-start"
+        pic = [p.image] + ([self.source] if self.source is not None else [])
+        self.widget = w.VBox(rows + [self.status, w.HBox([p.play, p.slider]), p.caption,
+                                     w.HBox(pic)])
+        self._events = None
+        if clickable:
+            try:
+                from ipyevents import Event
+            except ImportError:  # pragma: no cover - a core dependency
+                self.status.value = "clicks need the ipyevents package"
+            else:
+                self._events = Event(source=p.image, watched_events=["click"],
+                                     xy_coordinate_system="data",
+                                     prevent_default_action=True)
+                self._events.on_dom_event(self._on_click_event)
+
+    # -- values, points -----------------------------------------------------
+    def values(self):
+        """The controls' current values, ``{name: value}``."""
+        return {k: c.value for k, c in self.controls.items()}
+
+    @property
+    def points(self):
+        """The current points ``(X, y)`` (copies)."""
+        return self._X.copy(), self._y.copy()
+
+    @property
+    def trace(self):
+        """The records of the current fit (every recorded step, in order)."""
+        return self._records
+
+    def _on_control(self, key):
+        if self._quiet:
+            return
+        ds = self.controls.get("dataset")
+        own = ds is not None and ds.value == _USER
+        if key == "dataset" and own:
+            return  # "your data" selected again: the points stay as they are
+        try:
+            if key in self._data_controls and not own:
+                self._X, self._y = self._make_points(self.values())
+            self._fit_and_show()
+        except Exception as e:  # noqa: BLE001 - shown to the reader, widget stays usable
+            self.status.value = f"<span style='color:#b00'>{type(e).__name__}: {e}</span>"
+            raise
+
+    # -- refitting ------------------------------------------------------------
+    def refit(self):
+        """Run the solver again on the current points with the current
+        control values, rebuild the explorer and show its start frame.
+        Returns the number of frames."""
+        self._fit_and_show()
+        return self.n_frames
+
+    def _fit_and_show(self):
+        t0 = time.perf_counter()
+        values = self.values()
+        explorer, n_frames, record_of, records, fit_s = self._build(values, self._X, self._y)
+        t1 = time.perf_counter()
+        self.explorer, self.n_frames, self._record_of = explorer, int(n_frames), record_of
+        self._records = records
+        if self._source_arg == "auto":
+            self._source_fn = self._auto_source(values) if self._auto_source else None
+        else:
+            self._source_fn = self._source_arg
+        start = self.n_frames - 1 if self._start == "last" else 0
+        update = self._wrap_update(explorer)
+        animated = getattr(explorer, "animated", None)
+        if self.player is None:
+            self.player = FramePlayer(explorer.fig, self.n_frames, update, animated=animated,
+                                      start=start, description=self._description)
+        else:
+            keep = explorer.fig is self.player.fig and getattr(explorer, "same_background",
+                                                                 False)
+            self.player.replace(explorer.fig, self.n_frames, update, animated=animated,
+                                start=start, keep_background=keep)
+        t2 = time.perf_counter()
+        self.refit_ms.append({"fit_ms": 1e3 * fit_s, "build_ms": 1e3 * (t1 - t0 - fit_s),
+                              "show_ms": 1e3 * (t2 - t1), "total_ms": 1e3 * (t2 - t0)})
+        cls = f", {int(np.sum(self._y > 0))} (+1) / {int(np.sum(self._y <= 0))} (-1)" \
+            if self.name != "ordinal" else ""
+        cap = getattr(explorer, "capped_at", None)
+        cut = (f" <b>(stopped after max_steps = {cap} records: the trace is cut)</b>"
+               if cap else "")
+        self.status.value = (f"{self.name}: {len(self._X)} points{cls}, {len(records)} "
+                             f"records{cut}, refit in {1e3 * (t2 - t0):.0f} ms")
+
+    def _wrap_update(self, explorer):
+        # the SMO explorer leaves its long titles to the HTML caption when live
+        base = getattr(explorer, "_update_live", None) or explorer.update
+
+        def update(k):
+            text = base(k)
+            if self.source is not None:
+                self.source.value = self._source_html(k)
+            return text
+
+        return update
+
+    def _source_html(self, k):
+        if self._source_fn is None:
+            return ""
+        try:
+            html = self._source_fn(self._record_of(k))
+        except Exception as e:  # noqa: BLE001 - a reference that cannot explain a step
+            return f"<i>no reference lines for this step ({type(e).__name__}: {e})</i>"
+        return "" if html is None else str(html)
+
+    def timing(self):
+        """Median milliseconds of the refits so far: ``{"fit_ms", "build_ms",
+        "show_ms", "total_ms", "n"}`` (a refit = fit + explorer + first frame)."""
+        out = {k: float(np.median([r[k] for r in self.refit_ms]))
+               for k in ("fit_ms", "build_ms", "show_ms", "total_ms")}
+        out["n"] = len(self.refit_ms)
+        return out
+
+    # -- editing the points ---------------------------------------------------
+    def _check_clickable(self):
+        if self._data_axes is None:
+            raise TypeError(f"the {self.name} explorer does not show the points in the plane; "
+                            "change its data with the controls")
+
+    def add_point(self, x, y, label):
+        """Add the point ``(x, y)`` with class ``label`` (+1 or -1) and refit."""
+        self._check_clickable()
+        if label not in (1, -1, 1.0, -1.0):
+            raise ValueError(f"label must be +1 or -1, got {label!r}")
+        if not (np.isfinite(x) and np.isfinite(y)):
+            raise ValueError("the point must be finite")
+        self._X = np.vstack([self._X, [[float(x), float(y)]]])
+        self._y = np.append(self._y, float(label))
+        self._after_edit()
+
+    def remove_nearest(self, x, y):
+        """Remove the point nearest to ``(x, y)`` (Euclidean, data
+        coordinates) and refit; returns its index.  Refuses to remove the
+        last two points of a class (the solver needs two classes)."""
+        self._check_clickable()
+        d = np.hypot(self._X[:, 0] - float(x), self._X[:, 1] - float(y))
+        i = int(np.argmin(d))
+        if np.sum(self._y == self._y[i]) <= 2:
+            raise ValueError("keep at least two points of each class")
+        self._X = np.delete(self._X, i, axis=0)
+        self._y = np.delete(self._y, i)
+        self._after_edit()
+        return i
+
+    def _after_edit(self):
+        ds = self.controls.get("dataset")
+        if ds is not None and ds.value != _USER:
+            # the points are now the reader's own: say so in the dropdown
+            # (without drawing new points: _on_control ignores "your data")
+            self._quiet = True
+            try:
+                if _USER not in ds.options:
+                    ds.options = [_USER, *ds.options]
+                ds.value = _USER
+            finally:
+                self._quiet = False
+        self._fit_and_show()
+
+    def click(self, px, py, mode=None):
+        """A click at pixel ``(px, py)`` of the rendered image (origin top
+        left, the image's own pixels).  ``mode`` +1/-1 adds a point of that
+        class, 0 removes the nearest (default: the click selector).  Returns
+        the data coordinates, or ``None`` when the click missed the data
+        panels."""
+        self._check_clickable()
+        mode = self.click_mode.value if mode is None else mode
+        for ax in self._data_axes(self.explorer):
+            x, y = self.player.pixel_to_data(ax, px, py)
+            (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+            if x0 <= x <= x1 and y0 <= y <= y1:
+                if mode == 0:
+                    self.remove_nearest(x, y)
+                else:
+                    self.add_point(x, y, mode)
+                return x, y
+        return None
+
+    def _on_click_event(self, event):
+        px, py = event.get("dataX"), event.get("dataY")
+        if px is None or py is None:  # older ipyevents: rescale the element offset
+            w_ = event.get("boundingRectWidth") or self.player.css_width
+            h_ = event.get("boundingRectHeight") or self.player.css_height
+            px = event["relativeX"] * self.fig_pixels[0] / w_
+            py = event["relativeY"] * self.fig_pixels[1] / h_
+        try:
+            self.click(px, py)
+        except ValueError as e:
+            self.status.value = f"<span style='color:#b00'>{e}</span>"
+
+    @property
+    def fig_pixels(self):
+        """(width, height) of the rendered image in its own pixels."""
+        bb = self.player.fig.bbox
+        return int(round(bb.width)), int(round(bb.height))
+
+    # -- navigation -----------------------------------------------------------
+    def jump(self, name):
+        """Press the navigation button ``name``: ``"-N"``/``"+N"`` move by N
+        frames; the others go to the next frame after the current one where
+        their predicate holds.  Returns the new frame, or ``None`` when there
+        is no such frame (the status line says so)."""
+        if name not in self._nav_pred:
+            raise KeyError(f"no navigation {name!r}; have {list(self._nav_pred)}")
+        k = self.player.slider.value
+        pred = self._nav_pred[name]
+        if pred is None:
+            step = int(name)
+            target = int(np.clip(k + step, 0, self.n_frames - 1))
+        else:
+            target = next((j for j in range(k + 1, self.n_frames) if pred(self, j)), None)
+            if target is None:
+                self.status.value = f"no {name.replace('next ', '')} step after this one"
+                return None
+        self.player.goto(target)
+        return target
+
+    def record(self, k=None):
+        """The record shown at frame ``k`` (default: the frame on screen)."""
+        return self._record_of(self.player.slider.value if k is None else int(k))
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self):  # pragma: no cover - notebook only
+        from IPython.display import display
+
+        display(self.widget)
+
+
+# --------------------------------------------------------------------------
+# controls
+# --------------------------------------------------------------------------
+def _log_slider(desc, value, lo, hi):
+    import ipywidgets as w
+
+    return w.FloatLogSlider(value=value, base=10, min=np.log10(lo), max=np.log10(hi), step=0.1,
+                            description=desc, continuous_update=False, readout_format=".3g")
+
+
+def _data_controls(dataset, n, seed, user, n_range=(10, 200)):
+    import ipywidgets as w
+
+    opts = ([_USER] if user else []) + list(DATASETS)
+    return {
+        "dataset": w.Dropdown(options=opts, value=_USER if user else dataset,
+                              description="dataset"),
+        "n": w.IntSlider(value=n, min=n_range[0], max=n_range[1], step=2, description="n",
+                         continuous_update=False),
+        "seed": w.IntText(value=seed, description="seed", layout=w.Layout(width="12em")),
+    }
+
+
+def _kernel_controls(kernel, gamma):
+    import ipywidgets as w
+
+    return {"kernel": w.Dropdown(options=KERNELS, value=kernel, description="kernel"),
+            "gamma": _log_slider("gamma", gamma, 1e-2, 1e2)}
+
+
+def _points_from(values):
+    return toy_points(values["dataset"], values["n"], values["seed"])
+
+
+def _check_2d(X):
+    if X.shape[1] != 2:
+        raise ValueError("the live explorers draw 2-D points; X must have 2 columns")
+
+
+# --------------------------------------------------------------------------
+# SMO
+# --------------------------------------------------------------------------
+def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt",
+             dataset="moons", n=40, seed=0, max_steps=3000, source="auto", start="last",
+             grid=60, reuse_figure=True):
+    """Live :class:`~svmlab.viz.smo.SMOStepExplorer`: C, kernel, gamma
+    (greyed out for the linear kernel), selection rule (``platt``/``wss2``),
+    dataset, n and seed; clicks add/remove points.
+
+    Navigation: ``"-10"``, ``"+10"``, ``"next clipped"`` (a step whose new
+    alpha_2 is an end of [L, H]), ``"next eta <= 0"``, ``"next heuristic
+    change"`` (the rule that chose the pair differs from the step before).
+
+    A refit reuses the figure (:meth:`SMOStepExplorer.reset`) and the
+    player's blitting background, which stays valid because nothing outside
+    the animated artists changes its pixels: about half the time of a
+    refit that builds and draws a new figure (``reuse_figure=False``).
+
+    Example: ``live = live_smo(C=10); live.controls["C"].value = 0.1``.
+    """
+    import ipywidgets as w
+
+    from .. import SMOClassifier
+    from .smo import SMOStepExplorer
+
+    user = X is not None
+    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
+                "selection": w.Dropdown(options=("platt", "wss2"), value=selection,
+                                        description="selection"),
+                **_data_controls(dataset, n, seed, user)}
+
+    def build(v, X, y):
+        _check_2d(X)
+        controls["gamma"].disabled = v["kernel"] == "linear"
+        est = SMOClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
+                            selection=v["selection"], random_state=int(v["seed"]),
+                            progress=False)
+        tr = record_trace(est, X, y, max_steps=max_steps)
+        if not tr.records:
+            raise ValueError("the solver took no step (alpha = 0 is already optimal)")
+        ex = state.get("explorer")
+        if ex is None or not reuse_figure:
+            ex = SMOStepExplorer.from_estimator(est, X, y, tr.records, grid=grid)
+            ex.same_background = False
+        else:  # same figure, new trace: no figure to build, no background to draw
+            ex.same_background = ex.reset(X, y, tr.records, C=est.C, kernel=est.kernel,
+                                          gamma=est.gamma_, degree=est.degree,
+                                          coef0=est.coef0, classes=est.classes_)
+        state["explorer"] = ex
+        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
+        return ex, ex.T, (lambda k: ex.records[k]), tr.records, tr.fit_seconds
+
+    state = {}
+
+    def recs(live):
+        return live.explorer.records
+
+    nav = {"-10": None, "+10": None,
+           "next clipped": lambda live, k: bool(recs(live)[k].clipped),
+           "next eta <= 0": lambda live, k: recs(live)[k].eta <= 0,
+           "next heuristic change":
+               lambda live, k: k > 0 and recs(live)[k].heuristic != recs(live)[k - 1].heuristic}
+
+    def auto(v):
+        return reference_source("smo" if v["selection"] == "platt" else "wss2", C=v["C"])
+
+    return LiveExplorer("SMO", controls, ("dataset", "n", "seed"), _points_from, build,
+                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
+                        auto_source=auto, X=X, y=y, start=start)
+
+
+# --------------------------------------------------------------------------
+# cutting plane (linear, Joachims' Algorithm 1)
+# --------------------------------------------------------------------------
+def live_cutting_plane(X=None, y=None, *, C=100.0, epsilon=1e-2, dataset="blobs", n=40, seed=0,
+                       max_steps=200, source="auto", start="last"):
+    """Live :class:`~svmlab.viz.cutting_plane.CuttingPlaneExplorer`: C (the
+    paper's C, ``= n * C_liblinear``), epsilon, dataset, n, seed; clicks on
+    the data panel add/remove points.  Linear: no kernel or gamma.
+
+    Navigation: ``"-1"``, ``"+1"`` and ``"next bigger cut"``: an iteration
+    whose new constraint ``c`` holds more points than the one before (the
+    working set itself grows by one constraint every iteration of
+    Algorithm 1, so "working set changed" would stop everywhere).
+
+    Example: ``live = live_cutting_plane(); live.controls["epsilon"].value = 1e-3``.
+    """
+    from .. import CuttingPlaneClassifier
+    from .cutting_plane import CuttingPlaneExplorer, cutting_plane_trace
+
+    user = X is not None
+    controls = {"C": _log_slider("C", C, 1e-1, 1e4),
+                "epsilon": _log_slider("epsilon", epsilon, 1e-4, 1e-1),
+                **_data_controls(dataset, n, seed, user)}
+
+    def build(v, X, y):
+        _check_2d(X)
+        est = CuttingPlaneClassifier(C=v["C"], epsilon=v["epsilon"], progress=False)
+        tr = cutting_plane_trace(est, X, y, max_steps=max_steps)
+        ex = CuttingPlaneExplorer(tr)
+        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
+        # the explorer may show one more frame than there are records (the
+        # final check of Algorithm 1, which adds no constraint): it shows
+        # the last record's lines
+        return ex, ex.n_frames, (lambda k: tr.records[min(k, len(tr.records) - 1)]), \
+            tr.records, tr.fit_seconds
+
+    def bigger_cut(live, k):
+        m = live.explorer.trace.masks
+        return 0 < k < len(m) and m[k].sum() > m[k - 1].sum()
+
+    nav = {"-1": None, "+1": None, "next bigger cut": bigger_cut}
+
+    return LiveExplorer("cutting plane", controls, ("dataset", "n", "seed"), _points_from, build,
+                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
+                        auto_source=lambda v: reference_source("cutting_plane"), X=X, y=y,
+                        start=start, description="iteration")
+
+
+# --------------------------------------------------------------------------
+# ordinal regression: the sorted sweep (Joachims' Algorithm 2)
+# --------------------------------------------------------------------------
+def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, iteration=2,
+                 source="auto", start="first"):
+    """Live :class:`~svmlab.viz.ordinal.SweepExplorer`: an ordinal
+    regression (``CuttingPlaneOrdinalRegressor(C)``) is fitted on 2-D points
+    with ``n_ranks`` ranks (:func:`ordinal_points`: n, noise, seed), and the
+    sorted sweep of Algorithm 2 is animated for the scores ``s = X w`` of
+    cutting-plane iteration ``iteration`` (clamped to the iterations the fit
+    took; iteration 1 has ``w = 0``, all scores tie).  ``X, y`` give your
+    own points and integer ranks.  The picture shows sweep values, not the
+    plane, so there are no clicks.
+
+    Navigation: ``"-10"``, ``"+10"``, ``"next u"`` / ``"next d"`` (the next
+    event of that kind: a ``s_i - 1/2`` value that sets ``c+_i``, or a
+    ``s_i + 1/2`` value that sets ``c-_i``).  Starts at the first event.
+
+    Example: ``live = live_ordinal(); live.controls["n_ranks"].value = 4``.
+    """
+    import ipywidgets as w
+
+    from .. import CuttingPlaneOrdinalRegressor
+    from .ordinal import SweepExplorer, sweep_trace
+
+    controls = {"C": _log_slider("C", C, 1e-1, 1e3),
+                "iteration": w.BoundedIntText(value=iteration, min=1, max=1000,
+                                              description="iteration",
+                                              layout=w.Layout(width="14em")),
+                "n_ranks": w.IntSlider(value=n_ranks, min=2, max=5, description="ranks",
+                                       continuous_update=False),
+                "n": w.IntSlider(value=n, min=6, max=30, description="n",
+                                 continuous_update=False),
+                "noise": _log_slider("noise", noise, 1e-2, 1e1),
+                "seed": w.IntText(value=seed, description="seed", layout=w.Layout(width="12em"))}
+
+    def make_points(v):
+        return ordinal_points(v["n"], v["n_ranks"], v["noise"], v["seed"])
+
+    def build(v, X, y):
+        est = CuttingPlaneOrdinalRegressor(C=v["C"], progress=False)
+        tr = record_trace(est, X, y)
+        if not tr.records:
+            raise ValueError("the ordinal fit took no iteration")
+        it = int(np.clip(v["iteration"], 1, len(tr.records)))
+        rec = tr.records[it - 1]
+        scores = np.asarray(X, float) @ np.asarray(rec.w, float).ravel()
+        sw = sweep_trace(scores, y)
+        ex = SweepExplorer(sw)
+        ex.cp_record = rec  # the iteration whose w is swept (for the source panel)
+        return ex, ex.n_frames, (lambda k: rec), tr.records, tr.fit_seconds
+
+    def kind(live, k):
+        return live.explorer.trace.kind[k]
+
+    nav = {"-10": None, "+10": None,
+           "next u": lambda live, k: kind(live, k) == "u",
+           "next d": lambda live, k: kind(live, k) == "d"}
+
+    return LiveExplorer("ordinal", controls, ("n_ranks", "n", "noise", "seed"), make_points,
+                        build, nav=nav, data_axes=None, source=source,
+                        auto_source=lambda v: reference_source("ordinal"), X=X, y=y,
+                        start=start, description="event")
+
+
+# --------------------------------------------------------------------------
+# IRWLS
+# --------------------------------------------------------------------------
+def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="random",
+               working_set_size=20, dataset="gauss-m", n=60, seed=0, max_steps=400,
+               source="auto", start="last"):
+    """Live :class:`~svmlab.viz.irwls.IRWLSExplorer`: C, kernel, gamma,
+    selection strategy of section 3 (``random``/``largest``/``smallest``),
+    working-set size, dataset, n, seed; clicks on the data panel.
+
+    Navigation: ``"-10"``, ``"+10"``, ``"next working-set change"`` (the
+    iteration works on another set of samples than the one before: a new
+    chunk), ``"next chunk solved"`` (``chunk_done``), ``"next rule move"``
+    (rules a-d moved a sample between S1/S2/S3).
+
+    Example: ``live = live_irwls(); live.controls["selection"].value = "largest"``.
+    """
+    import ipywidgets as w
+
+    from .. import IRWLSClassifier
+    from .._working_set import SELECTIONS
+    from .irwls import IRWLSExplorer, irwls_trace
+
+    user = X is not None
+    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
+                "selection": w.Dropdown(options=SELECTIONS, value=selection,
+                                        description="selection"),
+                "working_set_size": w.IntSlider(value=working_set_size, min=4, max=200,
+                                                description="|B|", continuous_update=False),
+                **_data_controls(dataset, n, seed, user)}
+
+    def build(v, X, y):
+        _check_2d(X)
+        controls["gamma"].disabled = v["kernel"] == "linear"
+        est = IRWLSClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
+                              selection=v["selection"],
+                              working_set_size=min(int(v["working_set_size"]), len(X)),
+                              random_state=int(v["seed"]), progress=False)
+        tr = irwls_trace(est, X, y, max_steps=max_steps)
+        if not tr.records:
+            raise ValueError("IRWLS took no iteration")
+        ex = IRWLSExplorer(tr, X, kernel=v["kernel"], gamma=v["gamma"])
+        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
+        return ex, ex.n_frames, (lambda k: tr.records[int(ex.frames[k])]), tr.records, \
+            tr.fit_seconds
+
+    def rec(live, k):
+        return live.explorer.trace.records[int(live.explorer.frames[k])]
+
+    def ws_changed(live, k):
+        if k == 0:
+            return False
+        a, b = rec(live, k).working_set, rec(live, k - 1).working_set
+        return len(a) != len(b) or not np.array_equal(np.sort(a), np.sort(b))
+
+    nav = {"-10": None, "+10": None, "next working-set change": ws_changed,
+           "next chunk solved": lambda live, k: bool(rec(live, k).chunk_done),
+           "next rule move": lambda live, k: sum(rec(live, k).moved) > 0}
+
+    return LiveExplorer("IRWLS", controls, ("dataset", "n", "seed"), _points_from, build,
+                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
+                        auto_source=lambda v: reference_source("irwls"), X=X, y=y,
+                        start=start, description="frame")
+
+
+# --------------------------------------------------------------------------
+# chunking / decomposition / SMO (Platt's Figure 2)
+# --------------------------------------------------------------------------
+def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_size=6,
+                engine="qp", dataset="blobs", n=40, seed=0, n_frames=41, max_steps=2000,
+                source="auto", start="last"):
+    """Live :class:`~svmlab.viz.decomposition.FamilyExplorer`: chunking,
+    Osuna decomposition (``working_set_size``, sub-problem ``engine``) and
+    SMO on the same points; C, kernel, gamma, dataset, n, seed; clicks on
+    any of the three panels.  The slider is *progress* (0-100 % of each
+    method's steps).
+
+    Navigation: ``"-5"``, ``"+5"`` frames, ``"next decomposition working-set
+    change"`` (the decomposition step shown works on another set than at
+    the frame before).  The source panel explains the decomposition step
+    on screen (``svmlab.reference.decomposition``).
+
+    Example: ``live = live_family(); live.controls["working_set_size"].value = 10``.
+    """
+    import ipywidgets as w
+
+    from .. import ChunkingClassifier, DecompositionClassifier, SMOClassifier
+    from .decomposition import FamilyExplorer
+
+    user = X is not None
+    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
+                "working_set_size": w.IntSlider(value=working_set_size, min=2, max=40,
+                                                description="|B|", continuous_update=False),
+                "engine": w.Dropdown(options=("qp", "irwls", "smo"), value=engine,
+                                     description="engine"),
+                **_data_controls(dataset, n, seed, user)}
+
+    def build(v, X, y):
+        _check_2d(X)
+        controls["gamma"].disabled = v["kernel"] == "linear"
+        kw = dict(C=v["C"], kernel=v["kernel"], gamma=v["gamma"], progress=False)
+        q = int(v["working_set_size"])
+        ests = {"chunking": ChunkingClassifier(working_set_size=q, engine=v["engine"], **kw),
+                "decomposition": DecompositionClassifier(working_set_size=q,
+                                                         engine=v["engine"], **kw),
+                "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
+        t0 = time.perf_counter()
+        traces = {k: record_trace(e, X, y, max_steps=max_steps) for k, e in ests.items()}
+        fit_s = time.perf_counter() - t0
+        for k, tr in traces.items():
+            if not tr.records:
+                raise ValueError(f"{k} took no step")
+        ex = FamilyExplorer(X, y, {k: (t.records, t.estimator) for k, t in traces.items()},
+                            kernel=v["kernel"], gamma=v["gamma"], n_frames=n_frames)
+        if any(len(t.records) >= max_steps for t in traces.values()):
+            ex.capped_at = max_steps
+
+        def record_of(k):
+            t = ex.step_at("decomposition", k)
+            return ex.records["decomposition"][max(t, 1) - 1]
+
+        return ex, ex.n_frames, record_of, traces["decomposition"].records, fit_s
+
+    def ws_at(live, k):
+        ex = live.explorer
+        t = ex.step_at("decomposition", k)
+        return ex.ws["decomposition"][t - 1] if t >= 1 else np.empty(0, int)
+
+    def ws_changed(live, k):
+        a, b = ws_at(live, k), ws_at(live, k - 1)
+        return k > 0 and (len(a) != len(b) or not np.array_equal(a, b))
+
+    nav = {"-5": None, "+5": None, "next decomposition working-set change": ws_changed}
+
+    def axes(ex):
+        return [p["title"].axes for p in ex.panels.values()]
+
+    return LiveExplorer("chunking / decomposition / SMO", controls, ("dataset", "n", "seed"),
+                        _points_from, build, nav=nav, data_axes=axes, source=source,
+                        auto_source=lambda v: reference_source("decomposition"), X=X, y=y,
+                        start=start, description="progress")

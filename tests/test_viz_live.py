@@ -1,0 +1,341 @@
+"""The live explorers (svmlab.viz.live), driven without a browser.
+
+A control is changed by setting its ``value`` (what the browser does), a
+click by :meth:`LiveExplorer.click` at a pixel of the rendered image, and
+the results are checked against references computed here: LIBSVM's dual
+objective (scikit-learn's SVC) for the refitted models, brute-force nearest
+points, the step geometry recomputed from the kernel, and the rendered
+image's pixels.
+"""
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+from sklearn.metrics.pairwise import rbf_kernel, sigmoid_kernel
+from sklearn.svm import SVC
+
+from svmlab.viz import live as vlive
+from svmlab.viz.smo import replay
+
+GAMMA = 0.5
+
+
+def _dual(alpha, y, K):
+    """W(alpha) = sum alpha - 1/2 (alpha y)' K (alpha y), computed here."""
+    ay = alpha * y
+    return alpha.sum() - 0.5 * ay @ K @ ay
+
+
+def _libsvm_dual(X, y, C, gamma):
+    svc = SVC(C=C, kernel="rbf", gamma=gamma, tol=1e-8).fit(X, y)
+    alpha = np.zeros(len(y))
+    alpha[svc.support_] = np.abs(svc.dual_coef_[0])
+    return _dual(alpha, y, rbf_kernel(X, gamma=gamma))
+
+
+def _final_alpha(live):
+    X, y = live.points
+    alphas, _ = replay(live.explorer.records, len(X))
+    return alphas[-1]
+
+
+@pytest.fixture(scope="module")
+def smo_live():
+    return vlive.live_smo(C=1.0, gamma=GAMMA, dataset="moons", n=30, seed=1, grid=30)
+
+
+def test_changing_C_refits_and_redraws(smo_live):
+    L = smo_live
+    X, y = L.points
+    trace0, img0 = L.explorer.records, L.player.image.value
+    a0 = _final_alpha(L)
+    assert _dual(a0, y, rbf_kernel(X, gamma=GAMMA)) == pytest.approx(
+        _libsvm_dual(X, y, 1.0, GAMMA), rel=1e-3)
+    L.controls["C"].value = 10.0
+    assert L.explorer.records is not trace0 and L.explorer.C == pytest.approx(10.0)
+    a1 = _final_alpha(L)
+    assert not np.allclose(a0, a1)
+    assert a1.max() > 1.0 + 1e-6  # the new box allows alpha above the old C
+    # the refit model is the optimum for the new C (LIBSVM as the reference)
+    assert _dual(a1, y, rbf_kernel(X, gamma=GAMMA)) == pytest.approx(
+        _libsvm_dual(X, y, 10.0, GAMMA), rel=1e-3)
+    assert L.player.image.value != img0
+    # it opens at the last step, and the slider covers the new trace
+    assert L.player.slider.max == len(L.explorer.records) - 1 == L.player.slider.value
+    assert L.timing()["n"] >= 2
+    L.controls["C"].value = 1.0
+
+
+def test_add_point_and_remove_nearest_refit(smo_live):
+    L = smo_live
+    X0, y0 = L.points
+    img0 = L.player.image.value
+    L.add_point(0.5, 0.25, +1)
+    X1, y1 = L.points
+    assert len(X1) == len(X0) + 1 and np.array_equal(X1[-1], [0.5, 0.25]) and y1[-1] == 1
+    assert len(L.explorer.X) == len(X1) and L.player.image.value != img0
+    assert L.controls["dataset"].value == "your data"
+    a = _final_alpha(L)
+    assert _dual(a, y1, rbf_kernel(X1, gamma=GAMMA)) == pytest.approx(
+        _libsvm_dual(X1, y1, 1.0, GAMMA), rel=1e-3)
+    # remove the point nearest to a query, found here by brute force
+    q = np.array([-0.7, 0.9])
+    expect = min(range(len(X1)), key=lambda i: (X1[i, 0] - q[0]) ** 2 + (X1[i, 1] - q[1]) ** 2)
+    assert L.remove_nearest(*q) == expect
+    X2, y2 = L.points
+    assert len(X2) == len(X1) - 1
+    assert np.array_equal(X2, np.delete(X1, expect, axis=0))
+    # a solver parameter keeps the reader's points
+    L.controls["gamma"].value = 1.0
+    assert np.array_equal(L.points[0], X2)
+    L.controls["gamma"].value = GAMMA
+    # bad input says what is wrong
+    with pytest.raises(ValueError, match="label"):
+        L.add_point(0.0, 0.0, 0)
+    with pytest.raises(ValueError, match="finite"):
+        L.add_point(np.nan, 0.0, 1)
+    # the seed keeps the reader's points; a dataset forgets them
+    L.controls["seed"].value = 2
+    assert np.array_equal(L.points[0], X2)
+    L.controls["dataset"].value = "moons"
+    assert len(L.points[0]) == 30 and not np.array_equal(L.points[0][:5], X2[:5])
+
+
+def test_click_on_the_picture_adds_a_point_where_clicked(smo_live):
+    L = smo_live
+    ax = L.explorer.ax_data
+    target = np.array([0.3, -0.1])
+    # pixel of the target, from the axes' extent in the rendered image: the
+    # axes box in image pixels (origin top left) is read off its bbox
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    bb = ax.bbox  # display pixels, origin bottom left
+    H = L.player.fig.bbox.height
+    px = bb.x0 + (target[0] - x0) / (x1 - x0) * bb.width
+    py = H - (bb.y0 + (target[1] - y0) / (y1 - y0) * bb.height)
+    # the image really has the figure's pixel size (the mapping's premise)
+    im = Image.open(io.BytesIO(L.player.image.value))
+    assert im.size == L.fig_pixels
+    n = len(L.points[0])
+    L.click_mode.value = -1
+    xy = L.click(px, py)
+    X, y = L.points
+    assert len(X) == n + 1 and y[-1] == -1
+    np.testing.assert_allclose(X[-1], target, atol=1e-9)
+    np.testing.assert_allclose(xy, target, atol=1e-9)
+    # a click outside the data panel does nothing
+    assert L.click(2, 2) is None and len(L.points[0]) == n + 1
+    # the ipyevents handler: a click event carries image pixels as dataX/dataY
+    L.click_mode.value = 0
+    L._on_click_event({"type": "click", "dataX": px, "dataY": py})
+    assert len(L.points[0]) == n
+    L.click_mode.value = 1
+
+
+def test_navigation_lands_on_steps_with_the_property():
+    from sklearn.datasets import make_blobs
+
+    # a sigmoid kernel (not positive semi-definite) gives eta <= 0 steps here
+    X, y = make_blobs(40, centers=[[0, 0], [2, 2]], cluster_std=0.9, random_state=1)
+    L = vlive.live_smo(X, y, C=1.0, kernel="sigmoid", gamma=0.5, seed=0, grid=20,
+                       start="first", source=None)
+    recs = L.explorer.records
+    ypm = np.where(y > 0, 1.0, -1.0)
+    K = sigmoid_kernel(X, gamma=0.5, coef0=0.0)
+
+    def eta(r):  # recomputed from the kernel, not read from the record
+        return K[r.i1, r.i1] + K[r.i2, r.i2] - 2 * K[r.i1, r.i2]
+
+    alphas, bs = replay(recs, len(X))
+
+    def clipped(r):
+        # Platt's unconstrained optimum a2 + y2 (E1 - E2) / eta (TR eq. 16) from
+        # errors recomputed with the replayed model before the step; clipping
+        # was needed when it leaves [L, H] (or when eta <= 0: no maximum)
+        t = r.iteration - 1
+        f = K @ (alphas[t] * ypm) + bs[t]
+        E = f - ypm
+        e = eta(r)
+        if e <= 1e-12:
+            return True
+        a2u = alphas[t][r.i2] + ypm[r.i2] * (E[r.i1] - E[r.i2]) / e
+        return a2u < r.L - 1e-9 or a2u > r.H + 1e-9
+
+    checks = {"next clipped": clipped, "next eta <= 0": lambda r: eta(r) <= 1e-12,
+              "next heuristic change": None}
+    for name, prop in checks.items():
+        L.player.goto(0)
+        k = L.jump(name)
+        if prop is None:
+            expect = next((t for t in range(1, len(recs))
+                           if recs[t].heuristic != recs[t - 1].heuristic), None)
+        else:
+            expect = next((t for t in range(1, len(recs)) if prop(recs[t])), None)
+        assert expect is not None, f"the test problem should have a {name} step"
+        assert k == expect and L.player.slider.value == k and L.explorer.frame == k
+    # eta <= 0 really happens here and the records agree with the kernel
+    assert any(eta(r) <= 0 for r in recs)
+    assert all(abs(eta(r) - r.eta) < 1e-9 for r in recs)
+    assert set(np.unique(ypm)) == {-1.0, 1.0}
+    L.player.goto(3)
+    assert L.jump("+10") == min(13, len(recs) - 1)
+    assert L.jump("-10") == max(min(13, len(recs) - 1) - 10, 0)
+    # past the last such step: stays, and says so
+    L.player.goto(len(recs) - 1)
+    assert L.jump("next clipped") is None and "no clipped" in L.status.value
+    with pytest.raises(KeyError):
+        L.jump("next miracle")
+
+
+def _tagged(x):
+    if x > 0:
+        y = 2 * x  # [positive]
+    else:
+        y = -x  # [other]
+    return y  # [out]
+
+
+def test_source_panel_marks_the_lines_of_the_step():
+    from svmlab.reference._source import source_html
+
+    seen = []
+
+    def source(rec):
+        seen.append(rec)
+        return source_html(_tagged, {"positive" if rec.clipped else "other", "out"})
+
+    L = vlive.live_smo(C=1.0, gamma=GAMMA, n=20, seed=3, grid=20, source=source, start="first")
+    recs = L.explorer.records
+    k_clip = next(t for t, r in enumerate(recs) if r.clipped)
+    L.player.goto(k_clip)
+    html = L.source.value
+    assert seen[-1] is recs[k_clip] and L.record() is recs[k_clip]
+    marked = [line for line in html.split("</span>") if "background:#ffe58a" in line]
+    assert len(marked) == 2 and "2 * x" in marked[0] and "return y" in marked[1]
+    # no panel at all with source=None
+    assert vlive.live_smo(n=12, grid=15, source=None).source is None
+
+    # a source that cannot explain a step leaves a note, not a broken widget
+    def broken(rec):
+        raise RuntimeError("cannot explain")
+
+    Lb = vlive.live_smo(n=12, grid=15, source=broken)
+    assert "cannot explain" in Lb.source.value
+
+
+def test_default_source_uses_the_reference_explain():
+    import importlib
+
+    try:
+        importlib.import_module("svmlab.reference.smo").explain  # noqa: B018
+    except (ImportError, AttributeError):
+        assert vlive.reference_source("smo") is None
+        return
+    L = vlive.live_smo(n=16, grid=15)
+    assert "background:#ffe58a" in L.source.value and "take_step" in L.source.value
+    assert vlive.reference_source("no_such_module") is None
+
+
+def test_the_other_explorers_refit_navigate_and_take_clicks():
+    from svmlab import CuttingPlaneClassifier
+
+    # cutting plane: C changes the trace; a click adds a point on its data panel
+    L = vlive.live_cutting_plane(C=10.0, n=20, seed=0)
+    img, n_rec = L.player.image.value, len(L.explorer.trace.records)
+    L.controls["C"].value = 1000.0
+    assert L.player.image.value != img
+    X, y = L.points
+    ref = CuttingPlaneClassifier(C=1000.0, epsilon=L.controls["epsilon"].value).fit(X, y)
+    np.testing.assert_allclose(L.explorer.trace.v_final[:2], ref.coef_[0], atol=1e-8)
+    assert len(L.explorer.trace.records) != n_rec or not np.allclose(
+        L.explorer.trace.v_final[:2], 0)
+    L.add_point(0.0, 0.0, -1)
+    assert len(L.points[0]) == 21 and L.explorer.trace.Z.shape[0] == 21
+    L.player.goto(0)
+    k = L.jump("next bigger cut")
+    m = L.explorer.trace.masks
+    if k is not None:
+        assert m[k].sum() > m[k - 1].sum()
+        assert all(m[j].sum() <= m[j - 1].sum() for j in range(1, k))
+
+    # IRWLS: the selection strategy refits; navigation finds a new working set
+    L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=30, working_set_size=10, seed=0, start="first")
+    img = L.player.image.value
+    L.controls["selection"].value = "largest"
+    assert L.explorer.trace.estimator.selection == "largest" and L.player.image.value != img
+    k = L.jump("next working-set change")
+    recs = L.explorer.trace.records
+    assert k is not None
+    assert set(recs[k].working_set.tolist()) != set(recs[k - 1].working_set.tolist())
+    L.add_point(0.0, 0.0, 1)
+    assert len(L.explorer.trace.y) == 31
+
+    # ordinal sweep: ranks change the sweep; no clicks on a sweep picture
+    L = vlive.live_ordinal(n=10, n_ranks=2, seed=0)
+    assert len(np.unique(L.explorer.trace.y)) == 2
+    L.controls["n_ranks"].value = 3
+    assert len(np.unique(L.explorer.trace.y)) == 3 and L.n_frames == 20
+    k = L.jump("next d")
+    assert L.explorer.trace.kind[k] == "d" and all(
+        L.explorer.trace.kind[j] == "u" for j in range(1, k))
+    with pytest.raises(TypeError, match="controls"):
+        L.add_point(0, 0, 1)
+
+    # the family: working-set size changes the decomposition's sets
+    L = vlive.live_family(C=1.0, gamma=GAMMA, n=20, working_set_size=4, n_frames=9)
+    assert max(len(w) for w in L.explorer.ws["decomposition"]) <= 4
+    L.controls["working_set_size"].value = 8
+    sizes = [len(w) for w in L.explorer.ws["decomposition"]]
+    assert max(sizes) <= 8 and max(sizes) > 4
+    n = len(L.points[0])
+    ax = L.explorer.panels["chunking"]["title"].axes
+    bb, H = ax.bbox, L.player.fig.bbox.height
+    L.click(bb.x0 + bb.width / 2, H - (bb.y0 + bb.height / 2), mode=1)
+    assert len(L.points[0]) == n + 1
+
+
+def test_bad_input_is_refused_clearly():
+    with pytest.raises(ValueError, match="2 columns"):
+        vlive.live_smo(np.zeros((6, 3)), np.array([1, -1] * 3))
+    with pytest.raises(ValueError, match="two classes"):
+        vlive.live_smo(np.zeros((4, 2)), np.array([0, 1, 2, 1]))
+    with pytest.raises(ValueError, match="unknown dataset"):
+        vlive.toy_points("spirals", 20, 0)
+    L = vlive.live_smo(np.array([[0, 0], [1, 1], [0, 1], [1, 0.2]]), np.array([1, 1, -1, -1]),
+                       grid=10, source=None)
+    with pytest.raises(ValueError, match="two points of each class"):
+        L.remove_nearest(0, 0)
+
+
+def test_reused_figure_draws_what_a_new_figure_draws():
+    """live_smo refits into the same figure and keeps the blitting
+    background; the pixels must equal those of an explorer built afresh."""
+    from svmlab.viz import FramePlayer
+    from svmlab.viz.smo import SMOStepExplorer
+
+    L = vlive.live_smo(C=1.0, gamma=GAMMA, dataset="blobs", n=24, seed=0, grid=25,
+                       source=None)
+    fig0 = L.player.fig
+    L.controls["C"].value = 20.0
+    L.controls["dataset"].value = "moons"  # other points, other extent
+    assert L.player.fig is fig0 and L.explorer.same_background
+    X, y = L.points
+    fresh = SMOStepExplorer(X, y, L.explorer.records, C=20.0, kernel="rbf", gamma=GAMMA,
+                            grid=25)
+    p = FramePlayer(fresh.fig, fresh.T, fresh._update_live, animated=fresh.animated)
+    for k in (0, fresh.T // 2, fresh.T - 1):
+        L.player.goto(k)
+        p.goto(k)
+        a = np.asarray(L.player.fig.canvas.buffer_rgba())
+        b = np.asarray(p.fig.canvas.buffer_rgba())
+        assert a.shape == b.shape
+        assert np.array_equal(a, b), f"frame {k}: {np.mean(np.any(a != b, axis=-1)):.4%} differ"
+
+
+def test_a_capped_trace_says_so():
+    L = vlive.live_smo(C=100.0, n=30, grid=12, max_steps=5, source=None)
+    assert len(L.trace) == 5 == L.n_frames and L.record(4) is L.trace[4]
+    assert "max_steps = 5" in L.status.value
+    L.controls["C"].value = 0.05  # still more than 5 steps: still capped
+    assert len(L.trace) == 5 and "trace is cut" in L.status.value
