@@ -85,34 +85,48 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
     def _make_run(self, X, y, kernel):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _store_run(self, run):
+    def _fitted_attributes(self, run):
+        """The fitted attributes of the state ``run`` has reached, as a dict
+        (what :meth:`_store_run` stores; also the ``fitted_estimator`` that a
+        scikit-learn callback gets at a block boundary, see
+        :mod:`svmlab._stepping`).  Needs the training data kept by
+        :meth:`start`, so it is only valid during ``fit``."""
         res = run.result()
         alpha = np.asarray(res["alpha"], dtype=np.float64)
         y = self._fit_y
         X = self._fit_X
-        self.alpha_ = alpha
-        self.intercept_ = np.array([float(res["intercept"])])
-        self.support_ = np.flatnonzero(alpha > 0).astype(np.int32)
-        sv = X[self.support_]
-        self.support_vectors_ = sv
-        self.dual_coef_ = (alpha * y)[self.support_][None, :]
-        self.n_support_ = np.array(
-            [np.sum(y[self.support_] < 0), np.sum(y[self.support_] > 0)], dtype=np.int32
-        )
-        self.n_iter_ = int(run.n_iter)
-        self.converged_ = bool(run.converged)
-        self.stop_reason_ = run.stop_reason
-        self.fit_time_ = float(run.elapsed)
-        self.gamma_ = self._kernel_obj.gamma_
-        self.shape_fit_ = X.shape
+        support = np.flatnonzero(alpha > 0).astype(np.int32)
+        sv = X[support]
+        dual_coef = (alpha * y)[support][None, :]
+        gamma = self._kernel_obj.gamma_
+        attrs = {
+            "alpha_": alpha,
+            "intercept_": np.array([float(res["intercept"])]),
+            "support_": support,
+            "support_vectors_": sv,
+            "dual_coef_": dual_coef,
+            "n_support_": np.array([np.sum(y[support] < 0), np.sum(y[support] > 0)],
+                                   dtype=np.int32),
+            "n_iter_": int(run.n_iter),
+            "converged_": bool(run.converged),
+            "stop_reason_": run.stop_reason,
+            "fit_time_": float(run.elapsed),
+            "gamma_": gamma,
+            "shape_fit_": X.shape,
+        }
         for k, v in res.items():
             if k not in ("alpha", "intercept"):
-                setattr(self, k + "_", v)
+                attrs[k + "_"] = v
         if self.kernel == "linear":
-            w = self.dual_coef_ @ sv
-            self.coef_ = np.asarray(w.toarray() if sp.issparse(w) else w).reshape(1, -1)
-        self._sv_kernel = Kernel(sv if len(self.support_) else X[:1],
-                                 self.kernel, self.gamma_, self.degree, self.coef0)
+            w = dual_coef @ sv
+            attrs["coef_"] = np.asarray(w.toarray() if sp.issparse(w) else w).reshape(1, -1)
+        attrs["_sv_kernel"] = Kernel(sv if len(support) else X[:1],
+                                     self.kernel, gamma, self.degree, self.coef0)
+        return attrs
+
+    def _store_run(self, run):
+        for name, value in self._fitted_attributes(run).items():
+            setattr(self, name, value)
         # training data are not kept beyond what prediction needs
         del self._fit_X, self._fit_y, self._kernel_obj
 

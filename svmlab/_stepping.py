@@ -62,12 +62,55 @@ as ``stop_reason_`` (``converged_`` is True only for the first):
     only in the main thread (signal handlers live there); ``iter_fit``
     leaves Ctrl-C to the caller's loop;
 ``"callback"``
-    the callback returned ``False`` or ``iter_fit`` was closed early (no
-    warning: the caller asked for it).
+    the callback returned ``False``, a scikit-learn callback asked to stop,
+    or ``iter_fit`` was closed early (no warning: the caller asked for it).
+
+scikit-learn's callbacks (``sklearn.callback``, scikit-learn >= 1.9).
+Every estimator has ``set_callbacks(*callbacks)`` (from
+:class:`sklearn.callback.CallbackSupportMixin`), so
+``SMOClassifier().set_callbacks(ProgressBar())`` works, and callbacks set on
+a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
+(scikit-learn's auto-propagation).  The mapping, decided here:
+
+* ``fit`` is the root task (``task_name="fit"``).  Its subtasks are
+  *blocks* of consecutive steps: block ``j`` holds steps
+  ``(j-1) B + 1 .. j B``, ``B = run.steps_per_task``, a class attribute of
+  each solver's run: 1000 joint steps for SMO (``SMORun``: a step costs
+  microseconds and fits take up to millions of them), 1 for the others (an
+  IRWLS iteration, a chunking/decomposition outer step and a cutting-plane
+  iteration each solve a linear system or a QP).  One callback "iteration"
+  (``on_fit_task_begin`` / ``on_fit_task_end`` of a subtask) is one block.
+* The blocks depend on the step count only, never on timing, so the same fit
+  gives the same tasks on the fast path (the compiled chunks are cut at block
+  boundaries) and on the stepped path (``fit(X, y, callback=f)``).  There
+  are ``ceil(n_iter_ / B)`` blocks, or one more when the optimality
+  conditions were found to hold at the start of a block (the last block is
+  then the final check and holds no step; a block is otherwise cut short
+  only by the end of the fit).
+* The root task's ``max_subtasks`` is ``ceil(max_iter / B)`` when
+  ``max_iter >= 0`` (the progress bar's total; a fit that converges earlier
+  jumps to 100 % at the end), and ``None`` (unknown) for ``max_iter=-1``.
+* ``on_fit_task_end`` of a block that returns True stops the fit at that
+  block boundary: the model is the feasible state reached,
+  ``stop_reason_ = "callback"``, no warning.  Every begun task is ended
+  (Ctrl-C included).
+* Hooks receive ``X`` and ``y`` as passed to ``fit`` and, when they ask for
+  it, a ``fitted_estimator``: a copy of the estimator with the fitted
+  attributes of the state at that block boundary (built only on request).
+  ``metadata`` is None (no sample weights).
+* With scikit-learn callbacks set, svmlab's own tqdm bar is not shown (one
+  progress display is enough; the callbacks are what the user asked for);
+  without them, nothing changes and the fast path pays nothing.
+  ``SVMLAB_PROGRESS=0`` turns off svmlab's tqdm bar only, never a callback
+  the user set.
+* svmlab's own ``fit(X, y, callback=f)`` records work as before, together
+  with scikit-learn callbacks.  ``iter_fit`` and ``start`` do not call
+  scikit-learn callbacks (their loop belongs to the caller).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import threading
@@ -76,10 +119,30 @@ import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 
+import sklearn
 from sklearn.exceptions import ConvergenceWarning
 
+try:  # scikit-learn >= 1.9
+    from sklearn.callback import CallbackSupportMixin, with_callbacks
+
+    HAVE_SKLEARN_CALLBACKS = True
+except ImportError:  # pragma: no cover - older scikit-learn
+    HAVE_SKLEARN_CALLBACKS = False
+
+    class CallbackSupportMixin:
+        """Stand-in for scikit-learn < 1.9, which has no ``sklearn.callback``."""
+
+        def set_callbacks(self, *callbacks):
+            raise ImportError(
+                "set_callbacks needs scikit-learn >= 1.9 (the sklearn.callback "
+                f"module); scikit-learn {sklearn.__version__} is installed. svmlab's "
+                "own fit(X, y, callback=f) works with any version.")
+
+    def with_callbacks(method):
+        return method
+
 __all__ = ["SolverRun", "SteppedFitMixin", "iteration_cap", "MAX_ITER_CAP_MIN",
-           "MAX_ITER_CAP_PER_SAMPLE"]
+           "MAX_ITER_CAP_PER_SAMPLE", "HAVE_SKLEARN_CALLBACKS"]
 
 #: LIBSVM's safeguard for ``max_iter=-1`` (svm.cpp, ``Solver::Solve``):
 #: at most ``max(MAX_ITER_CAP_MIN, MAX_ITER_CAP_PER_SAMPLE * n)`` steps.
@@ -133,6 +196,9 @@ class SolverRun(ABC):
     step_name = "step"
     #: name of the estimator parameter that sets the stopping tolerance
     tol_name = "tol"
+    #: steps per scikit-learn callback task (a "block", see the module
+    #: docstring); solvers with very cheap steps raise it
+    steps_per_task = 1
 
     def __init__(self, estimator, max_iter=-1, progress=False):
         self.estimator = estimator
@@ -269,10 +335,14 @@ class SolverRun(ABC):
             self.interrupted = True
         return self.interrupted
 
-    def run(self, chunk=1000):
+    def run(self, chunk=1000, tasks=None):
         """Fast path: advance to the end in chunks of at most ``chunk``
         steps (fewer while a chunk takes longer than about 0.25 s), with a
         progress bar.
+
+        ``tasks`` (a :class:`_CallbackTasks`, made by ``fit`` when
+        scikit-learn callbacks are set) cuts the chunks at block boundaries
+        and calls the callbacks' hooks per block; the tqdm bar is then off.
 
         Ctrl-C completes the chunk in flight and stops (see
         :meth:`deferred_interrupt`); a KeyboardInterrupt that still reaches
@@ -286,7 +356,7 @@ class SolverRun(ABC):
             unit=self.step_name,
             desc=type(self.estimator).__name__,
             delay=2.0,
-            disable=not self.progress or _progress_off(),
+            disable=not self.progress or _progress_off() or tasks is not None,
             leave=False,
         ) as bar, self.deferred_interrupt():
             # the chunk adapts so that one lasts about CHUNK_SECONDS (never
@@ -297,8 +367,12 @@ class SolverRun(ABC):
             size = max(1, min(int(chunk), 64))
             try:
                 while not self.finished:
+                    want = min(size, self.budget)
+                    if tasks is not None:
+                        tasks.begin_block()
+                        want = min(want, tasks.room())
                     t0 = time.perf_counter()
-                    k = self._advance(min(size, self.budget))
+                    k = self._advance(want)
                     dt = time.perf_counter() - t0
                     self.elapsed += dt
                     self.n_iter += k
@@ -311,10 +385,15 @@ class SolverRun(ABC):
                         # nothing moved and not optimal: a stall, not
                         # convergence (spinning would never end)
                         self._mark_stalled()
-                    if self._check_interrupt():
+                    interrupted = self._check_interrupt()
+                    if tasks is not None:
+                        tasks.end_block_if_due()
+                    if interrupted:
                         break
             except KeyboardInterrupt:
                 self.interrupted = True
+            if tasks is not None:
+                tasks.end_open_block()
         return self
 
     def warning_message(self):
@@ -361,33 +440,133 @@ class SolverRun(ABC):
         return self.estimator
 
 
-class SteppedFitMixin:
+class _CallbackTasks:
+    """scikit-learn callback tasks of one ``fit``: the root task ``"fit"``
+    and one subtask per block of ``run.steps_per_task`` steps (see the module
+    docstring for the mapping).
+
+    The solver loops call :meth:`begin_block` before advancing, cut their
+    chunks to :meth:`room`, and call :meth:`end_block_if_due` after each
+    chunk or step; :meth:`end_open_block` ends a block left open (Ctrl-C).
+    A block's ``on_fit_task_end`` returning True stops the run (unless it
+    has already ended for another reason).
+    """
+
+    def __init__(self, estimator, run, X, y):
+        self.estimator = estimator
+        self.run = run
+        self.X = X
+        self.y = y
+        self.block = max(1, int(run.steps_per_task))
+        self.block_name = run.step_name + ("s" if self.block > 1 else "")
+        if run.max_iter >= 0:
+            max_subtasks = math.ceil(run.max_iter / self.block)
+        else:
+            max_subtasks = None  # max_iter=-1: the number of steps is not known
+        self.root = estimator._init_callback_context(task_name="fit",
+                                                     max_subtasks=max_subtasks)
+        self.root.call_on_fit_task_begin(estimator=estimator, X=X, y=y)
+        self.ctx = None
+        #: number of blocks begun (equal to the number ended once fit returns)
+        self.n_blocks = 0
+
+    @classmethod
+    def for_fit(cls, estimator, run, X, y):
+        """The tasks of this fit, or None when no scikit-learn callback is set
+        (then nothing is called and the fast path is unchanged)."""
+        if not getattr(estimator, "_skl_callbacks", None):
+            return None
+        return cls(estimator, run, X, y)
+
+    def _attributes(self):
+        # built only if a hook asks for ``fitted_estimator``
+        return self.estimator._fitted_attributes(self.run)
+
+    def room(self):
+        """Steps left in the open block."""
+        return self.block - self.run.n_iter % self.block
+
+    def begin_block(self):
+        if self.ctx is not None:
+            return
+        self.ctx = self.root.subcontext(task_name=self.block_name)
+        self.n_blocks += 1
+        self.ctx.call_on_fit_task_begin(estimator=self.estimator, X=self.X, y=self.y,
+                                        reconstruction_attributes=self._attributes)
+
+    def end_block_if_due(self):
+        """End the open block if it is full or the run has ended."""
+        if self.ctx is None:
+            return
+        if self.run.n_iter % self.block == 0 or self.run.finished:
+            self.end_open_block()
+
+    def end_open_block(self):
+        if self.ctx is None:
+            return
+        ctx, self.ctx = self.ctx, None
+        stop = ctx.call_on_fit_task_end(estimator=self.estimator, X=self.X, y=self.y,
+                                        reconstruction_attributes=self._attributes)
+        if stop and not self.run.finished:
+            self.run.stop()
+
+    def close(self):
+        """End the root task (after ``run.finish()``: the estimator is fitted)."""
+        self.end_open_block()
+        self.root.call_on_fit_task_end(estimator=self.estimator, X=self.X, y=self.y,
+                                       reconstruction_attributes={})
+
+
+class SteppedFitMixin(CallbackSupportMixin):
     """``fit`` / ``iter_fit`` / ``start`` on top of a :class:`SolverRun`.
 
     Subclasses implement ``start(X, y) -> SolverRun`` (validating everything
-    before any work) and ``_store_run(run)``.
+    before any work), ``_fitted_attributes(run) -> dict`` (the fitted
+    attributes of a state, also what a scikit-learn callback's
+    ``fitted_estimator`` gets) and ``_store_run(run)``.
+
+    ``set_callbacks(*callbacks)`` comes from scikit-learn's
+    :class:`~sklearn.callback.CallbackSupportMixin` (scikit-learn >= 1.9);
+    see the module docstring for how steps map to callback tasks.
     """
 
+    @with_callbacks
     def fit(self, X, y, callback=None):
         """Train.  ``callback(record)`` is called after every step; returning
-        ``False`` from it stops training with the model reached so far."""
+        ``False`` from it stops training with the model reached so far.
+
+        scikit-learn callbacks set with ``set_callbacks`` are called per
+        block of steps (see :mod:`svmlab._stepping`), with or without
+        ``callback``."""
         run = self.start(X, y)
+        tasks = _CallbackTasks.for_fit(self, run, X, y)
         if callback is None:
-            run.run()
+            run.run(tasks=tasks)
         else:
             # Ctrl-C: the step (and the callback) in flight completes, then
             # the loop stops (SolverRun.deferred_interrupt)
             with run.deferred_interrupt():
                 try:
-                    for rec in run:
-                        if callback(rec) is False:
-                            run.stop()
-                            break
-                        if run._check_interrupt():
+                    while not run.finished:
+                        if tasks is not None:
+                            tasks.begin_block()
+                        rec = run.step()
+                        if rec is not None:
+                            if callback(rec) is False:
+                                run.stop()
+                            else:
+                                run._check_interrupt()
+                        if tasks is not None:
+                            tasks.end_block_if_due()
+                        if rec is None or run.stopped or run.interrupted:
                             break
                 except KeyboardInterrupt:
                     run.interrupted = True
+                if tasks is not None:
+                    tasks.end_open_block()
         run.finish()
+        if tasks is not None:
+            tasks.close()
         return self
 
     def iter_fit(self, X, y):

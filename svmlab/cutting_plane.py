@@ -401,21 +401,31 @@ _PARAMS = {
 class _CuttingPlaneBase(SteppedFitMixin, BaseEstimator):
     _ordinal = False
 
-    def _store_run(self, run):
+    def _fitted_attributes(self, run):
+        """The fitted attributes of the state ``run`` has reached, as a dict
+        (what :meth:`_store_run` stores; also the ``fitted_estimator`` that a
+        scikit-learn callback gets after an iteration, see
+        :mod:`svmlab._stepping`)."""
         res = run.result()
         w = res["w"]
-        self.coef_ = w[:-1].reshape(1, -1).copy()
-        self.intercept_ = np.array([float(w[-1] * run.oracle.B)]) if not self._ordinal \
-            else np.array([0.0])
-        self.n_iter_ = int(run.n_iter)
-        self.converged_ = bool(run.converged)
-        self.stop_reason_ = run.stop_reason
-        self.fit_time_ = float(run.elapsed)
-        self.dual_coef_ = res["alpha"]
-        self.working_set_size_ = int(res["working_set_size"])
-        self.xi_ = float(res["xi"])
-        self.dual_objective_ = float(res["dual"])
-        self.qp_steps_ = int(res["qp_steps"])
+        return {
+            "coef_": w[:-1].reshape(1, -1).copy(),
+            "intercept_": (np.array([float(w[-1] * run.oracle.B)]) if not self._ordinal
+                           else np.array([0.0])),
+            "n_iter_": int(run.n_iter),
+            "converged_": bool(run.converged),
+            "stop_reason_": run.stop_reason,
+            "fit_time_": float(run.elapsed),
+            "dual_coef_": res["alpha"],
+            "working_set_size_": int(res["working_set_size"]),
+            "xi_": float(res["xi"]),
+            "dual_objective_": float(res["dual"]),
+            "qp_steps_": int(res["qp_steps"]),
+        }
+
+    def _store_run(self, run):
+        for name, value in self._fitted_attributes(run).items():
+            setattr(self, name, value)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
@@ -493,6 +503,8 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     Step hooks: ``fit(X, y, callback=f)`` calls ``f(record)`` with a
     :class:`CuttingPlaneRecord` per iteration (return False to stop);
     ``iter_fit(X, y)`` yields them; ``start(X, y)`` returns the solver state.
+    scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
+    task per iteration (:mod:`svmlab._stepping`).
 
     X may be a dask array (row chunks of dense or scipy.sparse blocks, one
     column chunk); then y may be a numpy or dask array and the O(sn) pass

@@ -254,6 +254,9 @@ class DecompositionClassifier(_DecompositionBase):
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
         turns all bars off).
+
+    scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
+    task per outer step (:mod:`svmlab._stepping`).
     """
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,

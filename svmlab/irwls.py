@@ -283,6 +283,9 @@ class IRWLSClassifier(BaseKernelSVC):
     ----------
     As :class:`svmlab._base.BaseKernelSVC`, plus ``n_chunks_`` (working sets
     used) and ``kernel_evaluations_``.  ``n_iter_`` counts IRWLS iterations.
+
+    scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
+    task per IRWLS iteration (:mod:`svmlab._stepping`).
     """
 
     _parameter_constraints = {

@@ -133,6 +133,9 @@ class SMORun(SolverRun):
     """Explicit SMO state (all arrays) advanced by :func:`_smo_core.smo_run`."""
 
     step_name = "joint step"
+    #: a scikit-learn callback task (block) is 1000 joint steps: a step costs
+    #: microseconds, and fits take up to millions of them (svmlab._stepping)
+    steps_per_task = 1000
 
     def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
                  selection, seed, max_iter, progress):
@@ -318,8 +321,8 @@ class SMORun(SolverRun):
     def _advance(self, max_steps):
         return self._call(max_steps, False)
 
-    def run(self, chunk=20000):
-        return super().run(chunk=chunk)
+    def run(self, chunk=20000, tasks=None):
+        return super().run(chunk=chunk, tasks=tasks)
 
     def _step(self):
         if self._call(1, True) == 0:
@@ -451,6 +454,12 @@ class SMOClassifier(BaseKernelSVC):
     ``start(X, y)`` returns the :class:`SMORun` state whose ``step()``
     advances one step at a time.  All use the same compiled function as the
     fast path and visit the same pairs.
+
+    scikit-learn callbacks (scikit-learn >= 1.9):
+    ``SMOClassifier().set_callbacks(ProgressBar())``; one callback task per
+    block of ``SMORun.steps_per_task = 1000`` joint steps (the compiled
+    chunks are cut at block boundaries; same iterates); svmlab's tqdm bar is
+    then off.  See :mod:`svmlab._stepping`.
 
     Multi-class
     -----------
