@@ -347,8 +347,12 @@ class SolverRun(ABC):
         Ctrl-C completes the chunk in flight and stops (see
         :meth:`deferred_interrupt`); a KeyboardInterrupt that still reaches
         this loop (a second Ctrl-C) stops it too.  Either way the run is
-        marked ``interrupted`` and :meth:`finish` warns."""
-        from tqdm import tqdm
+        marked ``interrupted`` and :meth:`finish` warns.
+
+        The bar is ``tqdm.auto``'s: a widget in Jupyter, text in a terminal.
+        (The text bar, closed with ``leave=False`` in a notebook, left an
+        empty stderr box under the cell.)"""
+        from tqdm.auto import tqdm
 
         total = self.max_iter if self.max_iter >= 0 else None
         with tqdm(
