@@ -14,6 +14,8 @@ the step explorers use.
 
 Modules: ``smo`` (Platt's SMO, TR section 4), ``wss2`` (LIBSVM's WSS 2),
 ``irwls`` (IRWLS-SVC, Table 1, inside the section 2.1 chunking),
+``subproblem`` (the working-set sub-problem shared by IRWLS and the QP
+engine of chunking and decomposition),
 ``chunking`` (Vapnik's chunking), ``decomposition`` (Osuna's
 decomposition), ``cutting_plane`` (Joachims' Algorithm 1) and ``ordinal``
 (Algorithm 2 with its sorted sweep).
@@ -21,7 +23,8 @@ decomposition), ``cutting_plane`` (Joachims' Algorithm 1) and ``ordinal``
 
 from importlib import import_module
 
-_MODULES = ("smo", "wss2", "irwls", "chunking", "decomposition", "cutting_plane", "ordinal")
+_MODULES = ("smo", "wss2", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
+            "ordinal")
 
 __all__ = list(_MODULES)
 
