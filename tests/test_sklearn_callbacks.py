@@ -291,17 +291,17 @@ def test_fitted_estimator_is_an_honest_snapshot():
 def test_tqdm_bar_off_with_sklearn_callbacks(monkeypatch):
     """svmlab's tqdm bar is disabled when scikit-learn callbacks are set, and
     unchanged otherwise."""
-    import tqdm
+    import tqdm.auto
 
     seen = []
-    real = tqdm.tqdm
+    real = tqdm.auto.tqdm
 
     class Spy(real):
         def __init__(self, *args, **kwargs):
             seen.append(kwargs.get("disable"))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(tqdm, "tqdm", Spy)
+    monkeypatch.setattr(tqdm.auto, "tqdm", Spy)
     monkeypatch.delenv("SVMLAB_PROGRESS", raising=False)
     X, y = _problem()
     SMOClassifier(random_state=0, progress=True).fit(X, y)
