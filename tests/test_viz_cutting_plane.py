@@ -271,3 +271,60 @@ def test_iterations_sweep_counts_fits():
     it_eps, _ = vc.iterations_sweep(make, X, y, [1e-1, 1e-4], "epsilon")
     assert it_eps[0] == make().set_params(epsilon=1e-1).fit(X, y).n_iter_
     assert it_eps[1] >= it_eps[0]
+
+
+# --------------------------------------------------------------------------
+# reset: a new trace in the same figure (what the live explorer does)
+# --------------------------------------------------------------------------
+def _pixels_at(player, k):
+    player.goto(k)
+    return np.asarray(player.fig.canvas.buffer_rgba()).copy()
+
+
+def test_reset_draws_the_pixels_of_a_new_explorer():
+    """reset() clears the axes (keeping their ticks) and draws the new trace:
+    every frame must equal, pixel for pixel, an explorer built afresh on
+    that trace.  Both players draw their blitting background at the same
+    first frame (the "best" legend places are computed then)."""
+    pytest.importorskip("ipywidgets")
+    X1, y1 = toy_2d("blobs", n=16, random_state=1, noise=0.8)
+    X2, y2 = toy_2d("moons", n=22, random_state=4)
+    tr1 = vc.cutting_plane_trace(CuttingPlaneClassifier(C=5.0, epsilon=1e-2), X1, y1)
+    tr2 = vc.cutting_plane_trace(CuttingPlaneClassifier(C=300.0, epsilon=1e-2), X2, y2)
+    assert len(tr1) != len(tr2)  # other number of planes, frames and ticks
+    ex = vc.CuttingPlaneExplorer(tr1)
+    p = ex.player()
+    fig, n_art = ex.fig, None
+    for tr in (tr2, tr1, tr2):  # back and forth: nothing piles up
+        assert ex.reset(tr) is False  # the background must be drawn again
+        p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
+        n_art = [len(a.get_children()) for a in ex.fig.axes]
+    assert ex.fig is fig and ex.trace is tr2 and ex.n_frames == len(tr2) + 1
+    fresh = vc.CuttingPlaneExplorer(tr2)
+    q = fresh.player()
+    assert [len(a.get_children()) for a in fresh.fig.axes] == n_art
+    for k in (0, 1, len(tr2) // 2, len(tr2)):  # the last one is the stop frame
+        a, b = _pixels_at(p, k), _pixels_at(q, k)
+        assert a.shape == b.shape
+        assert np.array_equal(a, b), f"frame {k}: {np.mean(np.any(a != b, -1)):.3%} differ"
+    # what is drawn is the new trace (the points, the constraint of frame k)
+    ex.update(2)
+    assert np.allclose(ex.ring.get_offsets(), X2[tr2.masks[2]])
+    pts = np.vstack([np.asarray(c.get_offsets()) for c in ex.ax_data.collections[:2]])
+    assert sorted(map(tuple, pts)) == sorted(map(tuple, X2))
+    assert len(ex.plane_lines) == len(tr2)
+
+
+def test_reset_refuses_bad_traces_before_clearing():
+    X, y = toy_2d("blobs", n=12, random_state=0)
+    tr = vc.cutting_plane_trace(CuttingPlaneClassifier(C=10.0), X, y)
+    ex = vc.CuttingPlaneExplorer(tr)
+    X3 = np.column_stack([X, X[:, 0]])
+    tr3 = vc.cutting_plane_trace(CuttingPlaneClassifier(C=10.0), X3, y)
+    with pytest.raises(ValueError, match="2-D points"):
+        ex.reset(tr3)
+    with pytest.raises(ValueError, match="2-D points"):
+        vc.CuttingPlaneExplorer(tr3)
+    # the explorer still shows the old trace
+    assert ex.trace is tr and len(ex.ax_data.collections) >= 3
+    ex.update(0)

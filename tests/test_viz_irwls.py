@@ -174,3 +174,57 @@ def test_multiplier_function_is_a_step_from_S2_to_S3():
     assert np.allclose(seg.get_xdata(), 0) and sorted(seg.get_ydata()) == [0, C]
     _check_text(fig)
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------
+# reset: a new fit in the same figure (what the live explorer does)
+# --------------------------------------------------------------------------
+def _pixels_at(player, k):
+    player.goto(k)
+    return np.asarray(player.fig.canvas.buffer_rgba()).copy()
+
+
+def test_reset_draws_the_pixels_of_a_new_explorer(chunked):
+    """reset() clears the four axes (keeping their ticks) and draws the new
+    fit: the pixels must equal those of an explorer built afresh, at several
+    frames; other C (the weight panel), other points, another kernel."""
+    pytest.importorskip("ipywidgets")
+    X1, y1, tr1 = chunked
+    X2, y2 = toy_2d("moons", n=24, random_state=5)
+    est2 = IRWLSClassifier(C=20.0, kernel="poly", gamma=1.0, degree=3, working_set_size=8,
+                           random_state=1)
+    tr2 = vi.irwls_trace(est2, X2, y2)
+    ex = vi.IRWLSExplorer(tr1, X1, gamma=GAMMA, grid_n=30)
+    p = ex.player()
+    fig = ex.fig
+    for tr, X, kw in ((tr2, X2, dict(kernel="poly", gamma=1.0)), (tr1, X1, dict(gamma=GAMMA)),
+                      (tr2, X2, dict(kernel="poly", gamma=1.0))):
+        assert ex.reset(tr, X, **kw) is False  # the background must be drawn again
+        p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
+    assert ex.fig is fig and ex.trace is tr2 and ex.n_frames == len(tr2)
+    fresh = vi.IRWLSExplorer(tr2, X2, kernel="poly", gamma=1.0, grid_n=30)
+    q = fresh.player()
+    assert [len(a.get_children()) for a in ex.fig.axes] == \
+        [len(a.get_children()) for a in fresh.fig.axes]
+    for k in (0, len(tr2) // 3, len(tr2) - 1):
+        a, b = _pixels_at(p, k), _pixels_at(q, k)
+        assert a.shape == b.shape
+        assert np.array_equal(a, b), f"frame {k}: {np.mean(np.any(a != b, -1)):.3%} differ"
+    # the new fit is what is drawn: C of the weight panel, the points, the
+    # decision values of the poly kernel (computed here)
+    assert ex.a_max == pytest.approx(4 * 20.0)
+    assert ex.ax_w.get_ylim()[1] == pytest.approx(80.0)
+    pts = np.vstack([np.asarray(ex.pts[lab].get_offsets()) for lab in (-1, 1)])
+    assert sorted(map(tuple, pts)) == sorted(map(tuple, X2))
+    k = len(tr2) - 1
+    Z = ex.frame_data(k)["Z"]
+    f = (ex.grid.points @ X2.T + 0.0) ** 3 @ tr2.beta[k] + tr2.b[k]
+    assert np.allclose(Z.ravel(), f, atol=1e-8)
+    # chunk frames after a reset, and a bad X refused before clearing
+    ex.reset(tr1, X1, gamma=GAMMA, frames="chunks")
+    assert ex.n_frames == len(np.unique(tr1.chunk))
+    with pytest.raises(ValueError, match="rows"):
+        ex.reset(tr2, X1, gamma=GAMMA)
+    with pytest.raises(ValueError, match="2-D"):
+        ex.reset(tr2, np.column_stack([X2, X2]), gamma=GAMMA)
+    assert ex.trace is tr1

@@ -339,3 +339,103 @@ def test_a_capped_trace_says_so():
     assert "max_steps = 5" in L.status.value
     L.controls["C"].value = 0.05  # still more than 5 steps: still capped
     assert len(L.trace) == 5 and "trace is cut" in L.status.value
+
+
+def _pixels_at(player, k):
+    player.goto(k)
+    return np.asarray(player.fig.canvas.buffer_rgba()).copy()
+
+
+def _assert_same_pixels(live, fresh, update, frames):
+    """``live``'s player (reused figure) and a new player over ``fresh``
+    draw the same pixels at ``frames``.  The new player draws its blitting
+    background at the frame the live one opened at, as the live one did
+    (legends placed "best" are placed then)."""
+    from svmlab.viz import FramePlayer
+
+    q = FramePlayer(fresh.fig, fresh.n_frames, update, animated=fresh.animated,
+                    start=live.n_frames - 1 if live._start == "last" else 0)
+    for k in frames:
+        a, b = _pixels_at(live.player, k), _pixels_at(q, k)
+        assert a.shape == b.shape
+        assert np.array_equal(a, b), f"frame {k}: {np.mean(np.any(a != b, -1)):.3%} differ"
+
+
+def test_cutting_plane_and_irwls_refits_reuse_the_figure():
+    """live_cutting_plane and live_irwls refit into the same figure (reset);
+    the picture equals a new explorer's on the new trace, and the refit
+    model is the solver's (independent fits here)."""
+    from svmlab import CuttingPlaneClassifier
+    from svmlab.viz.cutting_plane import CuttingPlaneExplorer
+    from svmlab.viz.irwls import IRWLSExplorer
+
+    L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
+    fig0 = L.player.fig
+    L.controls["C"].value = 1000.0
+    L.controls["dataset"].value = "moons"  # other points, other extent
+    assert L.player.fig is fig0 and L.explorer.fig is fig0
+    X, y = L.points
+    ref = CuttingPlaneClassifier(C=1000.0, epsilon=L.controls["epsilon"].value).fit(X, y)
+    np.testing.assert_allclose(L.explorer.trace.v_final[:2], ref.coef_[0], atol=1e-8)
+    fresh = CuttingPlaneExplorer(L.explorer.trace)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
+    assert L.timing()["n"] == 3
+
+    L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    fig0 = L.player.fig
+    L.controls["C"].value = 10.0
+    L.controls["gamma"].value = 2.0
+    assert L.player.fig is fig0 and L.explorer.capped_at is None
+    X, y = L.points
+    est = L.explorer.trace.estimator
+    assert est.C == 10.0 and est.gamma == 2.0
+    # the model drawn is optimal for the new problem: LIBSVM's dual objective
+    assert _dual(est.alpha_, y, rbf_kernel(X, gamma=2.0)) == pytest.approx(
+        _libsvm_dual(X, y, 10.0, 2.0), rel=1e-3)
+    fresh = IRWLSExplorer(L.explorer.trace, X, kernel="rbf", gamma=2.0)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
+
+
+def test_ordinal_and_family_refits_reuse_the_figure():
+    from types import SimpleNamespace
+
+    from svmlab.viz.decomposition import FamilyExplorer
+    from svmlab.viz.ordinal import SweepExplorer, sweep_counts
+
+    L = vlive.live_ordinal(n=10, n_ranks=2, seed=0, source=None)
+    fig0 = L.player.fig
+    L.controls["n_ranks"].value = 4
+    L.controls["n"].value = 14
+    assert L.player.fig is fig0
+    X, ranks = L.points
+    tr = L.explorer.trace
+    # the sweep is the one of the new points and ranks (scores X w recomputed)
+    s = X @ np.asarray(L.explorer.cp_record.w, float).ravel()
+    np.testing.assert_allclose(tr.scores, s)
+    cp, cm = sweep_counts(s, ranks)
+    np.testing.assert_array_equal(tr.final_c_plus, cp)
+    fresh = SweepExplorer(tr)
+    _assert_same_pixels(L, fresh, fresh.update, (0, 9, L.n_frames - 1))
+
+    L = vlive.live_family(C=1.0, gamma=GAMMA, n=16, working_set_size=4, n_frames=7,
+                          source=None)
+    fig0 = L.player.fig
+    L.controls["working_set_size"].value = 6
+    L.controls["dataset"].value = "moons"
+    ex = L.explorer
+    assert L.player.fig is fig0 and ex.fig is fig0
+    X, y = L.points
+    assert max(len(w) for w in ex.ws["decomposition"]) <= 6
+    # FamilyExplorer reads only C from the estimators
+    fits = {k: (ex.records[k], SimpleNamespace(C=ex.C[k])) for k in ex.names}
+    fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
+    _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))
+    with pytest.raises(ValueError, match="panels"):
+        ex.reset(X, y, {"SMO": fits["SMO"]}, gamma=GAMMA)
+
+
+def test_reuse_figure_false_builds_a_new_figure_per_refit():
+    L = vlive.live_cutting_plane(C=10.0, n=14, seed=0, source=None, reuse_figure=False)
+    fig0 = L.player.fig
+    L.controls["C"].value = 100.0
+    assert L.player.fig is not fig0 and L.explorer.fig is L.player.fig

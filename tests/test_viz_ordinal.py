@@ -221,3 +221,44 @@ def test_final_check_and_xi_colours_match_notebook_03(rng):
     vo.plot_pairs(a2, X, y, w)
     _check_text(fig)
     plt.close(fig)
+
+
+def test_reset_draws_the_pixels_of_a_new_explorer(rng):
+    """reset() clears the three axes (keeping their ticks) and draws another
+    sweep (other n, other number of ranks: other bars and rank labels): the
+    pixels must equal those of an explorer built afresh, at several events,
+    and no bar or legend entry of the old sweep is left."""
+    pytest.importorskip("ipywidgets")
+    tr1 = vo.sweep_trace(np.round(rng.normal(size=8), 2), rng.integers(1, 3, size=8))
+    s2, y2 = np.round(rng.normal(size=13), 2), rng.integers(1, 5, size=13)
+    tr2 = vo.sweep_trace(s2, y2)
+    ex = vo.SweepExplorer(tr1)
+    p = ex.player()
+    fig = ex.fig
+    for tr in (tr2, tr1, tr2):
+        assert ex.reset(tr) is False  # the background must be drawn again
+        p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
+    assert ex.fig is fig and ex.n_frames == 2 * 13
+    fresh = vo.SweepExplorer(tr2)
+    q = fresh.player()
+    assert [len(a.get_children()) for a in ex.fig.axes] == \
+        [len(a.get_children()) for a in fresh.fig.axes]
+    assert [t.get_text() for t in ex.ax_ab.get_legend().get_texts()] == \
+        [t.get_text() for t in fresh.ax_ab.get_legend().get_texts()]
+    for k in (0, 7, tr2.n_events - 1):
+        a, b = _pixels_at(p, k), _pixels_at(q, k)
+        assert a.shape == b.shape
+        assert np.array_equal(a, b), f"event {k}: {np.mean(np.any(a != b, -1)):.3%} differ"
+    # the bars are those of the new sweep: after the last event the c+ / c-
+    # bars are the brute-force pair counts
+    ex.update(tr2.n_events - 1)
+    bp, bm = _pairs_brute(s2, y2)
+    order = np.argsort(s2, kind="stable")
+    assert [b.get_height() for b in ex.bars_cp] == list(bp[order])
+    assert [-b.get_height() for b in ex.bars_cm] == list(bm[order])
+    assert len(ex.bars_a) == len(np.unique(y2))
+
+
+def _pixels_at(player, k):
+    player.goto(k)
+    return np.asarray(player.fig.canvas.buffer_rgba()).copy()

@@ -278,6 +278,19 @@ def slice_direction(trace, k):
 # --------------------------------------------------------------------------
 # the explorer
 # --------------------------------------------------------------------------
+#: subplot parameters of :class:`CuttingPlaneExplorer` (fixed, so that a
+#: reused figure and a new one are laid out alike; ``tight_layout`` gives
+#: nearly these for the teaching data, but costs a text-measuring pass)
+LAYOUT = dict(left=0.06, right=0.98, bottom=0.08, top=0.95, wspace=0.16, hspace=0.28)
+
+
+def _check_trace(trace):
+    if trace.Z.shape[1] != 3:
+        raise ValueError("the explorer's data panel needs 2-D points")
+    if len(trace) == 0:
+        raise ValueError("the trace has no records")
+
+
 class CuttingPlaneExplorer:
     """Four panels over the records of one fit on 2-D data.
 
@@ -305,15 +318,43 @@ class CuttingPlaneExplorer:
 
     def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(10, 7.5),
                  dpi=72, stop_frame=True):
-        self.trace = tr = trace
-        K = len(tr)
-        if tr.Z.shape[1] != 3:
-            raise ValueError("the explorer's data panel needs 2-D points")
-        self.stop_frame = bool(stop_frame) and np.isfinite(tr.final_xi_new)
+        _check_trace(trace)
+        self._stop_frame_arg = bool(stop_frame)
         self.ts = np.linspace(*t_range, n_t)
         self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
-        axd, axr, axx, axb = fig.subplots(2, 2).ravel()
-        self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds = axd, axr, axx, axb
+        axes = fig.subplots(2, 2).ravel()
+        self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds = axes
+        # a fixed layout (close to what tight_layout gives for these panels):
+        # it does not depend on the data, so reset() can keep the figure
+        fig.subplots_adjust(**LAYOUT)
+        self._draw(trace)
+
+    def reset(self, trace: CuttingPlaneTrace):
+        """Show another trace (new data, C, epsilon ...) in the same figure:
+        the four axes are cleared and drawn again, as the constructor draws
+        them, so the pixels equal those of a new explorer on ``trace`` (with
+        the same ``n_t``, ``t_range`` and ``stop_frame``).  No new figure,
+        no layout pass, and the canvas' text caches stay warm: what
+        :func:`svmlab.viz.live.live_cutting_plane` does after every refit.
+
+        Returns ``False``: the static parts (points, the lower panels, the
+        ticks) changed, so a player must render its background again."""
+        _check_trace(trace)
+        from ._reuse import clear_for_redraw
+
+        for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
+            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+        self._draw(trace)
+        return False
+
+    def _draw(self, trace):
+        """Draw ``trace`` into the (empty) four axes and create the artists
+        that :meth:`update` changes."""
+        axd, axr, axx, axb = self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds
+        self.trace = tr = trace
+        K = len(tr)
+        self.stop_frame = self._stop_frame_arg and np.isfinite(tr.final_xi_new)
+        n_t = len(self.ts)
         X2 = tr.Z[:, :2]
         for lab in (-1, 1):
             m = tr.y == lab
@@ -364,7 +405,6 @@ class CuttingPlaneExplorer:
         self.title_b = axb.set_title("", fontsize=9)
         self.k = None
         self.update(0)
-        fig.tight_layout()
         # the risk panel's y-axis changes with the frame: it is redrawn with
         # the other changing artists (first, so the curves lie on top)
         self.animated = [axr.yaxis, self.ring, self.sep, self.mplus, self.mminus,

@@ -127,6 +127,41 @@ class FamilyExplorer:
 
     def __init__(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
                  n_frames=41, grid=50, figsize=(11.0, 4.0), dpi=72):
+        self._grid_n = int(grid)
+        fig = new_figure(figsize=figsize, dpi=dpi)
+        if len(traces) < 1:
+            raise ValueError("FamilyExplorer needs at least one method")
+        axes = fig.subplots(1, len(traces))
+        self._axes = list(np.atleast_1d(axes))
+        fig.subplots_adjust(left=0.02, right=0.98, bottom=0.03, top=0.86, wspace=0.06)
+        self.fig = fig
+        self.suptitle = fig.suptitle("", fontsize=10)
+        self._draw(X, y, traces, kernel, gamma, degree, coef0, n_frames)
+
+    def reset(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, n_frames=None):
+        """Show other fits (new data, C, kernel, working-set size ...) in the
+        same figure: the panels are cleared and drawn again as the
+        constructor draws them, so the pixels equal those of a new explorer
+        with the same arguments (``grid``, ``figsize``, ``dpi`` stay the
+        constructor's; ``n_frames=None`` keeps the current number).  What
+        :func:`svmlab.viz.live.live_family` does after every refit.
+
+        ``traces`` must name as many methods as there are panels.  Returns
+        ``False``: the points changed, so a player must render its
+        background again."""
+        if len(traces) != len(self._axes):
+            raise ValueError(f"this figure has {len(self._axes)} panels; got {len(traces)} "
+                             "methods (build a new FamilyExplorer)")
+        from ._reuse import clear_for_redraw
+
+        for ax in self._axes:
+            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+        self._draw(X, y, traces, kernel, gamma, degree, coef0,
+                   self.n_frames if n_frames is None else n_frames)
+        return False
+
+    def _draw(self, X, y, traces, kernel, gamma, degree, coef0, n_frames):
+        """Replay ``traces`` and draw them into the (empty) panels."""
         from matplotlib.collections import LineCollection
 
         X = np.asarray(X, float)
@@ -137,18 +172,13 @@ class FamilyExplorer:
         self.records = {k: list(v[0]) for k, v in traces.items()}
         self.C = {k: float(v[1].C) for k, v in traces.items()}
         self.grid = DecisionGrid(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                                 n=grid)
+                                 n=self._grid_n)
         self.states = {k: replay(r, len(X)) for k, r in self.records.items()}
         self.ws = {k: working_sets(r) for k, r in self.records.items()}
         self.n_frames = int(n_frames)
-        fig = new_figure(figsize=figsize, dpi=dpi)
-        axes = fig.subplots(1, len(self.names))
-        axes = np.atleast_1d(axes)
-        fig.subplots_adjust(left=0.02, right=0.98, bottom=0.03, top=0.86, wspace=0.06)
-        self.fig = fig
         self.panels = {}
         dyn = []
-        for ax, name in zip(axes, self.names):
+        for ax, name in zip(self._axes, self.names):
             bnd = LineCollection([], colors="k", linewidths=1.6)
             mar = LineCollection([], colors="k", linewidths=0.9, linestyles="--")
             ax.add_collection(bnd)
@@ -169,7 +199,7 @@ class FamilyExplorer:
             title = ax.set_title("", fontsize=9)
             self.panels[name] = dict(boundary=bnd, margins=mar, sv=sv, ws=wsart, title=title)
             dyn += [bnd, mar, sv, wsart, title]
-        self.suptitle = fig.suptitle("", fontsize=10)
+        self.suptitle.set_text("")
         dyn.append(self.suptitle)
         self.animated = dyn
         self.frame = None

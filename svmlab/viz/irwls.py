@@ -176,6 +176,12 @@ def chunk_raster(trace):
 # --------------------------------------------------------------------------
 # explorer
 # --------------------------------------------------------------------------
+#: subplot parameters of :class:`IRWLSExplorer` (fixed, so that a reused
+#: figure and a new one are laid out alike; ``tight_layout`` gives nearly
+#: these for the teaching data, but costs a text-measuring pass)
+LAYOUT = dict(left=0.07, right=0.98, bottom=0.08, top=0.95, wspace=0.19, hspace=0.28)
+
+
 class IRWLSExplorer:
     """Four panels per IRWLS iteration on 2-D data.
 
@@ -192,10 +198,54 @@ class IRWLSExplorer:
 
     def __init__(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  grid_n=60, figsize=(10, 7.5), ye_range=(-1.5, 3.0), frames=None, dpi=72):
+        self._grid_n = int(grid_n)
+        self._ye_range = ye_range
+        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
+        axes = fig.subplots(2, 2).ravel()
+        self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk = axes
+        # a fixed layout (close to what tight_layout gives for these panels):
+        # it does not depend on the data, so reset() can keep the figure
+        fig.subplots_adjust(**LAYOUT)
+        self._draw(trace, X, kernel, gamma, degree, coef0, frames)
+
+    def reset(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+              frames=None):
+        """Show another fit (new data, C, kernel, selection ...) in the same
+        figure: the four axes are cleared and drawn again as the constructor
+        draws them, so the pixels equal those of a new explorer with the same
+        arguments (``grid_n``, ``ye_range``, ``figsize``, ``dpi`` stay those
+        given to the constructor).  No new figure and no layout pass: what
+        :func:`svmlab.viz.live.live_irwls` does after every refit.
+
+        Returns ``False``: the static parts changed, so a player must render
+        its background again."""
+        X = self._check(trace, X)  # refuse before anything is cleared
+        from ._reuse import clear_for_redraw
+
+        for ax in (self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk):
+            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+        self._draw(trace, X, kernel, gamma, degree, coef0, frames)
+        return False
+
+    @staticmethod
+    def _check(trace, X):
+        X = np.asarray(X, float)
+        if X.ndim != 2 or X.shape[1] != 2:
+            raise ValueError("IRWLSExplorer needs 2-D points")
+        if len(X) != len(trace.y):
+            raise ValueError(f"X has {len(X)} rows but the trace has {len(trace.y)} samples")
+        if len(trace) == 0:
+            raise ValueError("the trace has no records")
+        return X
+
+    def _draw(self, trace, X, kernel, gamma, degree, coef0, frames):
+        """Draw ``trace`` into the (empty) four axes and create the artists
+        that :meth:`update` changes."""
         from matplotlib.collections import LineCollection
 
         from ._common import DecisionGrid
 
+        X = self._check(trace, X)
         self.trace = tr = trace
         if frames is None:
             frames = np.arange(len(tr))
@@ -203,15 +253,13 @@ class IRWLSExplorer:
             frames = np.flatnonzero([r.chunk_done for r in tr.records])
         #: record index shown by each frame
         self.frames = np.asarray(frames, int)
-        X = np.asarray(X, float)
-        if X.shape[1] != 2:
-            raise ValueError("IRWLSExplorer needs 2-D points")
+        if len(self.frames) == 0:
+            raise ValueError("no frames to show")
         self.X = X
         gamma = getattr(trace.estimator, "gamma_", gamma)
-        self.grid = DecisionGrid(X, kernel, gamma, degree, coef0, n=grid_n)
-        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
-        axd, axw, axb, axc = fig.subplots(2, 2).ravel()
-        self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk = axd, axw, axb, axc
+        self.grid = DecisionGrid(X, kernel, gamma, degree, coef0, n=self._grid_n)
+        ye_range = self._ye_range
+        axd, axw, axb, axc = self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk
         n = len(tr.y)
         # data panel: one scatter per class marker, facecolours = set colours
         self._cls_idx = {lab: np.flatnonzero(tr.y == lab) for lab in (-1, 1)}
@@ -266,7 +314,6 @@ class IRWLSExplorer:
         axc.set_title("working set of each iteration (colour changes with the chunk)", fontsize=9)
         self.k = None
         self.update(0)
-        fig.tight_layout()
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
                          self.title_data, self.wpts, self.bpts, self.title_beta, self.cur_row]
 

@@ -248,6 +248,12 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
     return i, j, lc
 
 
+#: subplot parameters of :class:`SweepExplorer` (fixed, so that a reused
+#: figure and a new one are laid out alike; ``tight_layout`` gives nearly
+#: these, but costs a text-measuring pass)
+SWEEP_LAYOUT = dict(left=0.07, right=0.985, bottom=0.10, top=0.935, wspace=0.14, hspace=0.30)
+
+
 class SweepExplorer:
     """Slider over the events of one sorted sweep.
 
@@ -260,13 +266,40 @@ class SweepExplorer:
     def __init__(self, trace: SweepTrace, figsize=(10, 6), dpi=72):
         from ._common import new_figure
 
+        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
+        gs = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
+        self.ax_line = fig.add_subplot(gs[0, :])
+        self.ax_ab = fig.add_subplot(gs[1, 0])
+        self.ax_c = fig.add_subplot(gs[1, 1])
+        # a fixed layout (close to what tight_layout gives for these panels):
+        # it does not depend on the data, so reset() can keep the figure
+        fig.subplots_adjust(**SWEEP_LAYOUT)
+        self._draw(trace)
+
+    def reset(self, trace: SweepTrace):
+        """Show another sweep (other scores, ranks, n) in the same figure: the
+        three axes are cleared and drawn again as the constructor draws them,
+        so the pixels equal those of a new explorer on ``trace``.  No new
+        figure and no layout pass: what :func:`svmlab.viz.live.live_ordinal`
+        does after every refit.  Returns ``False``: the static parts changed,
+        so a player must render its background again."""
+        if trace.n_events < 1:
+            raise ValueError("the sweep has no events")
+        from ._reuse import clear_for_redraw
+
+        for ax in (self.ax_line, self.ax_ab, self.ax_c):
+            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+        self._draw(trace)
+        return False
+
+    def _draw(self, trace):
+        """Draw ``trace`` into the (empty) axes and create the artists that
+        :meth:`update` changes."""
         self.trace = tr = trace
         n = len(tr.scores)
         R = len(tr.rank_values)
         pos = np.searchsorted(tr.rank_values, tr.y)
-        self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
-        gs = fig.add_gridspec(2, 2, height_ratios=[1.1, 1])
-        self.ax_line = ax = fig.add_subplot(gs[0, :])
+        ax = self.ax_line
         ypos = pos[tr.example] + np.where(tr.kind == "u", -0.12, 0.12)
         self._ev_colors_todo = np.array([[0.8, 0.8, 0.8, 1.0]] * tr.n_events)
         import matplotlib.colors as mcolors
@@ -287,7 +320,6 @@ class SweepExplorer:
         ax.set_xlabel(f"sweep value:  {UP} $s_i - 1/2$,  {DOWN} $s_j + 1/2$;  "
                       "swept from right to left")
         self.title = ax.set_title("")
-        self.ax_ab = fig.add_subplot(gs[1, 0])
         xr = np.arange(R)
         self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, color=DOWN_COLOR,
                                    label=f"$a[r]$: {DOWN} passed")
@@ -298,7 +330,6 @@ class SweepExplorer:
         self.ax_ab.set_xticks(xr, [str(r) for r in tr.rank_values])
         self.ax_ab.set_xlabel("rank $r$")
         self.ax_ab.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=2)
-        self.ax_c = fig.add_subplot(gs[1, 1])
         self._by_score = np.argsort(tr.scores, kind="stable")
         xe = np.arange(n)
         self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, color=UP_COLOR,
@@ -312,7 +343,6 @@ class SweepExplorer:
         self.ax_c.legend(fontsize=LEGEND_SIZE, loc="upper left")
         self.k = None
         self.update(0)
-        fig.tight_layout()
         self.animated = [self.ev_u, self.ev_d, self.cursor, self.current, self.title,
                          *self.bars_a, *self.bars_b, *self.bars_cp, *self.bars_cm]
 
