@@ -439,3 +439,31 @@ def test_reuse_figure_false_builds_a_new_figure_per_refit():
     fig0 = L.player.fig
     L.controls["C"].value = 100.0
     assert L.player.fig is not fig0 and L.explorer.fig is L.player.fig
+
+
+def test_status_counts_the_support_vectors_of_the_last_frame(smo_live):
+    """The status line's support-vector count is that of the model replayed
+    from the records (independent of the estimator's own attributes)."""
+    L = smo_live
+    for C in (0.1, 10.0, 1.0):
+        L.controls["C"].value = C
+        n_sv = int(np.sum(_final_alpha(L) > 0))
+        assert f", {n_sv} support vectors" in L.status.value
+
+
+def test_source_titles_name_the_module_that_defines_the_function():
+    """IRWLS's line-search iteration lives in reference/subproblem.py: the
+    panel's title must say subproblem, not irwls."""
+    from svmlab.reference import irwls as ref_irwls
+    from svmlab.reference import subproblem
+
+    L = vlive.live_irwls(C=1.0, gamma=0.5, dataset="gauss-m", n=40, working_set_size=12)
+    want = "subproblem.line_search_iteration"
+    seen = False
+    for k in range(L.player.n_frames):
+        L.player.slider.value = k
+        funcs = [f for f, _ in ref_irwls.explain(L.record(k))]
+        if subproblem.line_search_iteration in funcs:
+            assert want in L.source.value and "irwls.line_search_iteration" not in L.source.value
+            seen = True
+    assert seen, "no line-search iteration in this fit: choose another problem"

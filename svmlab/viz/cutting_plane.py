@@ -573,7 +573,8 @@ def plot_bounds(ax, trace, log_gap=True, stop=True):
     if log_gap:
         ax.set_yscale("log")
     has_final = stop and np.isfinite(trace.final_gap)
-    lo_data = min(gaps.min(), trace.final_gap if has_final else np.inf)
+    # a final gap of exactly 0 would put the log axis' bottom at 0
+    lo_data = min(gaps.min(), max(trace.final_gap, 1e-16) if has_final else np.inf)
     bottom = (min(lo_data, Ceps) / 10) if log_gap else 0.0
     ax.axhspan(bottom, Ceps, color=XI_COLOR, alpha=0.12, lw=0,
                label=r"stop: gap $\leq C\varepsilon$")

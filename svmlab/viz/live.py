@@ -167,7 +167,10 @@ def reference_source(module, **kwargs):
 
     def source(record):
         parts = explain(record, **kw)
-        return "".join(source_html(func, tags, title=f"{module}.{func.__qualname__}")
+        # the title names the module that defines the function (IRWLS and the
+        # decomposition share svmlab/reference/subproblem.py)
+        return "".join(source_html(func, tags, title=f"{func.__module__.rsplit('.', 1)[-1]}."
+                                                    f"{func.__qualname__}")
                        for func, tags in parts)
 
     source.module = module
@@ -352,8 +355,10 @@ class LiveExplorer:
         cap = getattr(explorer, "capped_at", None)
         cut = (f" <b>(stopped after max_steps = {cap} records: the trace is cut)</b>"
                if cap else "")
+        nsv = getattr(explorer, "n_support_", None)
+        sv = f", {nsv} support vectors" if nsv is not None else ""
         self.status.value = (f"{self.name}: {len(self._X)} points{cls}, {len(records)} "
-                             f"records{cut}, refit in {1e3 * (t2 - t0):.0f} ms")
+                             f"records{sv}{cut}, refit in {1e3 * (t2 - t0):.0f} ms")
 
     def _wrap_update(self, explorer):
         # the SMO explorer leaves its long titles to the HTML caption when live
@@ -589,6 +594,8 @@ def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt
                                           gamma=est.gamma_, degree=est.degree,
                                           coef0=est.coef0, classes=est.classes_)
         state["explorer"] = ex
+        # support vectors of the model the fit ended with (the last frame)
+        ex.n_support_ = int(np.sum(est.alpha_ > 0))
         ex.capped_at = max_steps if len(tr.records) >= max_steps else None
         return ex, ex.T, (lambda k: ex.records[k]), tr.records, tr.fit_seconds
 
@@ -798,6 +805,7 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
         else:  # same figure, axes cleared and drawn again (no layout pass)
             ex.same_background = ex.reset(tr, X, kernel=v["kernel"], gamma=v["gamma"])
         state["explorer"] = ex
+        ex.n_support_ = int(np.sum(est.alpha_ > 0))
         ex.capped_at = max_steps if len(tr.records) >= max_steps else None
         return ex, ex.n_frames, (lambda k: tr.records[int(ex.frames[k])]), tr.records, \
             tr.fit_seconds
