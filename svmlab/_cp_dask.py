@@ -8,6 +8,10 @@ on the row blocks of a dask array plus a tree reduction:
 * classification: every block returns ``(sum_i c_i y_i [x_i, B], sum c_i,
   sum c_i (1 - y_i w.x_i))`` for its rows (the same numba pass as in memory);
   the partial sums are added up in a tree;
+* OCAS (``method="ocas"``): every block returns the margins of ``w_t``
+  for its rows; the client gathers them (O(n) memory, as for Algorithm 2),
+  runs the exact line search, and sends each block its piece of the
+  cutting point's margins for the blockwise cut (reduced as above);
 * ordinal regression: every block returns its scores ``w.x_i``; the client
   runs the O(n log n + R n) sweep on the n scores (a global sort is
   inherent to Algorithm 2; it needs O(n) client memory, not O(sn)), then the
@@ -28,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._ocas import cut_csr, cut_dense, margins_csr, margins_dense
 from ._cp_passes import (
     cls_pass_csr,
     cls_pass_dense,
@@ -92,6 +97,26 @@ def _cls_block(b, y, w, B):
         cnt, loss = cls_pass_csr(b.data, *_uidx(b), y, w, B, g, _NO_MASK)
     else:
         cnt, loss = cls_pass_dense(b, y, w, B, g, _NO_MASK)
+    return g, int(cnt), float(loss)
+
+
+def _margins_block(b, y, w, B):
+    b = _canon(b)
+    out = np.empty(b.shape[0])
+    if sp.issparse(b):
+        margins_csr(b.data, *_uidx(b), y, w, B, out)
+    else:
+        margins_dense(b, y, w, B, out)
+    return out
+
+
+def _cut_block(b, y, marg, B, dim):
+    b = _canon(b)
+    g = np.zeros(dim)
+    if sp.issparse(b):
+        cnt, loss = cut_csr(b.data, *_uidx(b), y, marg, B, g, _NO_MASK)
+    else:
+        cnt, loss = cut_dense(b, y, marg, B, g, _NO_MASK)
     return g, int(cnt), float(loss)
 
 
@@ -223,6 +248,24 @@ class DaskClassifierOracle(_DaskBase):
         wd = self._broadcast(np.ascontiguousarray(w))
         parts = [dask.delayed(_cls_block, pure=True)(b, yb, wd, self.B)
                  for b, yb in zip(self.blocks, self.y_parts)]
+        g, cnt, loss = dask.compute(_tree(dask, parts, _add_cls))[0]
+        inv = 1.0 / self.n
+        return g * inv, cnt * inv, loss * inv, int(cnt), {}
+
+    # -- OCAS (svmlab._ocas): margins gathered on the client (O(n) memory,
+    # as Algorithm 2's sweep), the line search there, the cut blockwise
+    def margins(self, w):
+        dask = self.dask
+        wd = self._broadcast(np.ascontiguousarray(w))
+        parts = [dask.delayed(_margins_block, pure=True)(b, yb, wd, self.B)
+                 for b, yb in zip(self.blocks, self.y_parts)]
+        return np.concatenate(dask.compute(*parts))
+
+    def cut(self, marg, want_detail):
+        dask = self.dask
+        mparts = self._split(np.asarray(marg, dtype=np.float64))
+        parts = [dask.delayed(_cut_block, pure=True)(b, yb, mb, self.B, self.dim)
+                 for b, yb, mb in zip(self.blocks, self.y_parts, mparts)]
         g, cnt, loss = dask.compute(_tree(dask, parts, _add_cls))[0]
         inv = 1.0 / self.n
         return g * inv, cnt * inv, loss * inv, int(cnt), {}

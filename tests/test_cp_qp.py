@@ -131,3 +131,88 @@ def test_qp_slack_inactive_and_active():
     # tiny C: the sum constraint binds
     a, _ = solve_op3_dual(G @ G.T, d, 1e-3)
     assert a.sum() == pytest.approx(1e-3, rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# the reduced QP at large C (issue 16): never silently imprecise
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("K,D,C,rank", CASES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_compiled_active_set_matches_brute_force(K, D, C, rank, seed):
+    """The compiled active-set fallback alone, from the slack-only start."""
+    from svmlab._cp_qp import active_set_qp
+
+    rng = np.random.default_rng(seed)
+    G, d, C = random_problem(rng, K, D, C, rank)
+    H = np.zeros((K + 1, K + 1))
+    H[1:, 1:] = G @ G.T
+    dd = np.concatenate([[0.0], d])
+    a = np.zeros(K + 1)
+    a[0] = C
+    assert active_set_qp(H, dd, C, a, 1e-13 * max(1.0, C), 50 * (K + 1))
+    assert a.min() >= 0 and a.sum() == pytest.approx(C, rel=1e-12)
+    best = brute_force(G, d, C)
+    scale = max(1.0, abs(best[0]))
+    assert dual_value(a[1:], G, d) == pytest.approx(best[0], abs=1e-9 * scale)
+    assert kkt_violation(a[1:], G, d, C) <= 1e-8
+
+
+def test_large_C_reproducer_is_precise():
+    """make_classification(153, 11, ...) at C = 4590, epsilon = 1e-4: SMO used
+    to exhaust its 10,000,000 steps at iteration 85 and return a KKT
+    violation ~7e-7 (dual 2171.8223268 against 2171.8225267), silently.
+    Now every reduced QP is solved to its tolerance (no warning) and its
+    value matches the readable reference's exact active-set solve of the
+    same working set."""
+    import warnings
+
+    from sklearn.datasets import make_classification
+
+    from svmlab import CuttingPlaneClassifier
+    from svmlab.reference.cutting_plane import solve_reduced_qp
+
+    X, y = make_classification(153, 11, n_informative=3, n_redundant=0, flip_y=0.1,
+                               random_state=5)
+    est = CuttingPlaneClassifier(C=4590, epsilon=1e-4, max_iter=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an imprecise QP would warn
+        run = est.start(X, y)
+        duals = {}
+        while True:
+            rec = run.step()
+            if rec is None:
+                break
+            assert run.qp_violation <= 1e-9, (rec.iteration, run.qp_violation)
+            if 84 <= rec.iteration <= 87:
+                K = run.K
+                G, d = run._G[:K].copy(), run._d[1: K + 1].copy()
+                alpha, w, _xi = solve_reduced_qp(G, d, run.C)
+                duals[rec.iteration] = (run.dual, float(alpha @ d - 0.5 * w @ w))
+        run.finish()
+    assert est.converged_
+    for it, (ours, exact) in duals.items():
+        assert ours == pytest.approx(exact, rel=1e-11, abs=0), it
+    # the record of iteration 86 shows the bound of the working set of 85
+    assert duals[85][1] == pytest.approx(2171.8225267, abs=1e-6)
+
+
+def test_imprecise_qp_warns(monkeypatch):
+    """When the reduced QP reports a KKT violation above its tolerance (the
+    solver is wrapped to report one: with the active-set fallback no natural
+    case is known to us), the fit says so with a ConvergenceWarning."""
+    from sklearn.datasets import make_classification
+    from sklearn.exceptions import ConvergenceWarning
+
+    import svmlab.cutting_plane as cpmod
+    from svmlab import CuttingPlaneClassifier
+
+    real = cpmod.solve_simplex_qp
+
+    def sloppy(H, d, C, a, tol, max_iter, use_newton, max_free):
+        steps, viol = real(H, d, C, a, tol, max_iter, use_newton, max_free)
+        return steps, 1e-3  # pretend the KKT conditions were left violated
+
+    monkeypatch.setattr(cpmod, "solve_simplex_qp", sloppy)
+    X, y = make_classification(100, 4, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="reduced QP"):
+        CuttingPlaneClassifier(C=50.0).fit(X, y)

@@ -92,3 +92,30 @@ def test_dask_bad_input_fails_before_training(client):
         CuttingPlaneClassifier().fit(da.from_array(X, chunks=(50, 5)), np.zeros(200))
     with pytest.raises(ValueError, match="single rank"):
         CuttingPlaneOrdinalRegressor().fit(da.from_array(X, chunks=(50, 5)), np.ones(200))
+
+
+@pytest.mark.parametrize("fmt", ["dense", "sparse"])
+def test_ocas_on_dask_equals_in_memory(client, fmt):
+    """method="ocas": margins gathered blockwise, line search on the client,
+    the cut reduced in a tree; same iterations and model as in memory."""
+    rng = np.random.default_rng(5)
+    if fmt == "dense":
+        X, y = make_classification(1300, 10, random_state=6, flip_y=0.05)
+        Xd = da.from_array(X, chunks=(300, 10))
+    else:
+        X = sp.random(1100, 50, density=0.12, random_state=7, format="csr")
+        y = np.where(X @ rng.normal(size=50) + 0.1 * rng.normal(size=1100) > 0, 1, -1)
+        Xd = sparse_dask(X, 240)
+    kw = dict(C=150.0, epsilon=1e-4, method="ocas", max_iter=-1)
+    ref = CuttingPlaneClassifier(**kw).fit(X, y)
+    got = CuttingPlaneClassifier(**kw).fit(Xd, y)
+    assert got.converged_ and got.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(got.coef_, ref.coef_, atol=1e-10, rtol=0)
+    np.testing.assert_allclose(got.intercept_, ref.intercept_, atol=1e-10, rtol=0)
+    recs_ref = list(CuttingPlaneClassifier(**{**kw, "max_iter": 5}).iter_fit(X, y))
+    recs = list(CuttingPlaneClassifier(**{**kw, "max_iter": 5}).iter_fit(Xd, y))
+    assert len(recs) == len(recs_ref) == 5
+    for a, b in zip(recs, recs_ref):
+        assert a.constraint is None and a.constraint_size == b.constraint_size
+        assert a.step == pytest.approx(b.step, rel=1e-10, abs=1e-14)
+        assert a.primal == pytest.approx(b.primal, rel=1e-12)

@@ -6,6 +6,7 @@ Examples::
     python -m svmlab.bench --suite smoke --out /tmp/bench      # < 3 min, CI
     python -m svmlab.bench --suite platt --size full
     python -m svmlab.bench --suite peers,irwls --out results/
+    python -m svmlab.bench --suite linear --size full   # equal-objective comparison
 
 Every suite trains the peers (LIBSVM = sklearn SVC, LIBLINEAR = sklearn
 LinearSVC) in the same run; the tables print time ratios against them and
@@ -35,6 +36,7 @@ SUITE_MODULES = {
     "irwls": "svmlab.bench.irwls",
     "joachims": "svmlab.bench.joachims",
     "peers": "svmlab.bench.peers",
+    "linear": "svmlab.bench.linear",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")

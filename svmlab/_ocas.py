@@ -1,0 +1,483 @@
+"""OCAS, the Optimized Cutting Plane Algorithm (Franc & Sonnenburg, ICML 2008;
+JMLR 10, 2009), for the same linear SVM as Joachims' Algorithm 1.
+
+Problem (Joachims' OP1 with the paper's C; the bias is a constant feature B)::
+
+    F(w) = 1/2 |w|^2 + C R(w),    R(w) = (1/n) sum_i max(0, 1 - y_i w.x_i)
+
+Both methods build the same cutting-plane model of R from subgradients
+(the constraints ``g_k.w >= d_k - xi`` of OP2) and solve the same reduced
+problem (OP3, :mod:`svmlab._cp_qp`), whose value is a lower bound on
+min F.  They differ in *where* they cut:
+
+* Algorithm 1 cuts at the reduced problem's solution ``w_t``, which can jump
+  far from the optimum (the "zig-zag");
+* OCAS keeps a best-so-far point ``w_b`` and, per iteration t
+  (JMLR 2009, Algorithm 1 "OCAS"):
+
+  1. ``w_t`` = solution of the reduced problem over the cuts so far;
+  2. line search: ``w_b <- w_b + k (w_t - w_b)`` with
+     ``k = argmin_{k >= 0} F(w_b + k (w_t - w_b))``, solved *exactly*
+     (:func:`exact_line_search`; F along the line is a convex piecewise
+     quadratic whose kinks are the hinge breakpoints, found by sorting);
+  3. stop when ``F(w_b) - F_t(w_t) <= C epsilon`` (upper bound minus the
+     reduced problem's lower bound), so ``F(w_b) <= min F + C epsilon``,
+     the same guarantee as Joachims' Theorem 3;
+  4. cutting point ``w_c = (1 - mu) w_b + mu w_t`` (the paper's mu = 0.1);
+     add the cut of R at ``w_c``: ``c_i = [y_i w_c.x_i < 1]``,
+     ``g = (1/n) sum_i c_i y_i x_i``, ``d = (1/n) sum_i c_i``.
+
+An iteration makes two O(sn) passes: the margins of ``w_t`` (from which the
+margins of ``w_b`` and ``w_c`` follow by linear combination, since all
+three lie on one line) and the sum over the violated rows at ``w_c``.
+
+Decisions where the papers are silent (documented here for students):
+``w_b`` starts at 0 (the first cut is taken at 0, like Algorithm 1's);
+the margins of ``w_b`` are updated as ``m_b + k (m_t - m_b)`` rather than
+recomputed (rounding drift ~1e-16 per iteration); ties in the line search
+(a flat minimum) take the smallest minimiser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "OcasRecord",
+    "exact_line_search",
+    "line_objective",
+    "margins_dense",
+    "margins_csr",
+    "margins_dense_parallel",
+    "margins_csr_parallel",
+    "exact_line_search_sorted",
+    "ocas_step",
+    "cut_dense",
+    "cut_csr",
+    "MU",
+    "PARALLEL_MIN_WORK",
+    "use_parallel",
+]
+
+#: the paper's cutting-point parameter (w_c = (1 - mu) w_b + mu w_t)
+MU = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class OcasRecord:
+    """One OCAS iteration (``CuttingPlaneClassifier(method="ocas")``).
+
+    Fields
+    ------
+    iteration : 1-based iteration number (= cuts added so far).
+    w, b : the best-so-far point ``w_b`` after this iteration's line search
+        (``b`` its bias, 0 without intercept); ``w_norm`` = norm of ``[w, b]``.
+    primal : ``F(w_b)`` (an upper bound on the optimum).
+    dual : the reduced problem's value at ``w_t`` (a lower bound);
+        ``gap = primal - dual``.  Training stops when ``gap <= C epsilon``.
+    step : the exact line-search step k (``w_b = w_b_old + k (w_t - w_b_old)``).
+    reduced_w, reduced_b : the reduced problem's solution ``w_t``;
+        ``reduced_primal = F(w_t)``.
+    cut_w, cut_b : the cutting point ``w_c = (1 - mu) w_b + mu w_t``; ``mu``.
+    xi : the reduced problem's slack at ``w_t``.
+    xi_new : ``R(w_c)``, the average hinge loss at the cutting point (the
+        new cut's value there).
+    constraint : boolean mask of the new cut c (``None`` on the Dask path);
+        ``constraint_size = sum c``, ``constraint_norm = |g|``,
+        ``constraint_offset = d``.
+    working_set_size : cuts after adding this one; ``alpha`` the reduced
+        problem's multipliers after re-solving.
+    """
+
+    iteration: int
+    w: np.ndarray = field(repr=False)
+    b: float
+    w_norm: float
+    primal: float
+    dual: float
+    gap: float
+    step: float
+    reduced_w: np.ndarray = field(repr=False)
+    reduced_b: float
+    reduced_primal: float
+    cut_w: np.ndarray = field(repr=False)
+    cut_b: float
+    mu: float
+    xi: float
+    xi_new: float
+    constraint: np.ndarray | None = field(repr=False)
+    constraint_size: int
+    constraint_norm: float
+    constraint_offset: float
+    working_set_size: int
+    alpha: np.ndarray = field(repr=False)
+
+
+# --------------------------------------------------------------------------
+# the O(sn) passes
+# --------------------------------------------------------------------------
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def margins_dense(X, y, w, B, out):
+    """``out_i = y_i (w[:d].x_i + w[d] B)`` over dense rows (reassociation
+    lets LLVM vectorise the row's dot product)."""
+    n, d = X.shape
+    wb = w[d] * B
+    for i in range(n):
+        s = 0.0
+        for j in range(d):
+            s += X[i, j] * w[j]
+        out[i] = y[i] * (s + wb)
+
+
+@njit(cache=True)
+def margins_csr(data, indices, indptr, y, w, B, out):
+    """As :func:`margins_dense` for CSR rows (O(nnz))."""
+    n = indptr.shape[0] - 1
+    d = w.shape[0] - 1
+    wb = w[d] * B
+    for i in range(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+        out[i] = y[i] * (s + wb)
+
+
+#: the margins pass runs on all cores only above this many stored values
+#: (nonzeros, or n * d for dense X).  Measured on the project's shared
+#: 2-core machine (other jobs running), the parallel pass was slower on every
+#: benchmark case: OCAS on ijcnn1 0.38 s against 0.13 s serial, Fashion-MNIST
+#: (7.8M values) 0.30 s against 0.15 s, a9a's pass 5 ms against 0.3 ms; with
+#: two idle cores it halved a9a's pass (0.17 ms against 0.31 ms).  So it is
+#: kept for data far larger than these, where a pass lasts long enough to
+#: amortise waking the threads.
+PARALLEL_MIN_WORK = 64_000_000
+
+
+def use_parallel(work):
+    """Whether the margins pass should use :func:`margins_csr_parallel` /
+    :func:`margins_dense_parallel` for ``work`` stored values."""
+    import numba
+
+    return work >= PARALLEL_MIN_WORK and numba.get_num_threads() > 1
+
+
+# The same two passes with the rows split over the cores (numba prange).
+# Each row's sum is computed by one thread with the same code, so the result
+# is bit for bit the serial one whatever the number of threads (tested).
+@njit(cache=True, parallel=True, fastmath={"reassoc", "contract"})
+def margins_dense_parallel(X, y, w, B, out):
+    """:func:`margins_dense` with rows in parallel."""
+    n, d = X.shape
+    wb = w[d] * B
+    for i in prange(n):
+        s = 0.0
+        for j in range(d):
+            s += X[i, j] * w[j]
+        out[i] = y[i] * (s + wb)
+
+
+@njit(cache=True, parallel=True)
+def margins_csr_parallel(data, indices, indptr, y, w, B, out):
+    """:func:`margins_csr` with rows in parallel."""
+    n = indptr.shape[0] - 1
+    d = w.shape[0] - 1
+    wb = w[d] * B
+    for i in prange(n):
+        s = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * w[indices[p]]
+        out[i] = y[i] * (s + wb)
+
+
+@njit(cache=True)
+def cut_dense(X, y, marg, B, g, mask):
+    """The cut of R at a point with margins ``marg``: ``c_i = [marg_i < 1]``;
+    adds ``sum_i c_i y_i [x_i, B]`` into ``g`` (length d+1), writes c into
+    ``mask`` when ``mask.shape[0] == n``; returns ``(sum c_i, sum_i c_i
+    (1 - marg_i))``."""
+    n, d = X.shape
+    keep = mask.shape[0] == n
+    cnt = 0
+    loss = 0.0
+    for i in range(n):
+        m = marg[i]
+        if m < 1.0:
+            cnt += 1
+            loss += 1.0 - m
+            yi = y[i]
+            for j in range(d):
+                g[j] += yi * X[i, j]
+            g[d] += yi * B
+            if keep:
+                mask[i] = 1
+        elif keep:
+            mask[i] = 0
+    return cnt, loss
+
+
+@njit(cache=True)
+def cut_csr(data, indices, indptr, y, marg, B, g, mask):
+    """As :func:`cut_dense` for CSR rows."""
+    n = indptr.shape[0] - 1
+    d = g.shape[0] - 1
+    keep = mask.shape[0] == n
+    cnt = 0
+    loss = 0.0
+    for i in range(n):
+        m = marg[i]
+        if m < 1.0:
+            cnt += 1
+            loss += 1.0 - m
+            yi = y[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                g[indices[p]] += yi * data[p]
+            g[d] += yi * B
+            if keep:
+                mask[i] = 1
+        elif keep:
+            mask[i] = 0
+    return cnt, loss
+
+
+# --------------------------------------------------------------------------
+# the exact line search
+# --------------------------------------------------------------------------
+def line_objective(k, ww, wd, dd, mb, dm, Cn):
+    """``F(w_b + k delta)`` from the quantities the line search uses:
+    ``1/2 (ww + 2 k wd + k^2 dd) + Cn sum_i max(0, 1 - mb_i - k dm_i)`` with
+    ``ww = |w_b|^2``, ``wd = w_b.delta``, ``dd = |delta|^2``, ``mb`` the
+    margins of w_b, ``dm`` those of delta, ``Cn = C / n``."""
+    k = np.asarray(k, dtype=np.float64)[..., None]
+    hinge = np.maximum(0.0, 1.0 - mb - k * dm).sum(axis=-1)
+    k = k[..., 0]
+    return 0.5 * (ww + 2.0 * k * wd + k * k * dd) + Cn * hinge
+
+
+@njit(cache=True)
+def exact_line_search_sorted(wd, dd, mb, dm, Cn):
+    """``argmin_{k >= 0} phi(k)``, ``phi(k) = 1/2 |w_b + k delta|^2 + Cn sum_i
+    max(0, a_i - k b_i)`` with ``a_i = 1 - mb_i``, ``b_i = dm_i``.
+
+    phi is convex and piecewise quadratic; its derivative
+    ``phi'(k) = dd k + wd - Cn sum_{i active at k} b_i`` is nondecreasing and
+    jumps up by ``Cn |b_i|`` at each breakpoint ``k_i = a_i / b_i``.  Walk
+    the positive breakpoints in sorted order (O(n log n)) until phi' changes
+    sign: inside a piece the root of the linear derivative is the minimiser;
+    at a kink where it jumps over 0 the kink is.  Returns ``k``.
+    """
+    n = mb.shape[0]
+    # slope of phi at 0+ : rows active just right of 0 are a_i > 0, or
+    # a_i == 0 with b_i < 0 (hinge starts growing)
+    s = wd
+    nb = 0
+    for i in range(n):
+        a = 1.0 - mb[i]
+        b = dm[i]
+        if a > 0.0 or (a == 0.0 and b < 0.0):
+            s -= Cn * b
+        if b != 0.0 and a / b > 0.0:
+            nb += 1
+    if s >= 0.0:
+        return 0.0  # phi nondecreasing from 0: w_b stays
+    kk = np.empty(nb)
+    jump = np.empty(nb)
+    q = 0
+    for i in range(n):
+        a = 1.0 - mb[i]
+        b = dm[i]
+        if b != 0.0 and a / b > 0.0:
+            kk[q] = a / b
+            jump[q] = Cn * abs(b)
+            q += 1
+    order = np.argsort(kk)
+    for t in range(nb):
+        kt = kk[order[t]]
+        # phi'(k) = dd k + s on [previous kink, kt)
+        if dd > 0.0:
+            root = -s / dd
+            if root < kt:
+                return root
+        s += jump[order[t]]
+        if dd * kt + s >= 0.0:
+            return kt  # the derivative jumps over 0 at this kink
+    if dd > 0.0:
+        return -s / dd
+    return 0.0  # (dd == 0 with a negative slope cannot happen: delta = 0 gives s = 0)
+
+
+@njit(cache=True)
+def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump):
+    """Core of :func:`exact_line_search`: the direction's margins are
+    ``dm_i = v_i`` or, when ``v_is_target``, ``dm_i = v_i - mb_i`` (the
+    margins of the target point).  ``kk`` and ``jump`` are work arrays of
+    length n."""
+    n = mb.shape[0]
+    # one sweep: the derivative's offset just right of 0 (s0) and of 1 (s1),
+    # which decides on which side of k = 1 the minimiser lies (k = 1 is the
+    # first pivot: w_t itself), and the breakpoints of both sides, those in
+    # (0, 1) stored from the front of the work arrays, those in (1, inf)
+    # from the back.  The tests are written without branches where they can
+    # be (mispredicted branches cost more than the arithmetic here), and the
+    # division is made only for the breakpoints stored.
+    s0 = wd
+    s1 = wd
+    lo_end = 0
+    hi_start = n
+    for i in range(n):
+        a = 1.0 - mb[i]
+        b = v[i] - mb[i] if v_is_target else v[i]
+        neg = b < 0.0
+        s0 -= Cn * b * ((a > 0.0) | ((a == 0.0) & neg))
+        c = a - b
+        s1 -= Cn * b * ((c > 0.0) | ((c == 0.0) & neg))
+        if b > 0.0:
+            low = 0.0 < a < b
+            high = a > b
+        elif neg:
+            low = b < a < 0.0
+            high = a < b
+        else:
+            continue
+        if low:
+            kk[lo_end] = a / b
+            jump[lo_end] = Cn * abs(b)
+            lo_end += 1
+        elif high:
+            hi_start -= 1
+            kk[hi_start] = a / b
+            jump[hi_start] = Cn * abs(b)
+    if s0 >= 0.0:
+        return 0.0  # phi nondecreasing from 0: w_b stays
+    if dd + s1 >= 0.0:  # phi'(1+) >= 0: the minimiser is in (0, 1]
+        s = s0
+        hi = 1.0
+        m = lo_end
+    else:               # beyond 1: start right of 1 with the jumps up to 1
+        s = s1
+        hi = np.inf
+        m = n - hi_start
+        kk = kk[hi_start:]
+        jump = jump[hi_start:]
+    while m > 0:
+        p = kk[m // 2]
+        sp = s
+        for t in range(m):
+            if kk[t] <= p:
+                sp += jump[t]
+        q = 0
+        if dd * p + sp >= 0.0:
+            # minimiser in (lo, p]: keep the candidates strictly below p
+            hi = p
+            for t in range(m):
+                if kk[t] < p:
+                    kk[q] = kk[t]
+                    jump[q] = jump[t]
+                    q += 1
+        else:
+            # minimiser beyond p: lo = p, the jumps up to p are taken
+            s = sp
+            for t in range(m):
+                if kk[t] > p:
+                    kk[q] = kk[t]
+                    jump[q] = jump[t]
+                    q += 1
+        m = q
+    if dd > 0.0:
+        root = -s / dd
+        if root < hi:
+            return root
+    return hi if hi < np.inf else 0.0
+
+
+@njit(cache=True)
+def exact_line_search(wd, dd, mb, dm, Cn):
+    """The same minimiser as :func:`exact_line_search_sorted`, by a partial
+    sort: quickselect on the breakpoints instead of a full sort, expected
+    O(n) rather than O(n log n) (the full sort dominated an OCAS iteration
+    on a9a).
+
+    Invariant: the minimiser lies in ``(lo, hi]``; ``s`` is the derivative's
+    offset just right of ``lo`` (``phi'(k) = dd k + s`` there) and the
+    candidate breakpoints are those in ``(lo, hi)``.  A pivot breakpoint p
+    splits them: if ``phi'(p+) = dd p + s + (jumps of candidates <= p) >= 0``
+    the minimiser is at most p (``hi = p``), else it is beyond p
+    (``lo = p``, ``s`` takes those jumps).  With no candidate left, phi is
+    one quadratic piece on ``(lo, hi)``: its root ``-s/dd`` if below hi,
+    else the kink hi.  The first pivot is k = 1 (the reduced solution
+    itself), decided in the same sweep that collects the breakpoints, so
+    only the breakpoints on the minimiser's side of 1 are ever stored.
+    """
+    n = mb.shape[0]
+    return _search(wd, dd, mb, dm, False, Cn, np.empty(n), np.empty(n))
+
+
+@njit(cache=True)
+def ocas_step(wd, dd, mb, mt, Cn, mu, mc, kk, jump):
+    """Steps 2 and 4 of OCAS on the margins, fused in one compiled call:
+    the exact line search from ``w_b`` (margins ``mb``) towards ``w_t``
+    (margins ``mt``), the update ``mb <- mb + k (mt - mb)`` in place, and the
+    cutting point's margins ``mc = (1 - mu) mb + mu mt``.  Returns
+    ``(k, sum_i max(0, 1 - mb_i))`` (the new ``w_b``'s hinge sum)."""
+    n = mb.shape[0]
+    k = _search(wd, dd, mb, mt, True, Cn, kk, jump)
+    hinge = 0.0
+    if k > 0.0:
+        for i in range(n):
+            mb[i] = mb[i] + k * (mt[i] - mb[i])
+    for i in range(n):
+        hinge += max(0.0, 1.0 - mb[i])
+        mc[i] = (1.0 - mu) * mb[i] + mu * mt[i]
+    return k, hinge
+
+
+# --------------------------------------------------------------------------
+# mostly-zero dense rows as CSR
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def _row_nnz(X, counts):
+    n, d = X.shape
+    total = 0
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            c += X[i, j] != 0.0
+        counts[i] = c
+        total += c
+    return total
+
+
+@njit(cache=True)
+def _fill_csr(X, indptr, indices, data):
+    n, d = X.shape
+    for i in range(n):
+        p = indptr[i]
+        for j in range(d):
+            v = X[i, j]
+            if v != 0.0:
+                indices[p] = j
+                data[p] = v
+                p += 1
+
+
+def dense_as_csr(X, max_density):
+    """A C-contiguous float64 dense ``X`` as a canonical CSR matrix (int32
+    indices, sorted, no explicit zeros) when at most ``max_density`` of its
+    entries are nonzero, else ``None``.  Two compiled passes (count, fill):
+    scipy's conversion plus a count cost as much as OCAS then saves on
+    MNIST."""
+    n, d = X.shape
+    counts = np.empty(n, dtype=np.int64)
+    total = int(_row_nnz(X, counts))
+    if total > max_density * X.size or total >= 2**31:
+        return None
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.empty(total, dtype=np.int32)
+    data = np.empty(total)
+    _fill_csr(X, indptr, indices, data)
+    import scipy.sparse as sp
+
+    return sp.csr_matrix((data, indices, indptr), shape=(n, d))
