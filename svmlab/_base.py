@@ -9,7 +9,7 @@ They all solve the same dual problem (Platt's TR eq. 11)::
 and share the fitted attributes and prediction:
 
 ``alpha_`` (n,)
-    All n multipliers, each in [0, C].
+    All n multipliers, each in [0, C_i] (``C_i = C`` without weights).
 ``intercept_`` (1,)
     ``f(x) = sum_i alpha_i y_i K(x_i, x) + intercept_[0]``; same shape and
     sign as :class:`sklearn.svm.SVC`.  ``y_i = +1`` for ``classes_[1]``.
@@ -29,6 +29,39 @@ and share the fitted attributes and prediction:
     with a ConvergenceWarning (see :mod:`svmlab._stepping`).
 ``gamma_``
     The numeric gamma used (after ``"scale"``/``"auto"``).
+``class_weight_`` (2,)
+    The weight of each class in ``classes_`` (all ones without
+    ``class_weight``), as :class:`sklearn.svm.SVC`.
+
+Weights (LIBSVM's weighted C-SVC, :class:`sklearn.svm.SVC`'s meaning)
+----------------------------------------------------------------------
+``fit(X, y, sample_weight=w)`` and the ``class_weight`` parameter (None, a
+dict ``{label: weight}``, or ``"balanced"``, ``n / (2 * count(label))`` over
+every training row, as scikit-learn's ``compute_class_weight``) give every
+example its own upper bound::
+
+    0 <= alpha_i <= C_i = C * class_weight[y_i] * sample_weight_i
+
+(the primal ``1/2 |w|^2 + sum_i C_i xi_i``).  The solvers read ``C_i``
+wherever the unweighted algorithms read C; without weights every ``C_i``
+is C and the iterates are exactly those of a scalar C.
+
+* Negative, NaN or infinite weights, or a ``sample_weight`` of the wrong
+  shape, raise a ValueError before any work starts.
+* Examples whose ``C_i`` is 0 are removed before training, as LIBSVM in
+  scikit-learn does (their multiplier could only be 0).  The solver (its
+  records, ``start`` and ``iter_fit``, their indices ``i1``, ``i2``, ...)
+  sees only the remaining rows, in their order: ``run.kept`` (None when
+  nothing was removed) maps its indices to the rows of X.  The fitted
+  attributes index the rows of X as passed: ``alpha_`` has all n entries
+  (0 for the removed rows) and ``support_`` holds row numbers of X.  (This
+  is a deliberate difference from SVC, whose ``support_`` then counts the
+  remaining rows only.)  ``gamma="scale"``/``"auto"`` is computed from the
+  remaining rows (SVC: from all rows), so a fit with zero weights is
+  exactly the fit on the remaining rows.  If fewer than two classes keep a
+  positive weight, ``fit`` raises a ValueError.
+* ``sample_weight=None`` and ``class_weight=None``, or weights that are
+  all 1, give exactly the unweighted fit (same iterates, same ``alpha_``).
 """
 
 from __future__ import annotations
@@ -38,14 +71,28 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._stepping import SteppedFitMixin
-from ._validation import KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_binary, to_csr32
+from ._stepping import SteppedFitMixin, with_callbacks
+from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_binary, check_weights,
+                          to_csr32)
 from .kernels import Kernel
 
-__all__ = ["BaseKernelSVC"]
+__all__ = ["BaseKernelSVC", "example_bounds"]
+
+
+def example_bounds(est, n):
+    """The upper bounds a solver state of ``est`` works with: the scalar
+    ``C`` when every example has it (no weights, or weights that change
+    nothing), else the (n,) array ``C_i = C * weight_i`` that
+    :meth:`BaseKernelSVC.start` computed.  numpy code broadcasts either, so
+    the unweighted path is the scalar one, unchanged."""
+    C = float(est.C)
+    Cv = getattr(est, "_fit_Cv", None)
+    if Cv is None or len(Cv) != n or np.all(Cv == C):
+        return C
+    return np.ascontiguousarray(Cv, dtype=np.float64)
 
 
 class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
@@ -56,6 +103,7 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         **KERNEL_CONSTRAINTS,
         "cache_size": [Interval(Real, 0.0, None, closed="neither")],
         "progress": ["boolean"],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __sklearn_tags__(self):
@@ -65,19 +113,54 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fit
-    def start(self, X, y):
-        """Validate everything and return the solver state (lazy form)."""
+    @with_callbacks
+    def fit(self, X, y, sample_weight=None, callback=None):
+        """Train.  ``sample_weight`` (n,) non-negative: example i gets the
+        upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
+        (LIBSVM's meaning; zero removes the example, see the module
+        docstring).  ``callback(record)`` is called after every step;
+        returning ``False`` from it stops training with the model reached
+        so far.  scikit-learn callbacks set with ``set_callbacks`` are called
+        per block of steps (see :mod:`svmlab._stepping`)."""
+        return self._fit_run(self.start(X, y, sample_weight=sample_weight), X, y, callback)
+
+    def iter_fit(self, X, y, sample_weight=None):
+        """Generator of step records; the estimator is fitted when the
+        generator is exhausted or closed.  ``sample_weight`` as in :meth:`fit`."""
+        yield from self._iter_run(self.start(X, y, sample_weight=sample_weight))
+
+    def start(self, X, y, sample_weight=None):
+        """Validate everything and return the solver state (lazy form).
+        ``sample_weight`` as in :meth:`fit`."""
         self._validate_params()
         X_in = X
         X, y_pm, classes = check_binary(X, y)
         validate_data(self, X_in, reset=True, skip_check_array=True)
+        Cv, keep = self._example_bounds(y_pm, classes, sample_weight)
+        X_all, y_all = X, y_pm
+        if keep is not None:
+            X, y_pm, Cv = X[keep], y_pm[keep], Cv[keep]
         self._check_extra(X, y_pm)
         self.classes_ = classes
         kernel = Kernel(X, self.kernel, self.gamma, self.degree, self.coef0)
-        self._fit_X = X
-        self._fit_y = y_pm
+        self._fit_X = X_all
+        self._fit_y = y_all
+        self._fit_keep = keep
+        self._fit_Cv = Cv
         self._kernel_obj = kernel
-        return self._make_run(X, y_pm, kernel)
+        run = self._make_run(X, y_pm, kernel)
+        run.kept = keep
+        return run
+
+    def _example_bounds(self, y_pm, classes, sample_weight):
+        """Per-example upper bounds ``C_i = C * class_weight[y_i] *
+        sample_weight_i`` and the rows to keep (``None``: all of them; else
+        the indices of the rows with ``C_i > 0``).  Stores ``class_weight_``.
+        Every check runs before any solver work
+        (:func:`svmlab._validation.check_weights`)."""
+        w, self.class_weight_, keep = check_weights(y_pm, classes, sample_weight,
+                                                    self.class_weight)
+        return np.ascontiguousarray(float(self.C) * w), keep
 
     def _check_extra(self, X, y):
         """Solver-specific checks that need the data (e.g. working-set size)."""
@@ -93,6 +176,11 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         :meth:`start`, so it is only valid during ``fit``."""
         res = run.result()
         alpha = np.asarray(res["alpha"], dtype=np.float64)
+        if self._fit_keep is not None:
+            # zero-weight rows were removed before training: their alpha is 0
+            alpha_kept = alpha
+            alpha = np.zeros(self._fit_y.shape[0])
+            alpha[self._fit_keep] = alpha_kept
         y = self._fit_y
         X = self._fit_X
         support = np.flatnonzero(alpha > 0).astype(np.int32)
@@ -128,7 +216,7 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         for name, value in self._fitted_attributes(run).items():
             setattr(self, name, value)
         # training data are not kept beyond what prediction needs
-        del self._fit_X, self._fit_y, self._kernel_obj
+        del self._fit_X, self._fit_y, self._kernel_obj, self._fit_keep, self._fit_Cv
 
     # -------------------------------------------------------------- predict
     def _validate_X_predict(self, X):

@@ -66,7 +66,7 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from ._pairstep import pair_step
+from ._pairstep import pair_step_box
 from .cache import get_row
 from .kernels import kernel_value
 
@@ -250,7 +250,8 @@ _METHODS = ("cholesky", "cholesky+ridge", "bounds")
 
 @njit(cache=True)
 def _bounds_b(r, Kb, y, beta, C):
-    """:func:`intercept_from_v` for ``v = r - K beta`` (S1 empty)."""
+    """:func:`intercept_from_v` for ``v = r - K beta`` (S1 empty); ``C`` the
+    per-sample upper bounds (m,)."""
     m = y.shape[0]
     s = 0.0
     nf = 0
@@ -258,12 +259,13 @@ def _bounds_b(r, Kb, y, beta, C):
     hi = np.inf
     for k in range(m):
         v = r[k] - Kb[k]
-        a = min(max(y[k] * beta[k], 0.0), C)
-        if a > 0.0 and a < C:
+        ck = C[k]
+        a = min(max(y[k] * beta[k], 0.0), ck)
+        if a > 0.0 and a < ck:
             s += v
             nf += 1
-        up = (y[k] > 0 and a < C) or (y[k] <= 0 and a > 0)
-        low = (y[k] > 0 and a > 0) or (y[k] <= 0 and a < C)
+        up = (y[k] > 0 and a < ck) or (y[k] <= 0 and a > 0)
+        low = (y[k] > 0 and a > 0) or (y[k] <= 0 and a < ck)
         if up and v > lo:
             lo = v
         if low and v < hi:
@@ -289,8 +291,12 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     violators of (9)/(10) by rules c/d).  State in/out through the arrays and
     ``st``.  Returns ``(n_done, need_python)``: ``need_python`` means the
     next iteration needs the LU / least-squares fallback of :func:`solve_ls`
-    (nothing was changed for it)."""
+    (nothing was changed for it).  ``C`` holds the per-sample upper bounds
+    (m,)."""
     m = y.shape[0]
+    Cmax = 0.0
+    for i in range(m):
+        Cmax = max(Cmax, C[i])
     dmax = 1.0
     for i in range(m):
         dmax = max(dmax, abs(K[i, i]))
@@ -390,13 +396,16 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
             d = np.empty(n)
             for q in range(n):
                 i = order[q]
-                d[q] = u[q] - b * w[q]
+                # one sample in S1: the equality constraint fixes its step to
+                # c exactly (u - b w = c up to rounding, whose sign would
+                # decide between a blocked step and a tiny one)
+                d[q] = u[q] - b * w[q] if n > 1 else c
                 yd = y[i] * d[q]
                 yo = y[i] * beta[i]
                 if yd < 0:
                     tq[q] = yo / -yd
                 elif yd > 0:
-                    tq[q] = (C - yo) / yd
+                    tq[q] = (C[i] - yo) / yd
                 else:
                     tq[q] = np.inf
                 if tq[q] < t:
@@ -415,7 +424,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         na += 1
                         sets[i] = 2
                     elif yd > 0:
-                        new = C * y[i]
+                        new = C[i] * y[i]
                         nb += 1
                         sets[i] = 3
                 beta[i] = new
@@ -450,7 +459,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                 else:
                     nd = 1
                 sets[kbest] = 1
-            if abs(beta.sum() - s0) <= 1e-9 * (1.0 + C * m):
+            if abs(beta.sum() - s0) <= 1e-9 * (1.0 + Cmax * m):
                 W = 0.0
                 for i in range(m):
                     W += beta[i] * (r[i] - 0.5 * Kb[i])
@@ -472,7 +481,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
             st[_ST_B] = st[_ST_FB]
             for i in range(m):
                 a = y[i] * beta[i]
-                sets[i] = 2 if a <= 0.0 else (3 if a >= C else 1)
+                sets[i] = 2 if a <= 0.0 else (3 if a >= C[i] else 1)
             st[_ST_DONE] = 1.0
     return done_steps, False
 
@@ -480,6 +489,17 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
 # --------------------------------------------------------------------------
 # intercept from the gradient (LIBSVM's rule), shared by all engines
 # --------------------------------------------------------------------------
+def as_bounds(C, m):
+    """The per-sample upper bounds as a contiguous float64 array of length
+    m: a scalar C is repeated, an array is checked and copied."""
+    Cv = np.asarray(C, dtype=np.float64)
+    if Cv.ndim == 0:
+        return np.full(m, float(Cv))
+    if Cv.shape != (m,):
+        raise ValueError(f"C has shape {Cv.shape}; expected a scalar or ({m},)")
+    return np.ascontiguousarray(Cv, dtype=np.float64).copy()
+
+
 def up_low(y, alpha, C):
     """Masks of I_up (y alpha may increase) and I_low (may decrease)."""
     pos = y > 0
@@ -575,7 +595,8 @@ class ActiveSetSubproblem:
     y : (m,) labels in {-1, +1}
     beta : (m,) feasible start (``0 <= y beta <= C``, ``sum beta = s0``)
     r : (m,) linear term (``y - G_in``)
-    C, tol : box bound and the tolerance of the stopping conditions
+    C, tol : box bound (a scalar, or per-sample bounds ``C_i``) and the
+        tolerance of the stopping conditions
     rule : {"irwls", "qp"}
         ``"irwls"``: Table 1 of Perez-Cruz et al.: after solving (3), rule a
         moves every S1 sample with ``y beta < 0`` to S2 and rule b every S1
@@ -600,14 +621,18 @@ class ActiveSetSubproblem:
         self.y = np.asarray(y, dtype=np.float64)
         self.beta = np.array(beta, dtype=np.float64)
         self.r = np.asarray(r, dtype=np.float64)
-        self.C = float(C)
+        # ``C`` as given (a scalar, or per-sample upper bounds for weighted
+        # problems); ``Cv`` the per-sample bounds the iterations read
+        self.C = float(C) if np.ndim(C) == 0 else as_bounds(C, len(y))
+        self.Cv = as_bounds(C, len(y))
+        self._Cmax = float(self.Cv.max()) if len(self.Cv) else 0.0
         self.tol = float(tol)
         self.rule = rule
         self.m = len(self.y)
         self.s0 = float(self.beta.sum()) if s0 is None else float(s0)
         self.Kb = self.K @ self.beta
         yb = self.y * self.beta
-        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.C, S3, S1)).astype(np.int8)
+        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.Cv, S3, S1)).astype(np.int8)
         self.b = self._b_bounds(self.r - self.Kb)
         self.done = False
         self.n_iter = 0
@@ -635,7 +660,7 @@ class ActiveSetSubproblem:
     def _b_bounds(self, v):
         """b when S1 is empty: the middle of the interval allowed by S2/S3."""
         alpha = self.y * self.beta
-        return intercept_from_v(v, self.y, np.clip(alpha, 0, self.C), self.C)
+        return intercept_from_v(v, self.y, np.clip(alpha, 0, self.Cv), self.Cv)
 
     def errors(self):
         """``e_i = r_i - (K beta)_i - b`` of every working-set sample."""
@@ -649,7 +674,7 @@ class ActiveSetSubproblem:
         a[self.sets == S1] = np.inf
         s3 = self.sets == S3
         with np.errstate(divide="ignore"):
-            a[s3] = np.where(ye[s3] > 0, self.C / np.where(ye[s3] > 0, ye[s3], 1.0), np.inf)
+            a[s3] = np.where(ye[s3] > 0, self.Cv[s3] / np.where(ye[s3] > 0, ye[s3], 1.0), np.inf)
         return a
 
     # -- one iteration ---------------------------------------------------------
@@ -668,7 +693,7 @@ class ActiveSetSubproblem:
         st[_ST_DEGEN] = float(self._degenerate)
         st[_ST_NITER] = self.n_iter
         st[_ST_DONE] = float(self.done)
-        n_done, need = line_iterations(self.K, self.y, self.r, self.C, self.tol, self.s0,
+        n_done, need = line_iterations(self.K, self.y, self.r, self.Cv, self.tol, self.s0,
                                        self.rule == "qp", int(k), int(self.max_iter), self.beta,
                                        self.Kb, self.sets, self.feasible_beta, self.feasible_Kb,
                                        self._Lnb, self._ord_nb, st)
@@ -706,7 +731,7 @@ class ActiveSetSubproblem:
             if not need:
                 return
         self.n_iter += 1
-        y, C = self.y, self.C
+        y, C = self.y, self.Cv
         F = np.flatnonzero(self.sets == S1)
         na = nb = nc = nd = 0
         full = True
@@ -732,13 +757,14 @@ class ActiveSetSubproblem:
                 return
             old = self.beta[F].copy()
             yF = y[F]
+            CF = C[F]
             if self.mode == "table1":
                 new = old + d
                 ynew = yF * new
                 low = ynew < 0.0
-                high = ynew > C
+                high = ynew > CF
                 new[low] = 0.0
-                new[high] = C * yF[high]
+                new[high] = CF[high] * yF[high]
                 na, nb = int(low.sum()), int(high.sum())
                 full = na == 0 and nb == 0
                 self.beta[F] = new
@@ -748,7 +774,7 @@ class ActiveSetSubproblem:
                 yd = yF * d
                 yo = yF * old
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    t_i = np.where(yd < 0, yo / -yd, np.where(yd > 0, (C - yo) / yd, np.inf))
+                    t_i = np.where(yd < 0, yo / -yd, np.where(yd > 0, (CF - yo) / yd, np.inf))
                 t = min(1.0, float(t_i.min()) if len(t_i) else 1.0)
                 t = max(t, 0.0)
                 # a zero step (released samples pushed straight back out):
@@ -761,7 +787,7 @@ class ActiveSetSubproblem:
                     low = block & (yd < 0)
                     high = block & (yd > 0)
                     new[low] = 0.0
-                    new[high] = C * yF[high]
+                    new[high] = CF[high] * yF[high]
                     na, nb = int(low.sum()), int(high.sum())
                     self.sets[F[low]] = S2
                     self.sets[F[high]] = S3
@@ -781,7 +807,7 @@ class ActiveSetSubproblem:
             else:
                 nc, nd = int(c_mask.sum()), int(d_mask.sum())
                 self.sets[c_mask | d_mask] = S1
-            feasible = abs(self.beta.sum() - self.s0) <= 1e-9 * (1.0 + self.C * self.m)
+            feasible = abs(self.beta.sum() - self.s0) <= 1e-9 * (1.0 + self._Cmax * self.m)
             if feasible:
                 W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
                 if self.mode == "table1" and W < self._best_W:
@@ -881,7 +907,8 @@ class ActiveSetSubproblem:
             den = w.sum()
             if den > 0 and np.isfinite(den) and np.all(np.isfinite(u)):
                 b = (u.sum() - c) / den
-                return order, u - b * w, float(b), (
+                d = u - b * w if n > 1 else np.full(1, c)  # (as in line_iterations)
+                return order, d, float(b), (
                     "cholesky" if self._rr == ridge else "cholesky+ridge")
             if fresh:
                 break
@@ -897,7 +924,7 @@ class ActiveSetSubproblem:
         self.Kb = self.feasible_Kb.copy()
         self.b = self.feasible_b
         yb = self.y * self.beta
-        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.C, S3, S1)).astype(np.int8)
+        self.sets = np.where(yb <= 0.0, S2, np.where(yb >= self.Cv, S3, S1)).astype(np.int8)
 
     def _to_line_search(self):
         self._restore_feasible()
@@ -910,7 +937,7 @@ class ActiveSetSubproblem:
 
     @property
     def alpha(self):
-        return np.clip(self.y * self.beta, 0.0, self.C)
+        return np.clip(self.y * self.beta, 0.0, self.Cv)
 
 
 # --------------------------------------------------------------------------
@@ -922,7 +949,8 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
 
     ``E_i = (K beta)_i - r_i`` is Platt's error with the fixed part of the
     output folded into ``r`` and b = 0 (b cancels in the pair step).
-    Returns ``(n_steps, b)``."""
+    ``C`` holds the per-sample upper bounds (m,); a pair moves in its box
+    ``[0, C_j] x [0, C_i]``.  Returns ``(n_steps, b)``."""
     m = y.shape[0]
     E = np.empty(m)
     for i in range(m):
@@ -939,8 +967,8 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
         j = -1
         for k in range(m):
             v = -E[k]
-            up = (y[k] > 0 and alpha[k] < C) or (y[k] < 0 and alpha[k] > 0)
-            low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C)
+            up = (y[k] > 0 and alpha[k] < C[k]) or (y[k] < 0 and alpha[k] > 0)
+            low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C[k])
             if up and v > vi:
                 vi = v
                 i = k
@@ -949,9 +977,9 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
                 j = k
         if i < 0 or j < 0 or vi - vj <= tol:
             break
-        moved, aj, ai, _, _, _, _ = pair_step(
+        moved, aj, ai, _, _, _, _ = pair_step_box(
             y[j], y[i], alpha[j], alpha[i], E[j], E[i], 0.0,
-            K[j, j], K[j, i], K[i, i], C, 1e-12,
+            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
         )
         if not moved:
             break
@@ -969,11 +997,11 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
     hi = np.inf
     for k in range(m):
         v = -E[k]
-        if 0.0 < alpha[k] < C:
+        if 0.0 < alpha[k] < C[k]:
             s += v
             nf += 1
-        up = (y[k] > 0 and alpha[k] < C) or (y[k] < 0 and alpha[k] > 0)
-        low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C)
+        up = (y[k] > 0 and alpha[k] < C[k]) or (y[k] < 0 and alpha[k] > 0)
+        low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C[k])
         if up and v > lo:
             lo = v
         if low and v < hi:
@@ -990,12 +1018,13 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
 def solve_subproblem(engine, K, y, alpha, r, C, tol, max_iter=None):
     """Solve a sub-problem with the named engine.
 
-    Returns ``(alpha_new, b, n_inner)``; ``alpha`` is not modified."""
+    ``C`` is a scalar or the per-sample upper bounds (m,).  Returns
+    ``(alpha_new, b, n_inner)``; ``alpha`` is not modified."""
     if engine == "smo":
         a = np.array(alpha, dtype=np.float64)
         cap = max_iter if max_iter is not None else 100 * len(a) + 1000
         it, b = smo_engine(np.ascontiguousarray(K), np.asarray(y, np.float64), a,
-                           np.asarray(r, np.float64), float(C), float(tol), cap)
+                           np.asarray(r, np.float64), as_bounds(C, len(a)), float(tol), cap)
         return a, float(b), int(it)
     if engine not in ("qp", "irwls"):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")

@@ -12,7 +12,8 @@ which writes ``u = w.x - b``):
 * ``eta = K11 + K22 - 2 K12`` (the second derivative of the dual objective
   along the constraint line; Platt's TR writes ``eta = 2 K12 - K11 - K22``).
 
-Along the line ``y1 a1 + y2 a2 = k`` inside the box ``[0, C]^2`` the dual
+Along the line ``y1 a1 + y2 a2 = k`` inside the box ``[0, C]^2`` (or
+``[0, C1] x [0, C2]`` with per-example bounds, the ``*_box`` variants) the dual
 objective ``W`` (to be maximised) is a 1-D quadratic in ``a2`` with curvature
 ``-eta``.  For ``eta > 0`` its maximiser is ``a2 + y2 (E1 - E2) / eta`` (TR
 eq. 16), clipped to ``[L, H]`` (TR eqs. 13, 14, 17); ``a1`` follows from
@@ -26,23 +27,39 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pair_bounds", "pair_step", "pair_threshold", "segment_objective"]
+__all__ = ["pair_bounds", "pair_bounds_box", "pair_step", "pair_step_box", "pair_threshold",
+           "pair_threshold_box", "segment_objective"]
+
+
+@njit(cache=True)
+def pair_bounds_box(y1, y2, a1, a2, C1, C2):
+    """Ends ``(L, H)`` of the feasible segment for the new ``a2`` inside the
+    box ``[0, C1] x [0, C2]`` (per-example bounds ``C_i = C * weight_i``, as
+    LIBSVM's weighted C-SVC).
+
+    ``y1 != y2`` (TR eq. 13, ``a1 - a2`` fixed): ``L = max(0, a2 - a1)``,
+    ``H = min(C2, C1 + a2 - a1)``.
+    ``y1 == y2`` (TR eq. 14, ``a1 + a2`` fixed): ``L = max(0, a2 + a1 - C1)``,
+    ``H = min(C2, a2 + a1)``.
+    """
+    if y1 != y2:
+        L = max(0.0, a2 - a1)
+        H = min(C2, C1 + a2 - a1)
+    else:
+        L = max(0.0, a2 + a1 - C1)
+        H = min(C2, a2 + a1)
+    return L, H
 
 
 @njit(cache=True)
 def pair_bounds(y1, y2, a1, a2, C):
-    """Ends ``(L, H)`` of the feasible segment for the new ``a2``.
+    """Ends ``(L, H)`` of the feasible segment for the new ``a2`` (one ``C``
+    for both: :func:`pair_bounds_box` with ``C1 = C2 = C``).
 
     ``y1 != y2`` (TR eq. 13): ``L = max(0, a2 - a1)``, ``H = min(C, C + a2 - a1)``.
     ``y1 == y2`` (TR eq. 14): ``L = max(0, a2 + a1 - C)``, ``H = min(C, a2 + a1)``.
     """
-    if y1 != y2:
-        L = max(0.0, a2 - a1)
-        H = min(C, C + a2 - a1)
-    else:
-        L = max(0.0, a2 + a1 - C)
-        H = min(C, a2 + a1)
-    return L, H
+    return pair_bounds_box(y1, y2, a1, a2, C, C)
 
 
 @njit(cache=True)
@@ -61,18 +78,18 @@ def segment_objective(a2_new, y1, y2, a1, a2, E1, E2, b, K11, K12, K22):
 
 
 @njit(cache=True)
-def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
-    """One analytic joint step on (a1, a2).
+def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
+    """One analytic joint step on (a1, a2) in the box ``[0, C1] x [0, C2]``.
 
     Returns ``(moved, a1_new, a2_new, a2_unclipped, L, H, eta)``.  ``moved``
     is False when the segment is a point (L == H), when ``eta <= 0`` and both
     ends are equally good within ``eps``, or when the change of ``a2`` is
     below ``eps (a2 + a2_new + eps)`` (Platt's takeStep); the old values are
     then returned.  ``a2_unclipped`` is the unconstrained maximiser along the
-    line (NaN when ``eta <= 0``).  New multipliers within ``1e-12 C`` of a
-    bound are snapped onto it.
+    line (NaN when ``eta <= 0``).  A new multiplier within ``1e-12 C_i`` of a
+    bound is snapped onto it.
     """
-    L, H = pair_bounds(y1, y2, a1, a2, C)
+    L, H = pair_bounds_box(y1, y2, a1, a2, C1, C2)
     eta = K11 + K22 - 2.0 * K12
     if L >= H:
         return False, a1, a2, np.nan, L, H, eta
@@ -98,27 +115,36 @@ def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
         return False, a1, a2, a2_unc, L, H, eta
     s = y1 * y2
     a1_new = a1 + s * (a2 - a2_new)
-    # Both lie in [0, C] in exact arithmetic.  Snap rounding residue within
-    # 1e-12 C onto the bounds, as Platt's code does: otherwise a multiplier
+    # Both lie in their box in exact arithmetic.  Snap rounding residue within
+    # 1e-12 C_i onto the bounds, as Platt's code does: otherwise a multiplier
     # left at C - 1e-16 counts as free (and, for the working-set rules, as
     # movable with an empty segment).
-    bt = 1e-12 * C
-    if a1_new < bt:
+    bt1 = 1e-12 * C1
+    if a1_new < bt1:
         a1_new = 0.0
-    elif a1_new > C - bt:
-        a1_new = C
-    if a2_new < bt:
+    elif a1_new > C1 - bt1:
+        a1_new = C1
+    bt2 = 1e-12 * C2
+    if a2_new < bt2:
         a2_new = 0.0
-    elif a2_new > C - bt:
-        a2_new = C
+    elif a2_new > C2 - bt2:
+        a2_new = C2
     return True, a1_new, a2_new, a2_unc, L, H, eta
 
 
 @njit(cache=True)
-def pair_threshold(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C):
-    """New intercept after a joint step (TR eqs. 20, 21, in svmlab's sign).
+def pair_step(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, eps):
+    """:func:`pair_step_box` with one ``C`` for both multipliers (the box
+    ``[0, C]^2`` of the unweighted problem)."""
+    return pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C, C, eps)
 
-    ``b1`` makes ``E1 = 0`` and is valid when ``0 < a1_new < C``; ``b2``
+
+@njit(cache=True)
+def pair_threshold_box(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C1, C2):
+    """New intercept after a joint step (TR eqs. 20, 21, in svmlab's sign),
+    with per-example bounds ``C1``, ``C2``.
+
+    ``b1`` makes ``E1 = 0`` and is valid when ``0 < a1_new < C1``; ``b2``
     likewise for a2; when both multipliers end at a bound every value between
     b1 and b2 satisfies KKT and their average is used.
     """
@@ -126,8 +152,14 @@ def pair_threshold(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C):
     d2 = y2 * (a2_new - a2)
     b1 = b - E1 - d1 * K11 - d2 * K12
     b2 = b - E2 - d1 * K12 - d2 * K22
-    if 0.0 < a1_new < C:
+    if 0.0 < a1_new < C1:
         return b1
-    if 0.0 < a2_new < C:
+    if 0.0 < a2_new < C2:
         return b2
     return 0.5 * (b1 + b2)
+
+
+@njit(cache=True)
+def pair_threshold(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C):
+    """:func:`pair_threshold_box` with ``C1 = C2 = C``."""
+    return pair_threshold_box(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C, C)

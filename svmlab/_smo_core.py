@@ -48,6 +48,12 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   (``EF``) instead of a sparse dot product per non-bound example and step.
   It is updated with exact shared-feature counts, from a feature-major
   0/1 copy of the non-bound rows (``nbf``, see :func:`_ec_counts`).
+* Weights (LIBSVM's weighted C-SVC): every example has its own upper bound
+  ``Cv[i] = C * weight_i``; ``Cv`` is read wherever the unweighted
+  algorithm reads C (the box of a pair is ``[0, Cv[i1]] x [0, Cv[i2]]``,
+  see :func:`svmlab._pairstep.pair_step_box`; ``Gbar`` sums ``Cv[j] y_j
+  K_j`` over the examples at their bound).  Without weights ``Cv`` is all
+  C, and the iterates are bit for bit those of a scalar C.
 * The random start positions of Platt's second-choice loops come from a
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
@@ -64,7 +70,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._pairstep import pair_step, pair_threshold, segment_objective
+from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
 from ._simd import extremes
 from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
 from ._bits import popcount
@@ -80,7 +86,7 @@ IS_N_ACTIVE = 5  # examples active (neither shrunk nor parked)
 IS_SHRINK_COUNTER = 6  # steps until the next shrinking check
 IS_UNSHRUNK = 7  # the one-time LIBSVM unshrink near the end happened
 IS_ITER = 8  # successful joint steps so far
-IS_NB = 9  # number of non-bound examples (0 < alpha < C)
+IS_NB = 9  # number of non-bound examples (0 < alpha < Cv)
 IS_PASSES = 10  # passes started (Platt)
 IS_PLEN = 11  # length of the current non-bound pass list (Platt)
 IS_COMPACT = 12  # a parked phase is on: rows against the layout (kdL, cdL)
@@ -97,6 +103,7 @@ R_ITER, R_I1, R_I2, R_A1_OLD, R_A2_OLD, R_A1_NEW, R_A2_NEW = 0, 1, 2, 3, 4, 5, 6
 R_L, R_H, R_ETA, R_E1, R_E2, R_B_OLD, R_B_NEW = 7, 8, 9, 10, 11, 12, 13
 R_HEUR, R_CLIPPED, R_A2_UNC, R_Y1, R_Y2, R_EXALL = 14, 15, 16, 17, 18, 19
 R_K11, R_K12, R_K22, R_DW, R_NACTIVE, R_NB = 20, 21, 22, 23, 24, 25
+R_C1, R_C2 = 26, 27  # the pair's own upper bounds C_i1, C_i2
 R_SIZE = 28
 
 H_MAXDIFF, H_NONBOUND, H_FULL, H_WSS2 = 0, 1, 2, 3
@@ -221,7 +228,7 @@ def rebuild_active_list(active, act, ist):
 
 
 @njit(cache=True)
-def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
+def reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full):
     """G_i for the inactive (shrunk or parked) examples, from Gbar and the
     free SVs (LIBSVM's reconstruct_gradient).  First brings Gbar up to date:
     while shrunk, bound changes are only noted in ``Gbar[1]`` (net
@@ -253,7 +260,7 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
             m += 1
     for j in range(n):
         aj = alpha[j]
-        if aj > 0.0 and aj < C:
+        if aj > 0.0 and aj < Cv[j]:
             kernel_row_subset(kd, j, inact, n_inactive, full)
             c = aj * y[j]
             for p in range(n_inactive):
@@ -262,7 +269,7 @@ def reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full):
 
 
 @njit(cache=True)
-def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
+def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
     """m = max_{I_up} -F_t, M = min_{I_low} -F_t over active t, F_t = f0_t - y_t
     (LIBSVM's -y_t grad_t).  Returns (m, i_m, M).  With ``lin_w`` (Platt's
     linear full passes, which keep no G) it first stores ``G_t = w.x_t``
@@ -280,8 +287,9 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
         mf = y[t] - G[t]
         a = alpha[t]
         pos = y[t] > 0
-        up = (a < C) if pos else (a > 0.0)
-        low = (a > 0.0) if pos else (a < C)
+        c = Cv[t]
+        up = (a < c) if pos else (a > 0.0)
+        low = (a > 0.0) if pos else (a < c)
         u = mf if up else -np.inf
         if u > m:
             m = u
@@ -292,10 +300,10 @@ def _m_and_M(kd, y, C, alpha, G, w, act, ist, lin_w):
 
 
 @njit(cache=True)
-def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full):
+def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear, full):
     """Every example active again, with its exact gradient (LIBSVM's
     unshrink; never during a parked phase, which ends with :func:`_unpark`)."""
-    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
+    reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full)
     if ist[IS_N_ACTIVE] < alpha.shape[0]:
         # rows cached while shrunk lack the entries that become active
         cache_reset(cd)
@@ -304,7 +312,7 @@ def _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full):
 
 
 @njit(cache=True)
-def _park(kd, cd, y, C, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL, BL):
+def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL, BL):
     """Start of a phase of passes over the non-bound examples: park the
     active examples at a bound; True if any was parked.
 
@@ -327,7 +335,7 @@ def _park(kd, cd, y, C, alpha, G, w, active, act, ist, linear, pos, pos0, aref, 
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
-        if not (a > 0.0 and a < C):
+        if not (a > 0.0 and a < Cv[t]):
             active[t] = PARKED
             n_parked += 1
     if n_parked == 0:
@@ -378,7 +386,7 @@ def _delta_at(kd, kdL0, t, c, tmp):
 
 
 @njit(cache=True)
-def _repark(kd, kdL0, y, C, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
+def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
             R, owner):
     """Start of another pass of a parked phase: once a quarter of the layout
     examples sit at a bound (an eighth for the folded linear kernel, whose
@@ -530,24 +538,24 @@ def _clear_error_cache(kd, nbi, nb, nbf):
 
 
 @njit(cache=True)
-def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full):
+def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
     violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  The
     caller never shrinks during a parked phase (its layout stays fixed)."""
-    m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
+    m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, linear, full)
-        m, im, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, linear)
+        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear, full)
+        m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     # (G holds w.x_t for the linear kernel too: _m_and_M stored it)
     changed = False
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
-        if a > 0.0 and a < C:
+        if a > 0.0 and a < Cv[t]:
             continue
         mf = y[t] - G[t]
-        up_only = (a <= 0.0) if y[t] > 0 else (a >= C)
+        up_only = (a <= 0.0) if y[t] > 0 else (a >= Cv[t])
         if (mf < M) if up_only else (mf > m):
             active[t] = SHRUNK
             changed = True
@@ -557,7 +565,7 @@ def _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, linear, full
 
 @njit(cache=True)
 def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, heur, y1, y2,
-            K11, K12, K22):
+            K11, K12, K22, C1, C2):
     rec[R_ITER] = ist[IS_ITER]
     rec[R_I1] = i1
     rec[R_I2] = i2
@@ -585,27 +593,29 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
     rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
     rec[R_NACTIVE] = ist[IS_N_ACTIVE]
     rec[R_NB] = ist[IS_NB]
+    rec[R_C1] = C1
+    rec[R_C2] = C2
 
 
 @njit(cache=True)
-def _wss2_select(kd, cd, y, C, tol, kdiag, alpha, G, Gbar, w, active, act, ist, full):
+def _wss2_select(kd, cd, y, Cv, tol, kdiag, alpha, G, Gbar, w, active, act, ist, full):
     """WSS2's pair (Fan, Chen and Lin 2005, Algorithm 2): ``(i, j, K_ij)``;
     ``i = -1`` when ``m - M <= tol`` on the whole set (converged, IS_DONE=1)
     or when no j exists (stalled, IS_DONE=2).  Works on ``G`` for every
     kernel (it needs the row of i anyway, so the linear kernel keeps ``G``
     too, besides the folded ``w``)."""
     while True:
-        m, i, M = _m_and_M(kd, y, C, alpha, G, w, act, ist, False)
+        m, i, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, False)
         if m - M > tol:
             break
         if ist[IS_N_ACTIVE] < alpha.shape[0]:
-            _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, False, full)
+            _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, False, full)
             ist[IS_UNSHRUNK] = 1
             continue
         ist[IS_DONE] = 1
         return -1, -1, 0.0
     ri = _row(kd, cd, i, act, ist)
-    j = _wss2_second(y, C, m, i, kdiag, ri, alpha, G, act, ist)
+    j = _wss2_second(y, Cv, m, i, kdiag, ri, alpha, G, act, ist)
     if j < 0:
         ist[IS_DONE] = 2
         return -1, -1, 0.0
@@ -613,7 +623,7 @@ def _wss2_select(kd, cd, y, C, tol, kdiag, alpha, G, Gbar, w, active, act, ist, 
 
 
 @njit(cache=True)
-def _wss2_second(y, C, m, i, kdiag, ri, alpha, G, act, ist):
+def _wss2_second(y, Cv, m, i, kdiag, ri, alpha, G, act, ist):
     """WSS2's j: argmin over I_low with -y_t grad_t < m of -(m + y_t grad_t)^2
     / a_it, ``a_it = K_ii + K_tt - 2 K_it`` (``ri`` the row of i); -1 if none."""
     Kii = kdiag[i]
@@ -622,7 +632,7 @@ def _wss2_second(y, C, m, i, kdiag, ri, alpha, G, act, ist):
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
-        if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < C):
+        if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < Cv[t]):
             mf = y[t] - G[t]
             bb = m - mf
             if bb > 0.0:
@@ -649,8 +659,8 @@ def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
 
 
 @njit(cache=True)
-def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist, fst,
-            rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
+def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
+            fst, rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
             plist, full, pos, pos0, aref, lay, FL, BL, EF, nbf, cnt, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
@@ -705,19 +715,19 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(kd, cd, y, C, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full)
+            _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full)
         b = fst[FS_B]
         s2 = -1
         if selection == WSS2:
-            i1, i2, K12 = _wss2_select(kd, cd, y, C, tol, kdiag, alpha, G, Gbar, w, active,
+            i1, i2, K12 = _wss2_select(kd, cd, y, Cv, tol, kdiag, alpha, G, Gbar, w, active,
                                        act, ist, full)
             if i1 < 0:
                 break
             E1 = G[i1] + b - y[i1]
             E2 = G[i2] + b - y[i2]
-            moved, a1n, a2n, a2u, L, H, eta = pair_step(y[i1], y[i2], alpha[i1], alpha[i2], E1,
-                                                        E2, b, kdiag[i1], K12, kdiag[i2], C,
-                                                        eps)
+            moved, a1n, a2n, a2u, L, H, eta = pair_step_box(y[i1], y[i2], alpha[i1], alpha[i2],
+                                                            E1, E2, b, kdiag[i1], K12, kdiag[i2],
+                                                            Cv[i1], Cv[i2], eps)
             if not moved or i1 == i2:
                 ist[IS_DONE] = 2
                 break
@@ -735,7 +745,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     # every active example obeys KKT within tol
                     if ist[IS_N_ACTIVE] < n:
                         # final pass over every example (unshrink and check)
-                        _unshrink(kd, cd, y, C, alpha, G, Gbar, active, act, ist, e_from_w,
+                        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, e_from_w,
                                   full)
                         ist[IS_UNSHRUNK] = 1
                         ist[IS_EXAMINE_ALL] = 1
@@ -762,14 +772,14 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                         plist[:nb] = np.sort(nbi[:nb])
                     ist[IS_PLEN] = nb
                     if can_park and not compact:
-                        if _park(kd, cd, y, C, alpha, G, w, active, act, ist, e_from_w, pos,
+                        if _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, e_from_w, pos,
                                  pos0, aref, lay, FL, BL):
                             if bin_ec:
                                 _clear_error_cache(kd, nbi, nb, nbf)
                             ist[IS_REQUEST] = 1
                             break
                     elif compact:
-                        if _repark(kd, kdL0, y, C, alpha, G, active, act, ist, e_from_w,
+                        if _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, e_from_w,
                                    pos, pos0, aref, lay, FL, BL, cdL.rows, cdL.owner):
                             ist[IS_REQUEST] = 2
                             break
@@ -789,7 +799,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
             if active[i2] != ACTIVE:
                 continue
             a2 = alpha[i2]
-            if ist[IS_EXAMINE_ALL] == 0 and not (a2 > 0.0 and a2 < C):
+            C2 = Cv[i2]
+            if ist[IS_EXAMINE_ALL] == 0 and not (a2 > 0.0 and a2 < C2):
                 continue
             y2 = y[i2]
             if compact:
@@ -802,7 +813,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                 else:
                     E2 = _xw(sp, dn, ip, ix, dt, w, i2) + b - y2
             r2 = E2 * y2
-            if not ((r2 < -tol and a2 < C) or (r2 > tol and a2 > 0.0)):
+            if not ((r2 < -tol and a2 < C2) or (r2 > tol and a2 > 0.0)):
                 continue
             # ---- examineExample (TR section 2.2) for a KKT violator ----
             if use_rows:
@@ -848,8 +859,9 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
                 else:
                     K12 = R[s2, t1]
-                moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t1], y2, alpha[t1], a2, E1b, E2, b,
-                                                            kdiag[t1], K12, K22, C, eps)
+                moved, a1n, a2n, a2u, L, H, eta = pair_step_box(y[t1], y2, alpha[t1], a2, E1b, E2,
+                                                                b, kdiag[t1], K12, K22, Cv[t1], C2,
+                                                                eps)
                 if moved:
                     i1 = t1
                     E1 = E1b
@@ -879,8 +891,9 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     else:
                         Et = G[t] + b - y[t]
                         K12 = R[s2, t]
-                    moved, a1n, a2n, a2u, L, H, eta = pair_step(y[t], y2, alpha[t], a2, Et, E2,
-                                                                b, kdiag[t], K12, K22, C, eps)
+                    moved, a1n, a2n, a2u, L, H, eta = pair_step_box(y[t], y2, alpha[t], a2, Et,
+                                                                    E2, b, kdiag[t], K12, K22,
+                                                                    Cv[t], C2, eps)
                     if moved:
                         i1 = t
                         E1 = Et
@@ -896,7 +909,9 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
         y2 = y[i2]
         K11 = kdiag[i1]
         K22 = kdiag[i2]
-        bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C)
+        C1 = Cv[i1]
+        C2 = Cv[i2]
+        bn = pair_threshold_box(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C1, C2)
         d1 = y1 * (a1n - a1)
         d2 = y2 * (a2n - a2)
         if linear and not compact:
@@ -945,15 +960,15 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
                     G[t] += d1 * R[s1, t] + d2 * R[s2, t]
         if not e_from_w:
             # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
-            if (a1 >= C) != (a1n >= C):
-                _gbar_change(kd, cd, i1, C * y1 if a1n >= C else -C * y1, Gbar, ist)
-            if (a2 >= C) != (a2n >= C):
-                _gbar_change(kd, cd, i2, C * y2 if a2n >= C else -C * y2, Gbar, ist)
+            if (a1 >= C1) != (a1n >= C1):
+                _gbar_change(kd, cd, i1, C1 * y1 if a1n >= C1 else -C1 * y1, Gbar, ist)
+            if (a2 >= C2) != (a2n >= C2):
+                _gbar_change(kd, cd, i2, C2 * y2 if a2n >= C2 else -C2 * y2, Gbar, ist)
         alpha[i1] = a1n
         alpha[i2] = a2n
         # the unordered list of non-bound examples (O(1) per change)
-        for (ii, aa) in ((i1, a1n), (i2, a2n)):
-            inside = aa > 0.0 and aa < C
+        for (ii, aa, cc_ii) in ((i1, a1n, C1), (i2, a2n, C2)):
+            inside = aa > 0.0 and aa < cc_ii
             if compact:
                 BL[pos[ii]] = 0.0 if inside else np.inf
             pi = nbp[ii]
@@ -982,17 +997,17 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, C, tol, eps, kdiag, alpha, G, Gbar, w, ac
         ist[IS_ITER] += 1
         if want_rec:
             _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, heur,
-                    y1, y2, K11, K12, K22)
+                    y1, y2, K11, K12, K22, C1, C2)
         steps += 1
         ist[IS_SHRINK_COUNTER] -= 1
     return steps
 
 
 @njit(cache=True)
-def wss2_intercept(kd, cd, y, C, alpha, G, Gbar, w, active, linear, full):
+def wss2_intercept(kd, cd, y, Cv, alpha, G, Gbar, w, active, linear, full):
     """LIBSVM's threshold: the mean of y_i - f0_i over free SVs, else the
     midpoint of the interval the KKT conditions allow."""
-    reconstruct_gradient(kd, cd, y, C, alpha, G, Gbar, active, linear, full)
+    reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full)
     n = alpha.shape[0]
     s = 0.0
     nf = 0
@@ -1002,10 +1017,10 @@ def wss2_intercept(kd, cd, y, C, alpha, G, Gbar, w, active, linear, full):
     for i in range(n):
         v = y[i] - (_xw(sp, dn, ip, ix, dt, w, i) if linear else G[i])
         a = alpha[i]
-        if a > 0.0 and a < C:
+        if a > 0.0 and a < Cv[i]:
             s += v
             nf += 1
-        elif (y[i] > 0 and a <= 0.0) or (y[i] < 0 and a >= C):
+        elif (y[i] > 0 and a <= 0.0) or (y[i] < 0 and a >= Cv[i]):
             lo = max(lo, v)
         else:
             hi = min(hi, v)

@@ -542,7 +542,12 @@ class SteppedFitMixin(CallbackSupportMixin):
         scikit-learn callbacks set with ``set_callbacks`` are called per
         block of steps (see :mod:`svmlab._stepping`), with or without
         ``callback``."""
-        run = self.start(X, y)
+        return self._fit_run(self.start(X, y), X, y, callback)
+
+    def _fit_run(self, run, X, y, callback=None):
+        """The body of :meth:`fit` on a started state ``run`` (the kernel
+        classifiers' ``fit`` adds ``sample_weight`` to ``start`` and calls
+        this, see :class:`svmlab._base.BaseKernelSVC`)."""
         tasks = _CallbackTasks.for_fit(self, run, X, y)
         if callback is None:
             run.run(tasks=tasks)
@@ -576,7 +581,10 @@ class SteppedFitMixin(CallbackSupportMixin):
     def iter_fit(self, X, y):
         """Generator of step records; the estimator is fitted when the
         generator is exhausted or closed."""
-        run = self.start(X, y)
+        yield from self._iter_run(self.start(X, y))
+
+    def _iter_run(self, run):
+        """The body of :meth:`iter_fit` on a started state ``run``."""
         try:
             yield from run
         finally:

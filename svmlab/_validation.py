@@ -11,6 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
@@ -22,6 +23,7 @@ __all__ = [
     "SOLVER_CONSTRAINTS",
     "check_binary",
     "check_data",
+    "check_weights",
     "to_csr32",
 ]
 
@@ -123,3 +125,65 @@ def check_binary(X, y, *, dense_only=False):
     else:
         X = np.ascontiguousarray(X)
     return X, y_pm, classes
+
+
+def check_weights(y_pm, classes, sample_weight=None, class_weight=None):
+    """Validate ``sample_weight`` and ``class_weight`` of a binary problem
+    and combine them, as :class:`sklearn.svm.SVC` does.
+
+    ``y_pm`` (n,) in {-1, +1} (``+1`` for ``classes[1]``, from
+    :func:`check_binary`); ``sample_weight`` None, a number or (n,)
+    non-negative finite values; ``class_weight`` None, a dict ``{label:
+    weight}`` (labels of ``classes``, weights finite and non-negative) or
+    ``"balanced"`` (``n / (2 count(label))`` over all n rows, scikit-learn's
+    ``compute_class_weight``).
+
+    Returns ``(weight, class_weight_, keep)``: ``weight_i = class_weight[y_i]
+    * sample_weight_i`` (the kernel solvers' bound is ``C_i = C * weight_i``,
+    LIBSVM's meaning), ``class_weight_`` the (2,) weights of ``classes`` and
+    ``keep`` None when every weight is positive, else the indices of the
+    rows with a positive weight (rows of weight 0 are to be removed, as
+    LIBSVM in scikit-learn does).  Raises ValueError, naming the problem,
+    for a wrong shape, NaN/inf, a negative weight, an unknown class label,
+    or weights that leave fewer than two classes."""
+    n = y_pm.shape[0]
+    y_idx = (y_pm > 0).astype(np.intp)
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not in the "
+                             f"training classes {classes.tolist()!r}.")
+        for k, v in class_weight.items():
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"class_weight[{k!r}] = {v!r}: class weights must be "
+                                 "finite and non-negative.")
+    cw = np.asarray(compute_class_weight(class_weight, classes=classes, y=classes[y_idx]),
+                    dtype=np.float64)
+    w = cw[y_idx]
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.ndim == 0:
+            sw = np.full(n, float(sw))
+        if sw.shape != (n,):
+            raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},), "
+                             "one weight per training example.")
+        if not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight contains NaN or infinity.")
+        if np.any(sw < 0):
+            bad = np.flatnonzero(sw < 0)
+            raise ValueError(
+                f"sample_weight must be non-negative: {len(bad)} negative value(s), "
+                f"e.g. sample_weight[{bad[0]}] = {float(sw[bad[0]])!r}. A weight scales the "
+                "example's bound C_i = C * weight; use 0 to remove an example.")
+        w = w * sw
+    keep = None
+    if np.any(w <= 0):
+        keep = np.flatnonzero(w > 0)
+        left = np.unique(y_pm[keep])
+        if len(left) < 2:
+            raise ValueError(
+                "sample_weight and class_weight give zero weight to every example of "
+                f"{'both classes' if len(left) == 0 else 'a class'} ({len(keep)} of {n} "
+                "examples keep a positive weight); a support vector classifier needs "
+                "two classes with positive weight.")
+    return w, cw, keep

@@ -2,7 +2,9 @@
 
 All rules read the same quantities: ``v_i = y_i - (K beta)_i`` (so that the
 error of sample i is ``e_i = v_i - b`` and LIBSVM's gradient is
-``-y_i v_i``), the multipliers ``alpha`` and ``C``.
+``-y_i v_i``), the multipliers ``alpha`` and ``C``: a number, or the (n,)
+per-sample bounds ``C_i = C * weight_i`` of a weighted problem (every rule
+is written with numpy comparisons, which take either).
 
 * :func:`max_violating_pair` -- the pair (i in I_up with the largest v,
   j in I_low with the smallest v) and the gap ``m - M``; the decomposition

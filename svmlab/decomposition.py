@@ -50,7 +50,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseKernelSVC
+from ._base import BaseKernelSVC, example_bounds
 from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block_counted,
                        single_threaded_blas,
                        solve_subproblem, up_low)
@@ -95,6 +95,9 @@ class DecompositionRun(SolverRun):
         self.n, self.y = n, y
         self.n_samples = n
         self.C = float(est.C)
+        # the upper bounds: the scalar C, or per-example C_i = C * weight_i
+        # when weights differ (numpy broadcasts either; see svmlab._base)
+        self.Cb = example_bounds(est, n)
         self.tol = float(est.tol)
         self.scheme, self.q, self.engine, self.shrinking = scheme, q, engine, shrinking
         self.shrink_after = 100
@@ -112,18 +115,18 @@ class DecompositionRun(SolverRun):
 
     def _select(self, v):
         if self.scheme == "chunking":
-            return chunk_select(v, self.y, self.alpha, self.C, self.q, self.tol)
-        B, gap = steepest_feasible(v, self.y, self.alpha, self.C, self.q,
+            return chunk_select(v, self.y, self.alpha, self.Cb, self.q, self.tol)
+        B, gap = steepest_feasible(v, self.y, self.alpha, self.Cb, self.q,
                                    self.active if self.shrinking else None)
         if gap <= self.tol and self.shrinking and not self.active.all():
             # optimal on the active set: restore everything, check again
             self.active[:] = True
             self.counter[:] = 0
-            B, gap = steepest_feasible(v, self.y, self.alpha, self.C, self.q)
+            B, gap = steepest_feasible(v, self.y, self.alpha, self.Cb, self.q)
         return B, gap
 
     def _shrink(self, v):
-        up, low = up_low(self.y, self.alpha, self.C)
+        up, low = up_low(self.y, self.alpha, self.Cb)
         m_up = v[up].max() if up.any() else np.inf
         m_low = v[low].min() if low.any() else -np.inf
         # only-up samples below min_{I_low} v, only-low samples above
@@ -133,7 +136,7 @@ class DecompositionRun(SolverRun):
         self.active &= ~(self.counter >= self.shrink_after)
 
     def _step_impl(self, make_record):
-        y, C = self.y, self.C
+        y = self.y
         v = y - self.G
         B, gap = self._select(v)
         if gap <= self.tol:
@@ -151,11 +154,14 @@ class DecompositionRun(SolverRun):
         aB = self.alpha[B]
         beta_B = y[B] * aB
         r = v[B] + Kbb @ beta_B  # = y_B - G_in
+        # the working set's bounds: C, or its examples' own C_i
+        C = self.Cb if np.ndim(self.Cb) == 0 else self.Cb[B]
         a_new, b, n_inner = solve_subproblem(self.engine, Kbb, y[B], aB, r, C, 0.5 * self.tol)
         a_new = np.clip(a_new, 0.0, C)
         snap = 1e-12 * C  # rounding residue next to a bound is the bound
         a_new[a_new < snap] = 0.0
-        a_new[a_new > C - snap] = C
+        high = a_new > C - snap
+        a_new[high] = C if np.ndim(C) == 0 else C[high]
         d = y[B] * (a_new - aB)
         nz = d != 0.0
         if not nz.any():
@@ -202,7 +208,7 @@ class DecompositionRun(SolverRun):
 
     def result(self):
         v = self.y - self.G
-        b = intercept_from_v(v, self.y, self.alpha, self.C)
+        b = intercept_from_v(v, self.y, self.alpha, self.Cb)
         return {"alpha": self.alpha.copy(), "intercept": b,
                 "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
@@ -254,6 +260,12 @@ class DecompositionClassifier(_DecompositionBase):
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
         turns all bars off).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
+        upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
+        (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
+        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
+        remove the example).
 
     scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
     task per outer step (:mod:`svmlab._stepping`).
@@ -261,7 +273,7 @@ class DecompositionClassifier(_DecompositionBase):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", shrinking=True, cache_size=200.0,
-                 max_iter=-1, progress=True):
+                 max_iter=-1, progress=True, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -274,6 +286,7 @@ class DecompositionClassifier(_DecompositionBase):
         self.cache_size = cache_size
         self.max_iter = max_iter
         self.progress = progress
+        self.class_weight = class_weight
 
     def _make_run(self, X, y, kernel):
         return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(len(y)),
@@ -292,7 +305,7 @@ class ChunkingClassifier(_DecompositionBase):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", cache_size=200.0, max_iter=-1,
-                 progress=True):
+                 progress=True, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -304,6 +317,7 @@ class ChunkingClassifier(_DecompositionBase):
         self.cache_size = cache_size
         self.max_iter = max_iter
         self.progress = progress
+        self.class_weight = class_weight
 
     _parameter_constraints = {
         k: v for k, v in _DecompositionBase._parameter_constraints.items() if k != "shrinking"

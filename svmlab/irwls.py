@@ -47,7 +47,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseKernelSVC
+from ._base import BaseKernelSVC, example_bounds
 from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block_counted,
                        single_threaded_blas)
 from ._stepping import SolverRun
@@ -116,6 +116,9 @@ class IRWLSRun(SolverRun):
         self.n_samples = n
         self.y = y
         self.C = float(est.C)
+        # the upper bounds: the scalar C, or per-example C_i = C * weight_i
+        # when weights differ (0 <= y_i beta_i <= C_i; see svmlab._base)
+        self.Cb = example_bounds(est, n)
         self.tol = float(est.tol)
         ws = est.working_set_size
         self.m = min(200, n) if ws is None else int(ws)
@@ -150,9 +153,9 @@ class IRWLSRun(SolverRun):
 
     def _open_chunk(self):
         e = self.errors()
-        alpha = np.clip(self.y * self.beta, 0.0, self.C)
+        alpha = np.clip(self.y * self.beta, 0.0, self.Cb)
         Sw = irwls_select(e, self.y, self.sets, self.m, self.strategy, self.rng, self.tol,
-                          v=self.y - self.G, alpha=alpha, C=self.C)
+                          v=self.y - self.G, alpha=alpha, C=self.Cb)
         Kww, n_direct = kernel_block_counted(self.kd, self.cache.data, Sw, Sw)
         self._direct_evals += int(n_direct)
         beta_w = self.beta[Sw]
@@ -161,7 +164,8 @@ class IRWLSRun(SolverRun):
         r = self.y[Sw] - self.G_in
         # a small margin below tol so that rounding between the working-set
         # and the global errors can't leave a violator the sub-problem ignores
-        self.sub = ActiveSetSubproblem(Kww, self.y[Sw], beta_w, r, self.C, 0.9 * self.tol,
+        Cw = self.Cb if np.ndim(self.Cb) == 0 else self.Cb[Sw]
+        self.sub = ActiveSetSubproblem(Kww, self.y[Sw], beta_w, r, Cw, 0.9 * self.tol,
                                        rule="irwls", s0=-self.Gb_in)
         self.Sw = Sw
         self.chunk += 1
@@ -244,7 +248,7 @@ class IRWLSRun(SolverRun):
             # the last feasible point of the working-set problem
             beta[self.Sw] = sub.beta if sub.done else sub.feasible_beta
             b = sub.b if sub.done else sub.feasible_b
-        alpha = np.clip(self.y * beta, 0.0, self.C)
+        alpha = np.clip(self.y * beta, 0.0, self.Cb)
         return {"alpha": alpha, "intercept": b, "n_chunks": self.chunk,
                 "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
@@ -278,6 +282,12 @@ class IRWLSClassifier(BaseKernelSVC):
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s (``SVMLAB_PROGRESS=0``
         turns all bars off).
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
+        upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
+        (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
+        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
+        remove the example).
 
     Attributes
     ----------
@@ -297,7 +307,7 @@ class IRWLSClassifier(BaseKernelSVC):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, selection="random", random_state=None,
-                 cache_size=200.0, max_iter=-1, progress=True):
+                 cache_size=200.0, max_iter=-1, progress=True, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -310,6 +320,7 @@ class IRWLSClassifier(BaseKernelSVC):
         self.cache_size = cache_size
         self.max_iter = max_iter
         self.progress = progress
+        self.class_weight = class_weight
 
     def _check_extra(self, X, y):
         n = X.shape[0]

@@ -42,6 +42,12 @@ Algorithm (TR section 2, pseudo-code in section 4 / Table 1):
   up to date before the next full pass.  Before convergence is declared
   every example is unshrunk and checked again (a final full pass).
 
+Weights (``fit(X, y, sample_weight=...)``, ``class_weight``; LIBSVM's
+meaning, see :mod:`svmlab._base`): example i has its own bound ``0 <=
+alpha_i <= C_i``; every rule above reads ``C_i`` where it read C, a pair's
+segment is cut from its box ``[0, C_i1] x [0, C_i2]`` and its records carry
+``C1, C2``.  Without weights every ``C_i`` is C: the same steps.
+
 ``selection="wss2"`` replaces the heuristics by LIBSVM's second-order working
 set selection (Fan, Chen and Lin 2005, WSS 2): ``i = argmax_{I_up} -y_t grad_t``,
 ``j = argmin_{t in I_low, -y_t grad_t < m} -(m + y_t grad_t)^2 / a_it``,
@@ -96,6 +102,9 @@ class SMOStep:
     times the row length; full rows computed while shrunk cover only the
     active examples, so this is an upper bound for them).  Platt's linear
     SMO folds ``w`` and computes rows only during parked phases.
+    ``C1, C2`` are the pair's own upper bounds ``C_i = C * weight_i`` (equal
+    to ``C`` without weights): the step stays in the box ``[0, C1] x [0, C2]``
+    and ``[L, H]`` is cut from it (NaN in a record built by hand without them).
     """
 
     iteration: int
@@ -127,6 +136,8 @@ class SMOStep:
     cache_hits: int
     cache_misses: int
     kernel_evaluations: int
+    C1: float = np.nan
+    C2: float = np.nan
 
 
 class SMORun(SolverRun):
@@ -138,7 +149,7 @@ class SMORun(SolverRun):
     steps_per_task = 1000
 
     def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
-                 selection, seed, max_iter, progress):
+                 selection, seed, max_iter, progress, Cv=None):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         n = X.shape[0]
         self.n_samples = n
@@ -148,6 +159,14 @@ class SMORun(SolverRun):
         self.linear = kernel.kernel == "linear"
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.C = float(C)
+        # per-example upper bounds C_i = C * weight_i (LIBSVM's weighted
+        # C-SVC); all C without weights (the same iterates as a scalar C)
+        if Cv is None:
+            self.Cv = np.full(n, self.C)
+        else:
+            self.Cv = np.ascontiguousarray(Cv, dtype=np.float64)
+            if self.Cv.shape != (n,):
+                raise ValueError(f"Cv has shape {self.Cv.shape}, expected ({n},)")
         self.tol = float(tol)
         self.selection = core.WSS2 if selection == "wss2" else core.PLATT
         # wss2 needs every improving step to be taken (Platt's eps relative
@@ -216,7 +235,8 @@ class SMORun(SolverRun):
             if self.ist[core.IS_REQUEST]:
                 self._new_layout()
             total += int(core.smo_run(
-                self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.y, self.C, self.tol, self.eps,
+                self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.y, self.Cv, self.tol,
+                self.eps,
                 self.kdiag, self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
                 self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
                 self.linear, self.selection, self.shrinking, self.shrink_every,
@@ -229,7 +249,7 @@ class SMORun(SolverRun):
 
     def kkt_violators(self):
         """Examples violating Platt's KKT conditions (TR eq. 12) by more than
-        ``tol``: ``y_i E_i < -tol`` with ``alpha_i < C`` or ``y_i E_i > tol``
+        ``tol``: ``y_i E_i < -tol`` with ``alpha_i < C_i`` or ``y_i E_i > tol``
         with ``alpha_i > 0``, ``E_i = f(x_i) - y_i``.  Returns ``(mask, r)``
         with ``r = y E``.  ``f`` comes from the solver's gradient (non-linear
         kernels; every example is active and up to date at the end) or from
@@ -242,7 +262,7 @@ class SMORun(SolverRun):
             f0 = self.G
         r = self.y * (f0 + self.b - self.y)
         slack = self.tol * (1.0 + 1e-9) + 1e-12
-        mask = ((r < -slack) & (self.alpha < self.C)) | ((r > slack) & (self.alpha > 0.0))
+        mask = ((r < -slack) & (self.alpha < self.Cv)) | ((r > slack) & (self.alpha > 0.0))
         return mask, r
 
     def _end_of_run(self):
@@ -343,6 +363,7 @@ class SMORun(SolverRun):
             delta_objective=float(r[core.R_DW]), n_active=int(r[core.R_NACTIVE]),
             n_nonbound=int(r[core.R_NB]), cache_hits=self.cache_hits,
             cache_misses=self.cache_misses, kernel_evaluations=self.kernel_evaluations,
+            C1=float(r[core.R_C1]), C2=float(r[core.R_C2]),
         )
 
     @property
@@ -351,7 +372,7 @@ class SMORun(SolverRun):
 
     def intercept(self):
         if self.selection == core.WSS2:
-            return float(core.wss2_intercept(self.kd, self.cd, self.y, self.C, self.alpha,
+            return float(core.wss2_intercept(self.kd, self.cd, self.y, self.Cv, self.alpha,
                                               self.G.copy(), self.Gbar.copy(), self.w, self.active,
                                               False, self.full))
         return self.b
@@ -424,12 +445,18 @@ class SMOClassifier(BaseKernelSVC):
         Seeds the random start positions of Platt's second-choice loops.
     progress : bool, default=True
         tqdm progress bar for fits longer than 2 s.
+    class_weight : dict, "balanced" or None, default=None
+        Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
+        upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
+        (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
+        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
+        remove the example).
 
     Attributes
     ----------
     alpha_, intercept_, support_, support_vectors_, dual_coef_, n_support_,
     coef_ (linear kernel), n_iter_ (successful joint steps), converged_,
-    stop_reason_, gamma_, classes_, cache_hits_, cache_misses_,
+    stop_reason_, gamma_, classes_, class_weight_, cache_hits_, cache_misses_,
     kernel_evaluations_.
 
     Honest stops
@@ -489,7 +516,7 @@ class SMOClassifier(BaseKernelSVC):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  eps=1e-6, cache_size=40, shrinking=True, selection="platt", max_iter=-1,
-                 random_state=None, progress=True):
+                 random_state=None, progress=True, class_weight=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -503,6 +530,7 @@ class SMOClassifier(BaseKernelSVC):
         self.max_iter = max_iter
         self.random_state = random_state
         self.progress = progress
+        self.class_weight = class_weight
 
     def _make_run(self, X, y, kernel):
         rs = check_random_state(self.random_state)
@@ -510,4 +538,4 @@ class SMOClassifier(BaseKernelSVC):
         return SMORun(self, X, y, kernel, C=self.C, tol=self.tol, eps=self.eps,
                       cache_size=self.cache_size, shrinking=self.shrinking,
                       selection=self.selection, seed=seed, max_iter=self.max_iter,
-                      progress=self.progress)
+                      progress=self.progress, Cv=self._fit_Cv)

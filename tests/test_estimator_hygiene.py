@@ -19,6 +19,20 @@ ESTIMATORS = [SMOClassifier, IRWLSClassifier, ChunkingClassifier, DecompositionC
               CuttingPlaneClassifier, CuttingPlaneOrdinalRegressor]
 IDS = [c.__name__ for c in ESTIMATORS]
 
+#: The kernel classifiers take sample_weight (LIBSVM's C_i = C * weight_i).
+#: Integer weights and repeated rows give the same optimal decision function,
+#: but these solvers stop within tol (1e-3), not within the check's rtol=1e-7,
+#: and repeated rows change the free-SV mean of the intercept: sklearn marks
+#: the same check as an expected failure for SVC.  tests/test_weights.py
+#: checks the equivalence at the optimum instead.
+WEIGHTED = (SMOClassifier, IRWLSClassifier, ChunkingClassifier, DecompositionClassifier)
+SAMPLE_WEIGHT_XFAIL = {
+    "check_sample_weight_equivalence_on_dense_data":
+        "a solver's tol, not rtol=1e-7, bounds the difference (as sklearn's SVC)",
+    "check_sample_weight_equivalence_on_sparse_data":
+        "a solver's tol, not rtol=1e-7, bounds the difference (as sklearn's SVC)",
+}
+
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=IDS)
 def test_check_estimator(cls):
@@ -28,7 +42,9 @@ def test_check_estimator(cls):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(cls(progress=False), on_fail=None)
+        results = check_estimator(
+            cls(progress=False), on_fail=None,
+            expected_failed_checks=SAMPLE_WEIGHT_XFAIL if cls in WEIGHTED else None)
     failed = [(r["check_name"], str(r["exception"])[:300]) for r in results
               if r["status"] == "failed"]
     assert failed == []

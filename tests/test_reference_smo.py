@@ -82,15 +82,16 @@ def _solver_matrix(X, kernel, kw, folded):
     return K, k.diag()
 
 
-def _fast(X, y, kernel, kw, C, selection, seed, tol=1e-3, eps=1e-3):
+def _fast(X, y, kernel, kw, C, selection, seed, tol=1e-3, eps=1e-3, sample_weight=None,
+          class_weight=None):
     assert n_slots_for(X.shape[0], CACHE_MB) >= X.shape[0]  # every row fits
     est = SMOClassifier(C=C, kernel=kernel, selection=selection, shrinking=False,
                         cache_size=CACHE_MB, random_state=seed, tol=tol, eps=eps,
-                        progress=False, **kw)
+                        progress=False, class_weight=class_weight, **kw)
     records = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Platt's eps=1e-3 may stall: same on both sides
-        est.fit(X, y, callback=records.append)
+        est.fit(X, y, sample_weight=sample_weight, callback=records.append)
     yp = np.where(y == est.classes_[1], 1.0, -1.0)
     return est, records, yp
 
@@ -116,7 +117,7 @@ def _replay(records, n):
 EXACT = ("i1", "i2", "heuristic", "clipped", "examine_all", "n_nonbound", "n_active",
          "iteration", "y1", "y2")
 CLOSE = ("a1_old", "a2_old", "a1_new", "a2_new", "L", "H", "eta", "E1", "E2", "b_old",
-         "b_new", "a2_unclipped", "K11", "K12", "K22", "delta_objective")
+         "b_new", "a2_unclipped", "K11", "K12", "K22", "delta_objective", "C1", "C2")
 
 
 def compare_steps(fast, ref, n, atol=1e-10):
@@ -142,9 +143,15 @@ def compare_steps(fast, ref, n, atol=1e-10):
 
 def _gbar_reads(records, C):
     """Row reads the compiled solver makes to track the multipliers at C
-    (one per multiplier reaching or leaving C), which the reference does not."""
-    return np.cumsum([((r.a1_old >= C) != (r.a1_new >= C)) + ((r.a2_old >= C) != (r.a2_new >= C))
-                      for r in records])
+    (one per multiplier reaching or leaving C), which the reference does not.
+    With weights each multiplier's own bound (the record's C1, C2) counts."""
+    reads = []
+    for r in records:
+        c1 = r.C1 if np.isfinite(r.C1) else C
+        c2 = r.C2 if np.isfinite(r.C2) else C
+        reads.append(((r.a1_old >= c1) != (r.a1_new >= c1))
+                     + ((r.a2_old >= c2) != (r.a2_new >= c2)))
+    return np.cumsum(reads)
 
 
 def _check_cache_fields(fast, ref, C, extra_reads_per_step):
@@ -222,6 +229,63 @@ def test_wss2_same_steps_as_compiled(config):
     np.testing.assert_allclose(res.alpha, est.alpha_, rtol=0, atol=1e-10)
     assert abs(res.b - est.intercept_[0]) <= 1e-10  # LIBSVM's intercept on both sides
     _check_cache_fields(fast, res.records, C, extra_reads_per_step=0)
+
+
+# weighted: per-example bounds C_i = C * class_weight[y_i] * sample_weight_i
+# (LIBSVM's meaning), computed here and handed to the references as C
+WEIGHTED = [CONFIGS[0], CONFIGS[2], CONFIGS[4], CONFIGS[6], CONFIGS[7]]
+WEIGHTED_IDS = [IDS[k] for k in (0, 2, 4, 6, 7)]
+
+
+def _weights(y, C):
+    rng = np.random.RandomState(len(y))
+    sw = rng.choice([0.25, 1.0, 3.0], len(y))
+    cw = {0: 2.0, 1: 0.5}
+    return sw, cw, C * np.where(y == 1, cw[1], cw[0]) * sw
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("config", WEIGHTED, ids=WEIGHTED_IDS)
+def test_platt_same_steps_as_compiled_weighted(config, seed):
+    name, kernel, kw, C = config
+    X, y = _data(name)
+    sw, cw, Cv = _weights(y, C)
+    est, fast, yp = _fast(X, y, kernel, kw, C, "platt", seed, sample_weight=sw,
+                          class_weight=cw)
+    folded = kernel == "linear"
+    K, kdiag = _solver_matrix(X, kernel, kw, folded)
+    res = ref_smo.smo(K, yp, Cv, tol=1e-3, eps=1e-3, random_state=seed, kdiag=kdiag,
+                      X=X if folded else None)
+    assert len(fast) > 20
+    assert any(r.C1 != r.C2 for r in fast)  # pairs with different boxes
+    assert all((r.C1, r.C2) == (Cv[r.i1], Cv[r.i2]) for r in res.records)
+    assert compare_steps(fast, res.records, len(y)) is None, compare_steps(fast, res.records,
+                                                                           len(y))
+    np.testing.assert_allclose(res.alpha, est.alpha_, rtol=0, atol=1e-10)
+    assert abs(res.b - est.intercept_[0]) <= 1e-10
+    assert res.converged == est.converged_
+    if not folded:
+        _check_cache_fields(fast, res.records, C, extra_reads_per_step=1)
+
+
+@pytest.mark.parametrize("config", WEIGHTED, ids=WEIGHTED_IDS)
+def test_wss2_same_steps_as_compiled_weighted(config):
+    name, kernel, kw, C = config
+    X, y = _data(name)
+    sw, cw, Cv = _weights(y, C)
+    est, fast, yp = _fast(X, y, kernel, kw, C, "wss2", 0, sample_weight=sw, class_weight=cw)
+    K, kdiag = _solver_matrix(X, kernel, kw, folded=False)
+    res = ref_wss2.wss2(K, yp, Cv, tol=1e-3, kdiag=kdiag)
+    assert res.converged and est.converged_ and len(fast) > 10
+    assert any(r.C1 != r.C2 for r in fast)
+    assert compare_steps(fast, res.records, len(y)) is None, compare_steps(fast, res.records,
+                                                                           len(y))
+    np.testing.assert_allclose(res.alpha, est.alpha_, rtol=0, atol=1e-10)
+    assert abs(res.b - est.intercept_[0]) <= 1e-10
+    _check_cache_fields(fast, res.records, C, extra_reads_per_step=0)
+    # and without the weights the steps differ (the comparison sees the bounds)
+    plain = ref_wss2.wss2(K, yp, C, tol=1e-3, kdiag=kdiag)
+    assert compare_steps(fast, plain.records, len(y)) is not None
 
 
 def test_branches_are_exercised():

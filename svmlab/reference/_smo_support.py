@@ -5,6 +5,8 @@ the loop that drives a reference's ``step()``, and the branch tags of
 
 from collections import namedtuple
 
+import numpy as np
+
 #: what ``smo``/``wss2`` return (``converged`` as the run's: the stopping rule holds)
 SMOResult = namedtuple("SMOResult", "alpha b records n_iter converged")
 
@@ -23,9 +25,25 @@ def drive(run, max_iter=-1, callback=None, intercept=None):
     return SMOResult(run.alpha.copy(), float(b), records, run.n_iter, run.converged)
 
 
+def per_example_bounds(C, n, tol=0.0, eps=0.0):
+    """``(C as given, Cv)``: ``C`` is a number (every bound C) or n per-example
+    bounds ``C_i = C * weight_i`` (LIBSVM's weights); ``Cv`` is the (n,) array.
+    Raises ValueError unless every C_i > 0 is finite and tol, eps >= 0."""
+    Cv = np.asarray(C, dtype=np.float64)
+    if Cv.ndim != 0 and Cv.shape != (n,):
+        raise ValueError(f"C must be a number or n = {n} per-example bounds, got shape "
+                         f"{Cv.shape}")
+    if not (np.all(np.isfinite(Cv)) and np.all(Cv > 0) and tol >= 0 and eps >= 0):
+        raise ValueError(f"need C > 0 (every C_i), tol >= 0, eps >= 0; got C={C}, tol={tol}, "
+                         f"eps={eps}")
+    return (float(Cv) if Cv.ndim == 0 else Cv.copy()), np.broadcast_to(Cv, (n,)).copy()
+
+
 def take_step_tags(record, C=None):
     """Tags of :meth:`PlattSMO.take_step` that a recorded step ran.  A step
-    that folded ``w`` is known by its cache counts: it never read a row."""
+    that folded ``w`` is known by its cache counts: it never read a row.
+    The threshold rule (eqs. 20-21) is named from the record's ``C1, C2``
+    (the pair's bounds), else from ``C``, else from the formulas."""
     r = record
     tags = {"eta", "a1", "threshold", "update", "L-H-differ" if r.y1 != r.y2 else "L-H-same",
             "update-w" if r.cache_misses == 0 else "update-f0"}
@@ -35,8 +53,12 @@ def take_step_tags(record, C=None):
     else:
         near_L = abs(r.a2_new - r.L) <= abs(r.a2_new - r.H)
         tags |= {"eta-nonpositive", "end-L" if near_L else "end-H"}
-    if C is not None:
-        tags.add("b1" if 0 < r.a1_new < C else "b2" if 0 < r.a2_new < C else "b-average")
+    C1 = getattr(r, "C1", np.nan)
+    C2 = getattr(r, "C2", np.nan)
+    if not (np.isfinite(C1) and np.isfinite(C2)) and C is not None:
+        C1 = C2 = C  # a record without its pair's bounds
+    if np.isfinite(C1) and np.isfinite(C2):
+        tags.add("b1" if 0 < r.a1_new < C1 else "b2" if 0 < r.a2_new < C2 else "b-average")
     else:
         # without C: the first rule of eqs. 20-21 whose value is b_new
         d1, d2 = r.y1 * (r.a1_new - r.a1_old), r.y2 * (r.a2_new - r.a2_old)

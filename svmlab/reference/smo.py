@@ -1,9 +1,10 @@
 """Platt's SMO, readable: TR MSR-TR-98-14, section 4 pseudo-code, line by line.
 
 TR eq. 11: ``max W = sum alpha - 1/2 sum_ij y_i y_j K_ij alpha_i alpha_j``, ``0 <= alpha
-<= C``, ``sum y alpha = 0``, on a dense kernel matrix ``K``.  svmlab's signs
-(:mod:`svmlab._pairstep`): ``f(x_i) = sum_j alpha_j y_j K_ij + b`` (Platt: ``u = w.x
-- b``), ``E = f - y``, ``eta = K11 + K22 - 2 K12`` (minus Platt's)::
+<= C``, ``sum y alpha = 0``, on a dense kernel matrix ``K`` (weights: ``C`` holds one bound
+per example, ``0 <= alpha_i <= C_i``, a pair's box is ``[0, C1] x [0, C2]``).  svmlab's
+signs (:mod:`svmlab._pairstep`): ``f(x_i) = sum_j alpha_j y_j K_ij + b`` (Platt: ``u =
+w.x - b``), ``E = f - y``, ``eta = K11 + K22 - 2 K12`` (minus Platt's)::
 
     res = smo(K, y, C=1.0)          # res.alpha, res.b, res.records (svmlab.smo.SMOStep)
     run = PlattSMO(K, y, C=1.0)     # run.step() -> the next SMOStep, None at the end
@@ -42,11 +43,11 @@ also count its reads to track ``alpha = C``.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from svmlab.reference._smo_support import SMOResult, drive, take_step_tags
+from svmlab.reference._smo_support import SMOResult, drive, per_example_bounds, take_step_tags
 from svmlab.smo import SMOStep
 
 __all__ = ["ParkMiller", "PlattSMO", "SMOResult", "explain", "park_miller_seed", "smo"]
-# (SMOResult, drive, take_step_tags: plumbing in svmlab.reference._smo_support)
+# (SMOResult, drive, per_example_bounds, take_step_tags: plumbing in ._smo_support)
 
 
 class ParkMiller:
@@ -88,9 +89,8 @@ class PlattSMO:
             raise ValueError("K or kdiag contains NaN or inf")
         if X is not None and not np.allclose(self.K, self.X @ self.X.T, rtol=1e-9, atol=1e-9):
             raise ValueError("X (folded w) is for the linear kernel only: K must be X X^T")
-        if not (np.isfinite(C) and C > 0 and tol >= 0 and eps >= 0):
-            raise ValueError(f"need C > 0, tol >= 0, eps >= 0; got C={C}, tol={tol}, eps={eps}")
-        self.C, self.tol, self.eps = float(C), float(tol), float(eps)
+        self.C, self.Cv = per_example_bounds(C, n, tol, eps)  # Cv[i] = C_i, i's bound
+        self.tol, self.eps = float(tol), float(eps)
         self.alpha, self.f0, self.b = np.zeros(n), np.zeros(n), 0.0  # f0 = f(x) - b
         self.w = None if X is None else np.zeros(self.X.shape[1])  # folded w (linear SMO)
         self.nonbound = []  # the non-bound list (module docstring)
@@ -131,7 +131,7 @@ class PlattSMO:
             else:
                 order = sorted(self.nonbound)  # loop I over 0 < alpha < C  # [examine-nonbound]
             for i2 in order:
-                if not self.examine_all and not 0.0 < self.alpha[i2] < self.C:
+                if not self.examine_all and not 0.0 < self.alpha[i2] < self.Cv[i2]:
                     continue  # it reached a bound during this pass
                 record = self.examine_example(i2)
                 if record is not None:
@@ -144,17 +144,17 @@ class PlattSMO:
         # the loop ended: converged unless some example still violates KKT
         # (all of its steps were rejected by the eps test or eta <= 0)
         r = self.y * np.array([self.error(i) for i in range(n)])
-        self.stalled = bool(np.any(((r < -self.tol) & (self.alpha < self.C))
+        self.stalled = bool(np.any(((r < -self.tol) & (self.alpha < self.Cv))
                                    | ((r > self.tol) & (self.alpha > 0.0))))
         self.converged = not self.stalled
 
     def examine_example(self, i2):
         """Platt's examineExample: if i2 violates KKT within tol, look for a
         partner i1 (second-choice hierarchy) and return the step's record."""
-        y2, alph2 = self.y[i2], self.alpha[i2]
+        y2, alph2, C2 = self.y[i2], self.alpha[i2], self.Cv[i2]
         E2 = self.error(i2)
         r2 = E2 * y2
-        if not ((r2 < -self.tol and alph2 < self.C) or (r2 > self.tol and alph2 > 0.0)):
+        if not ((r2 < -self.tol and alph2 < C2) or (r2 > self.tol and alph2 > 0.0)):
             return None  # KKT holds within tol
         if self.w is None:  # (the linear SMO reads no rows)  # [kkt-violated]
             self.row(i2)  # every candidate's K12 is in row i2  # [kkt-violated]
@@ -184,15 +184,15 @@ class PlattSMO:
     def take_step(self, i1, i2, heuristic):
         """Platt's takeStep: the analytic step on (alpha[i1], alpha[i2]); the
         record of the step, or None when it makes no progress."""
-        C, eps = self.C, self.eps
+        C1, C2, eps = float(self.Cv[i1]), float(self.Cv[i2]), self.eps  # the pair's box
         alph1, alph2 = float(self.alpha[i1]), float(self.alpha[i2])
         y1, y2 = float(self.y[i1]), float(self.y[i2])
         E1, E2, b = float(self.error(i1)), float(self.error(i2)), self.b
         s = y1 * y2
         if y1 != y2:  # eq. 13  # [L-H-differ]
-            L, H = max(0.0, alph2 - alph1), min(C, C + alph2 - alph1)  # [L-H-differ]
+            L, H = max(0.0, alph2 - alph1), min(C2, C1 + alph2 - alph1)  # [L-H-differ]
         else:  # eq. 14  # [L-H-same]
-            L, H = max(0.0, alph2 + alph1 - C), min(C, alph2 + alph1)  # [L-H-same]
+            L, H = max(0.0, alph2 + alph1 - C1), min(C2, alph2 + alph1)  # [L-H-same]
         if L >= H:
             return None  # [L-equals-H]
         k11, k12, k22 = float(self.kdiag[i1]), float(self.K[i2, i1]), float(self.kdiag[i2])
@@ -218,14 +218,14 @@ class PlattSMO:
         if abs(a2 - alph2) < eps * (a2 + alph2 + eps):
             return None  # [eps-reject]
         a1 = alph1 + s * (alph2 - a2)  # eq. 18  # [a1]
-        a1, a2 = snap(a1, C), snap(a2, C)  # [a1]
+        a1, a2 = snap(a1, C1), snap(a2, C2)  # [a1]
         # threshold, eqs. 20-21: b1 (b2) puts E1 (E2) at 0 after the step
         d1, d2 = y1 * (a1 - alph1), y2 * (a2 - alph2)  # [threshold]
         b1 = b - E1 - d1 * k11 - d2 * k12  # [threshold]
         b2 = b - E2 - d1 * k12 - d2 * k22  # [threshold]
-        if 0.0 < a1 < C:
+        if 0.0 < a1 < C1:
             b_new = b1  # [b1]
-        elif 0.0 < a2 < C:
+        elif 0.0 < a2 < C2:
             b_new = b2  # [b2]
         else:
             b_new = 0.5 * (b1 + b2)  # [b-average]
@@ -236,7 +236,7 @@ class PlattSMO:
             self.w += d2 * self.X[i2]  # [update-w]
         self.alpha[i1], self.alpha[i2], self.b = a1, a2, b_new  # [update]
         for i, a in ((i1, a1), (i2, a2)):
-            self.update_nonbound_list(i, 0.0 < a < C)  # [update]
+            self.update_nonbound_list(i, 0.0 < a < self.Cv[i])  # [update]
         self.n_iter += 1
         gain = segment_gain(a2, y1, y2, alph1, alph2, E1, E2, b, k11, k12, k22)
         return SMOStep(
@@ -246,7 +246,8 @@ class PlattSMO:
             a2_unclipped=a2_unc, y1=y1, y2=y2, examine_all=self.examine_all, K11=k11,
             K12=k12, K22=k22, delta_objective=gain, n_active=len(self.y),
             n_nonbound=len(self.nonbound), cache_hits=self.cache_hits,
-            cache_misses=self.cache_misses, kernel_evaluations=self.cache_misses * len(self.y))
+            cache_misses=self.cache_misses, kernel_evaluations=self.cache_misses * len(self.y),
+            C1=C1, C2=C2)
 
     def update_nonbound_list(self, i, inside):
         """Append i when it becomes non-bound; when it leaves, the last takes its place."""
@@ -259,7 +260,7 @@ class PlattSMO:
 
 
 def snap(a, C):
-    """Rounding residue within 1e-12 C of a bound goes onto the bound."""
+    """Rounding residue within 1e-12 C of a bound goes onto it (C: the example's own)."""
     return 0.0 if a < 1e-12 * C else C if a > C - 1e-12 * C else a
 
 
@@ -277,7 +278,7 @@ def smo(K, y, C, *, tol=1e-3, eps=1e-3, random_state=0, max_iter=-1, callback=No
         kdiag=None, X=None):
     """Run Platt's SMO on the kernel matrix ``K``; returns :class:`SMOResult`
     (``alpha``, threshold ``b``, the ``records``, ``n_iter``, ``converged``).
-    ``eps=1e-3`` is Platt's value (SMOClassifier defaults to 1e-6)."""
+    ``C``: a number or one bound per example.  ``eps=1e-3``: Platt's (SMOClassifier: 1e-6)."""
     run = PlattSMO(K, y, C, tol=tol, eps=eps, random_state=random_state, kdiag=kdiag, X=X)
     return drive(run, max_iter, callback)
 
@@ -285,7 +286,8 @@ def smo(K, y, C, *, tol=1e-3, eps=1e-3, random_state=0, max_iter=-1, callback=No
 def explain(record, C=None):
     """``[(function, tags)]``: the functions a recorded step ran and the tags
     of their branches it took, for :func:`svmlab.reference._source.source_html`.
-    Give ``C`` to name the threshold rule exactly; without it, the first of
+    The record's own bounds ``C1, C2`` name the threshold rule exactly (or
+    ``C``, for a record built without them); without either, the first of
     b1, b2, average whose formula gives ``b_new`` is named."""
     pick = {"max|E1-E2|": "heuristic-maxdiff", "nonbound-scan": "heuristic-nonbound",
             "full-scan": "heuristic-full"}

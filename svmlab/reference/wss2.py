@@ -5,8 +5,10 @@ Same problem and signs as :mod:`svmlab.reference.smo` (TR eq. 11 of Platt,
 notation the dual is minimised, its gradient is ``grad_t = y_t f0_t - 1``
 and ``-y_t grad_t = y_t - f0_t``.  With the paper's index sets::
 
-    I_up  = {t : alpha_t < C, y_t = +1  or  alpha_t > 0, y_t = -1}
-    I_low = {t : alpha_t < C, y_t = -1  or  alpha_t > 0, y_t = +1}
+    I_up  = {t : alpha_t < C_t, y_t = +1  or  alpha_t > 0, y_t = -1}
+    I_low = {t : alpha_t < C_t, y_t = -1  or  alpha_t > 0, y_t = +1}
+
+(``C_t = C`` for all t, or one bound per example with weights, as LIBSVM)
 
 each step picks (WSS 2, the second-order choice of j)::
 
@@ -71,7 +73,7 @@ class WSS2(PlattSMO):
 
     def select(self):
         """The pair ``(i, j)`` of WSS 2, or None when ``m - M <= tol``."""
-        y, a, C = self.y, self.alpha, self.C
+        y, a, C = self.y, self.alpha, self.Cv  # C_t, per example
         minus_y_grad = y - self.f0  # -y_t grad_t  # [select-i]
         up = np.where(y > 0, a < C, a > 0.0)  # I_up  # [select-i]
         low = np.where(y > 0, a > 0.0, a < C)  # I_low  # [select-i]
@@ -95,7 +97,7 @@ class WSS2(PlattSMO):
 
     def intercept(self):
         """LIBSVM's b: mean of ``y_t - f0_t`` over free SVs, else the midpoint."""
-        y, a, C = self.y, self.alpha, self.C
+        y, a, C = self.y, self.alpha, self.Cv
         v = y - self.f0
         free = (a > 0.0) & (a < C)
         if free.any():

@@ -9,7 +9,9 @@ those documented there (``f(x) = sum_j alpha_j y_j K(x_j, x) + b``,
 
 Geometry of one step (Platt's Figure 1).  With ``s = y1 y2`` the equality
 constraint keeps ``a1 + s a2 = k`` fixed, so the pair moves on a line
-through the box ``[0, C]^2``: the diagonal ``a1 + a2 = k`` when
+through the box ``[0, C]^2`` (``[0, C1] x [0, C2]`` with weights: each
+example has its own bound ``C_i = C * weight_i``, and a record's ``C1, C2``
+are its pair's): the diagonal ``a1 + a2 = k`` when
 ``y1 == y2`` and ``a1 - a2 = k`` when ``y1 != y2``.  The feasible part is the
 segment ``a2 in [L, H]``; the unconstrained maximiser along the line is
 ``a2_unclipped`` and the step lands on its clipped value ``a2_new``.
@@ -33,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._pairstep import pair_step, pair_threshold, segment_objective
+from .._pairstep import pair_step_box, pair_threshold_box, segment_objective
 from ._common import (
     CLASS_COLORS,
     CLASS_MARKERS,
@@ -177,6 +179,7 @@ def kkt_violators(K, y_pm, alpha, b, C, tol=1e-3):
 
     With ``r_i = y_i E_i = y_i f(x_i) - 1``: ``alpha_i < C`` and ``r_i < -tol``,
     or ``alpha_i > 0`` and ``r_i > tol`` (the test of Platt's examineExample).
+    ``C`` is a number or one bound per example (weights).
     """
     y = np.asarray(y_pm, dtype=float)
     f = K @ (alpha * y) + b
@@ -257,11 +260,13 @@ def random_pair_smo(K, y_pm, C, tol=1e-3, eps=1e-3, max_steps=20000, random_stat
     point violates KKT by more than ``tol`` or after ``max_steps`` successful
     steps.  Returns ``(records, alpha, b, n_tries)``.  ``kernel_evals`` in a
     record counts the kernel values an uncached solver would compute so far
-    (two rows of n per attempted pair).
+    (two rows of n per attempted pair).  ``C`` is a number or one bound per
+    example (weights: a pair moves in its box ``[0, C_i1] x [0, C_i2]``).
     """
     K = np.asarray(K, dtype=float)
     y = np.asarray(y_pm, dtype=float)
     n = len(y)
+    Cv = np.broadcast_to(np.asarray(C, dtype=float), (n,))
     rng = np.random.default_rng(random_state)
     alpha = np.zeros(n)
     b = 0.0
@@ -271,7 +276,7 @@ def random_pair_smo(K, y_pm, C, tol=1e-3, eps=1e-3, max_steps=20000, random_stat
     evals = 0
     while len(records) < max_steps:
         r = y * E
-        viol = np.flatnonzero(((r < -tol) & (alpha < C)) | ((r > tol) & (alpha > 0)))
+        viol = np.flatnonzero(((r < -tol) & (alpha < Cv)) | ((r > tol) & (alpha > 0)))
         if len(viol) == 0:
             break
         moved = False
@@ -283,12 +288,13 @@ def random_pair_smo(K, y_pm, C, tol=1e-3, eps=1e-3, max_steps=20000, random_stat
             evals += 2 * n
             y1, y2 = y[i1], y[i2]
             a1, a2 = alpha[i1], alpha[i2]
-            ok, a1n, a2n, a2u, L, H, eta = pair_step(
-                y1, y2, a1, a2, E[i1], E[i2], b, K[i1, i1], K[i1, i2], K[i2, i2], C, eps)
+            C1, C2 = float(Cv[i1]), float(Cv[i2])
+            ok, a1n, a2n, a2u, L, H, eta = pair_step_box(
+                y1, y2, a1, a2, E[i1], E[i2], b, K[i1, i1], K[i1, i2], K[i2, i2], C1, C2, eps)
             if not ok:
                 continue
-            bn = pair_threshold(y1, y2, a1, a2, a1n, a2n, E[i1], E[i2], b,
-                                K[i1, i1], K[i1, i2], K[i2, i2], C)
+            bn = pair_threshold_box(y1, y2, a1, a2, a1n, a2n, E[i1], E[i2], b,
+                                    K[i1, i1], K[i1, i2], K[i2, i2], C1, C2)
             clipped = not (np.isfinite(a2u) and L < a2u < H)
             records.append(PairRecord(
                 iteration=len(records) + 1, i1=i1, i2=i2, y1=y1, y2=y2, a1_old=a1,
@@ -328,7 +334,8 @@ class SMOStepExplorer:
     :meth:`player` wraps it in a Play button + slider that blits only the
     changing artists.
 
-    * top left: the box ``[0, C]^2`` in ``(a1, a2)`` with the constraint
+    * top left: the box ``[0, C]^2`` (the step's own ``[0, C1] x [0, C2]``
+      when its record has them: weights) in ``(a1, a2)`` with the constraint
       line, the feasible segment from ``L`` to ``H``, the pair before the
       step (grey), the unconstrained optimum (hollow; drawn at the view edge
       if it lies outside) and the clipped new pair (red star);
@@ -345,7 +352,9 @@ class SMOStepExplorer:
     Parameters
     ----------
     X : (n, 2) array, y : labels (two classes), records : the step records,
-    C : box bound, kernel/gamma/degree/coef0 : the kernel the records used
+    C : box bound, a number or one per example (weights; the box of a step
+    comes from its record's ``C1, C2``), kernel/gamma/degree/coef0 : the
+    kernel the records used
     (``gamma`` numeric; take ``estimator.gamma_``), tol : KKT tolerance for
     the violator marks, grid : grid resolution of the right panel.
     """
@@ -374,7 +383,7 @@ class SMOStepExplorer:
 
         # ---- box
         ax = self.ax_box
-        self.view = (-0.3 * C_, 1.3 * C_)
+        self.view = (-0.3 * self.C_view, 1.3 * self.C_view)
         self.box_rect = ax.add_patch(Rectangle((0, 0), C_, C_, fill=False, lw=1.5, ec="k"))
         ax.set_xlim(*self.view)
         ax.set_ylim(*self.view)
@@ -413,7 +422,8 @@ class SMOStepExplorer:
         ax.add_artist(self.step_legend)
         self.legend_new = self.step_legend.get_texts()[0]
         self.box_title = ax.set_title("", fontsize=9, loc="left")
-        dyn += [self.line_full, self.line_seg, self.pt_ends, self.txt_L, self.txt_H,
+        # the box is the step's own [0, C1] x [0, C2] (weights): drawn per frame
+        dyn += [self.box_rect, self.line_full, self.line_seg, self.pt_ends, self.txt_L, self.txt_H,
                 self.pt_old, self.pt_unc, self.pt_new, self.step_legend, self.box_title]
 
         # ---- objective along the line, rescaled to [0, 1] x [0, 1] per step
@@ -497,7 +507,18 @@ class SMOStepExplorer:
         tol = self.tol
         self.classes = classes
         self.y_pm = np.where(y == classes[1], 1.0, -1.0)
-        self.X, self.records, self.C = X, list(records), float(C)
+        self.X, self.records = X, list(records)
+        Cv = np.asarray(C, dtype=float)
+        if Cv.ndim != 0 and Cv.shape != (len(X),):
+            raise ValueError(f"C must be a number or one bound per example ({len(X)}), "
+                             f"got shape {Cv.shape}")
+        # C: the scalar C (ticks, sizes); Cv: every example's bound (violators)
+        self.C = float(Cv) if Cv.ndim == 0 else float(np.max(Cv))
+        self.Cv = np.broadcast_to(Cv, (len(X),)).copy()
+        bounds = [self.C] + [c for r in self.records for c in
+                             (getattr(r, "C1", np.nan), getattr(r, "C2", np.nan))
+                             if np.isfinite(c)]
+        self.C_view = float(max(bounds))  # the view holds every step's box
         self.T = len(self.records)
         self.grid = DecisionGrid(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                                  n=self._grid_n)
@@ -507,7 +528,7 @@ class SMOStepExplorer:
         F = coefs @ self.K + self.bs[:, None]  # training decision values per state
         r = self.y_pm * F - 1.0
         A = self.alphas
-        self._viol = (((r < -tol) & (A < C)) | ((r > tol) & (A > 0)))
+        self._viol = (((r < -tol) & (A < self.Cv)) | ((r > tol) & (A > 0)))
         return X, coefs
 
     def reset(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
@@ -526,7 +547,7 @@ class SMOStepExplorer:
         C_ = self.C
         self.box_rect.set_width(C_)
         self.box_rect.set_height(C_)
-        self.view = (-0.3 * C_, 1.3 * C_)
+        self.view = (-0.3 * self.C_view, 1.3 * self.C_view)
         ax = self.ax_box
         ax.set_xlim(*self.view)
         ax.set_ylim(*self.view)
@@ -581,8 +602,12 @@ class SMOStepExplorer:
         g = self.geometry(t)
         lo, hi = self.view
 
-        # box: the full line across the view, the segment, the points
-        a2s = np.array([lo - self.C, hi + self.C])
+        # box: the pair's own [0, C1] x [0, C2] (C without weights), the full
+        # line across the view, the segment, the points
+        C1, C2 = getattr(r, "C1", np.nan), getattr(r, "C2", np.nan)
+        self.box_rect.set_width(C1 if np.isfinite(C1) else self.C)
+        self.box_rect.set_height(C2 if np.isfinite(C2) else self.C)
+        a2s = np.array([lo - self.C_view, hi + self.C_view])
         self.line_full.set_data(g.a1_of(a2s), a2s)
         self.line_seg.set_data([g.end_L[0], g.end_H[0]], [g.end_L[1], g.end_H[1]])
         self.pt_ends.set_data([g.end_L[0], g.end_H[0]], [g.end_L[1], g.end_H[1]])
@@ -694,8 +719,11 @@ class SMOStepExplorer:
     @classmethod
     def from_estimator(cls, estimator, X, y, records, **kwargs):
         """Explorer for records recorded while fitting ``estimator`` (takes C,
-        kernel, gamma_, degree, coef0, tol and classes_ from it)."""
-        return cls(X, y, records, C=estimator.C, kernel=estimator.kernel,
+        kernel, gamma_, degree, coef0, tol and classes_ from it; with weights
+        pass ``C=`` the per-example bounds for the violator marks: each
+        step's box comes from its record)."""
+        kwargs.setdefault("C", estimator.C)
+        return cls(X, y, records, kernel=estimator.kernel,
                    gamma=estimator.gamma_, degree=getattr(estimator, "degree", 3),
                    coef0=getattr(estimator, "coef0", 0.0),
                    tol=getattr(estimator, "tol", 1e-3), classes=estimator.classes_, **kwargs)
