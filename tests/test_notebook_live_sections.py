@@ -101,7 +101,10 @@ def test_every_frame_redraws_with_the_named_reference_lines(name, lives):
         live.player.goto(k)
         html = live.source.value
         assert "no reference lines" not in html, f"frame {k}: {html[:200]}"
-        assert f"{module}." in html, f"frame {k}: the panel does not show {module}"
+        # titles name the defining module: IRWLS and decomposition steps may
+        # run only the shared line-search iteration of reference/subproblem.py
+        shown = f"{module}." in html or (module != "ordinal" and "subproblem." in html)
+        assert shown, f"frame {k}: the panel does not show {module} (or subproblem)"
         marked_frames += MARKED in html
         images.add(live.player.image.value)
     assert marked_frames == live.n_frames, "some frames mark no line of the reference"
