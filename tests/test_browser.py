@@ -162,7 +162,6 @@ def _step_of(caption):
 
 
 def test_smo_geometry_widget_in_jupyterlab(lab, tmp_path):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     url, work = lab
@@ -182,30 +181,7 @@ def test_smo_geometry_widget_in_jupyterlab(lab, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(60_000)
-            page.goto(f"{url}/lab/tree/{NOTEBOOK.name}")
-            expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')) \
-                .to_be_visible(timeout=min(90_000, left_ms()))
-            # the indicator says idle before a kernel is attached; wait for the
-            # status bar to report the started kernel
-            expect(page.get_by_text(re.compile(r"\(ipykernel\) \| Idle"))) \
-                .to_be_visible(timeout=min(90_000, left_ms()))
-            # the "news" pop-up, if any
-            no = page.get_by_role("button", name="No", exact=True)
-            if no.count():
-                no.first.click()
-
-            # Run > Run All Cells (anchored: not "Restart Kernel and Run All Cells")
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel").filter(has_text="Run All Cells") \
-                .filter(has_not_text="Restart").first.click()
-
-            # should a kernel chooser still appear, accept the preferred kernel
-            dialog = page.locator(".jp-Dialog")
-            try:
-                dialog.wait_for(state="visible", timeout=3_000)
-                dialog.get_by_role("button", name="Select").click()
-            except PlaywrightTimeout:
-                pass
+            _open_and_run_all(page, url, NOTEBOOK.name, left_ms)
 
             slider = page.locator(".widget-slider").first
             expect(slider).to_be_visible(timeout=min(120_000, left_ms()))
