@@ -72,3 +72,22 @@ def linear_primal(X, y, w, b, C):
     """1/2 ||w||^2 + C sum hinge (LIBSVM/LIBLINEAR's C)."""
     m = np.asarray(X @ w).ravel() + b
     return float(0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * m).sum())
+
+
+def check_figure_text(fig):
+    """The figure conventions of the course: legends at least 9 pt, and the
+    Greek quantities (xi, eta, alpha, beta, epsilon, inf) only as mathtext in
+    legends, titles, axis labels and free texts."""
+    import re
+
+    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps|inf)\b")
+    for ax in fig.axes:
+        leg = ax.get_legend()
+        texts = []
+        if leg is not None:
+            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
+            texts = [t.get_text() for t in leg.get_texts()]
+        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+        texts += [t.get_text() for t in ax.texts]
+        for t in texts:
+            assert not greek.search(re.sub(r"\$[^$]*\$", "", t)), t

@@ -11,6 +11,7 @@ from svmlab import IRWLSClassifier
 from svmlab.datasets import gauss_m, toy_2d
 from svmlab.viz import SET_COLORS
 from svmlab.viz import irwls as vi
+from reference import check_figure_text
 
 GAMMA = 0.5
 COLOR = {1: to_rgba(SET_COLORS["free"]), 2: to_rgba(SET_COLORS["zero"]),
@@ -106,7 +107,7 @@ def test_explorer_draws_sets_working_set_and_boundary(chunked):
         Z = ex.frame_data(frame)["Z"]
         f = rbf_kernel(ex.grid.points, X, gamma=GAMMA) @ tr.beta[k] + tr.b[k]
         assert np.allclose(Z.ravel(), f, atol=1e-9)
-    _check_text(ex.fig)
+    check_figure_text(ex.fig)
     chunks = vi.IRWLSExplorer(tr, X, gamma=GAMMA, grid_n=30, frames="chunks")
     assert [tr.records[k].chunk_done for k in chunks.frames] == [True] * chunks.n_frames
     assert chunks.n_frames == len(np.unique(tr.chunk))
@@ -142,23 +143,6 @@ def test_strategies_reach_libsvm_dual():
         assert r["chunk_dual"][-1] == pytest.approx(r["dual"], rel=1e-9)
 
 
-def _check_text(fig):
-    """Legends at least 9 pt; Greek quantities only as mathtext."""
-    import re
-
-    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps|inf)\b")
-    for ax in fig.axes:
-        leg = ax.get_legend()
-        texts = []
-        if leg is not None:
-            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
-            texts = [t.get_text() for t in leg.get_texts()]
-        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
-        texts += [t.get_text() for t in ax.texts]
-        for t in texts:
-            assert not greek.search(re.sub(r"\$[^$]*\$", "", t)), t
-
-
 def test_multiplier_function_is_a_step_from_S2_to_S3():
     import matplotlib.pyplot as plt
 
@@ -172,7 +156,7 @@ def test_multiplier_function_is_a_step_from_S2_to_S3():
     # the S1 segment: e y = 0, every value in [0, C]
     seg = a2.get_lines()[1]
     assert np.allclose(seg.get_xdata(), 0) and sorted(seg.get_ydata()) == [0, C]
-    _check_text(fig)
+    check_figure_text(fig)
     plt.close(fig)
 
 

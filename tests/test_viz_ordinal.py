@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 from svmlab import CuttingPlaneOrdinalRegressor
 from svmlab._cp_passes import ordinal_counts
 from svmlab.viz import ordinal as vo
+from reference import check_figure_text
 
 
 def _pairs_brute(s, y):
@@ -132,22 +133,6 @@ def test_plot_pairs_draws_violated_pairs(rng):
     plt.close(fig)
 
 
-def _check_text(fig):
-    """Legends at least 9 pt; Greek quantities only as mathtext."""
-    import re
-
-    greek = re.compile(r"\b(xi|eta|alpha|beta|epsilon|eps)\b")
-    for ax in fig.axes:
-        leg = ax.get_legend()
-        texts = []
-        if leg is not None:
-            assert all(t.get_fontsize() >= 9 for t in leg.get_texts())
-            texts = [t.get_text() for t in leg.get_texts()]
-        texts += [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
-        for t in texts:
-            assert not greek.search(re.sub(r"\$[^$]*\$", "", t)), t
-
-
 def test_sweep_widget_uses_one_up_down_notation(rng):
     pytest.importorskip("ipywidgets")
     s = np.round(rng.normal(size=10), 2)
@@ -177,7 +162,7 @@ def test_sweep_widget_uses_one_up_down_notation(rng):
     labels = [t.get_text() for ax in (ex.ax_ab, ex.ax_c) for t in ax.get_legend().get_texts()]
     assert labels[0].endswith(f"{vo.DOWN} passed") and labels[1].endswith(f"{vo.UP} passed")
     assert vo.UP in labels[2] and vo.DOWN in labels[3]
-    _check_text(ex.fig)
+    check_figure_text(ex.fig)
 
 
 def test_final_check_and_xi_colours_match_notebook_03(rng):
@@ -219,7 +204,7 @@ def test_final_check_and_xi_colours_match_notebook_03(rng):
     assert to_rgba(a1.get_lines()[1].get_color()) == to_rgba(ex.ax_xi.get_lines()[1].get_color())
     assert to_rgba(line.get_color()) != to_rgba(a1.get_lines()[1].get_color())
     vo.plot_pairs(a2, X, y, w)
-    _check_text(fig)
+    check_figure_text(fig)
     plt.close(fig)
 
 
