@@ -328,3 +328,126 @@ def test_reset_refuses_bad_traces_before_clearing():
     # the explorer still shows the old trace
     assert ex.trace is tr and len(ex.ax_data.collections) >= 3
     ex.update(0)
+
+
+# --------------------------------------------------------------------------
+# Algorithm 1 and OCAS side by side (notebook 03, section 5)
+# --------------------------------------------------------------------------
+def _primal_2d(X, y, w, b, C):
+    """F(w, b) = 1/2 (|w|^2 + b^2) + C mean hinge, by a direct loop."""
+    h = sum(max(0.0, 1.0 - y[i] * (float(X[i] @ w) + b)) for i in range(len(y)))
+    return 0.5 * (float(w @ w) + b * b) + C * h / len(y)
+
+
+@pytest.fixture(scope="module")
+def side_by_side():
+    X, y = toy_2d("blobs", n=50, random_state=3, noise=1.1)
+    out = {}
+    for method in ("joachims", "ocas"):
+        est = CuttingPlaneClassifier(C=20.0, epsilon=1e-3, method=method)
+        out[method] = (est, list(est.iter_fit(X, y)))
+    return X, np.where(y == np.unique(y)[-1], 1.0, -1.0), out
+
+
+def _optimum(X, y, C):
+    """LIBLINEAR's optimum of the same problem (bias as a feature), tol 1e-10."""
+    from sklearn.svm import LinearSVC
+
+    Z = np.column_stack([X, np.ones(len(y))])
+    ll = LinearSVC(C=C / len(y), loss="hinge", dual=True, fit_intercept=False, tol=1e-10,
+                   max_iter=1_000_000, random_state=0).fit(Z, y)
+    return _primal_2d(X, y, ll.coef_[0][:2], ll.coef_[0][2], C)
+
+
+def test_upper_lower_draws_the_records_and_brackets_the_optimum(side_by_side):
+    import matplotlib.pyplot as plt
+
+    X, y, fits = side_by_side
+    P_opt = _optimum(X, y, 20.0)
+    fig, ax = plt.subplots()
+    for method, (est, recs) in fits.items():
+        up, lo = vc.plot_upper_lower(ax, recs, method, "k")
+        K = len(recs)
+        assert np.array_equal(up.get_xdata(), np.arange(1, K + 1))
+        assert np.allclose(up.get_ydata(), [r.primal for r in recs])
+        assert np.allclose(lo.get_ydata(), [r.dual for r in recs])
+        # upper above the optimum, lower below it (the optimum from LIBLINEAR)
+        assert np.all(np.array([r.primal for r in recs]) >= P_opt - 1e-9)
+        assert np.all(np.array([r.dual for r in recs]) <= P_opt + 1e-9)
+    # what the notebook says: OCAS's primal never goes up, Algorithm 1's does,
+    # and OCAS needs fewer iterations here
+    p_ocas = np.array([r.primal for r in fits["ocas"][1]])
+    p_alg1 = np.array([r.primal for r in fits["joachims"][1]])
+    assert np.all(np.diff(p_ocas) <= 1e-12)
+    assert np.any(np.diff(p_alg1) > 0)
+    assert len(fits["ocas"][1]) < len(fits["joachims"][1])
+    # the OCAS record's primal is F at its best point, recomputed here
+    for r in fits["ocas"][1]:
+        assert r.primal == pytest.approx(_primal_2d(X, y, r.w, r.b, 20.0), rel=1e-10)
+    with pytest.raises(ValueError, match="no records"):
+        vc.plot_upper_lower(ax, [], "x", "k")
+    plt.close(fig)
+
+
+def test_gap_plot_draws_primal_minus_dual_on_a_log_axis(side_by_side):
+    import matplotlib.pyplot as plt
+
+    _, _, fits = side_by_side
+    recs = fits["ocas"][1]
+    fig, ax = plt.subplots()
+    ln = vc.plot_gap(ax, recs, "OCAS", "r", C_epsilon=0.02)
+    assert ax.get_yscale() == "log"
+    assert np.allclose(ln.get_ydata(), [max(r.primal - r.dual, 1e-16) for r in recs])
+    assert any(np.allclose(l.get_ydata(), 0.02) for l in ax.lines if l is not ln)
+    plt.close(fig)
+
+
+def test_ocas_lines_are_the_decision_lines_of_the_three_points(side_by_side):
+    import matplotlib.pyplot as plt
+
+    X, y, fits = side_by_side
+    r = fits["ocas"][1][2]
+    fig, ax = plt.subplots()
+    vc.plot_ocas_lines(ax, X, y, r)
+    by_label = {l.get_label(): l for l in ax.lines}
+    for key, (w, b) in (("best", (r.w, r.b)), ("reduced", (r.reduced_w, r.reduced_b)),
+                        ("cut", (r.cut_w, r.cut_b))):
+        line = by_label[vc.OCAS_STYLES[key]["label"]]
+        xs, ys = line.get_xdata(), line.get_ydata()
+        assert len(xs) == 2 and xs[0] != xs[1]
+        for x0, y0 in zip(xs, ys):       # both endpoints on w.x + b = 0
+            assert w[0] * x0 + w[1] * y0 + b == pytest.approx(0.0, abs=1e-9)
+    # the circled points are those with margin < 1 at the cutting point
+    circled = [c for c in ax.collections if c.get_label().startswith("new cut")][0]
+    want = X[y * (X @ np.asarray(r.cut_w) + r.cut_b) < 1.0]
+    assert np.allclose(np.sort(circled.get_offsets(), axis=0), np.sort(want, axis=0))
+    with pytest.raises(ValueError, match="2-D"):
+        vc.plot_ocas_lines(ax, np.zeros((5, 3)), np.ones(5), r)
+    plt.close(fig)
+
+
+def test_ocas_weight_picture_shows_the_line_search_of_iteration_k(side_by_side):
+    import matplotlib.pyplot as plt
+
+    _, _, fits = side_by_side
+    recs = fits["ocas"][1]
+    k = 3
+    fig, ax = plt.subplots()
+    vc.plot_ocas_weights(ax, recs, k)
+    by_label = {l.get_label(): l for l in ax.lines}
+    old = np.asarray(recs[k - 2].w)
+    seg = by_label[f"line search at iteration {k}"]
+    wt = np.asarray(recs[k - 1].reduced_w)
+    assert np.allclose(seg.get_xdata(), [old[0], wt[0]])
+    assert np.allclose(seg.get_ydata(), [old[1], wt[1]])
+    star = [l for lab, l in by_label.items() if lab.startswith("new $w_b$")][0]
+    new_wb = old + recs[k - 1].step * (wt - old)          # w_b = w_b_old + k (w_t - w_b_old)
+    assert np.allclose([star.get_xdata()[0], star.get_ydata()[0]], new_wb, atol=1e-9)
+    cut = [l for lab, l in by_label.items() if lab.startswith("cutting point")][0]
+    mu = recs[k - 1].mu
+    assert np.allclose([cut.get_xdata()[0], cut.get_ydata()[0]], (1 - mu) * new_wb + mu * wt,
+                       atol=1e-9)
+    for bad in (0, len(recs) + 1):
+        with pytest.raises(ValueError, match="k must be"):
+            vc.plot_ocas_weights(ax, recs, bad)
+    plt.close(fig)

@@ -156,3 +156,78 @@ def test_comparison_helpers_compute_objectives_the_same_way(rng):
     assert vs.linear_primal(X, y, w, b, 0.1) == pytest.approx(want)
     times = vs.scaling_times({"lin": lambda: LinearSVC(C=0.1)}, X, y, [20, 40, 80])
     assert times["lin"].shape == (3,) and np.all(times["lin"] > 0)
+
+
+# --------------------------------------------------------------------------
+# equal-objective comparison (07 section 1)
+# --------------------------------------------------------------------------
+# grid points (tolerance, seconds, relative gap, iterations), made up so that
+# the answers can be worked out by hand
+_POINTS = {
+    "LIBLINEAR": [(1e-1, 0.010, 5e-4, 10), (1e-2, 0.020, 5e-5, 20)],
+    "Algorithm 1": [(1e-3, 0.050, 2e-3, 70), (1e-4, 0.090, 8e-4, 100), (3e-5, 0.20, 3e-4, 130)],
+    "OCAS": [(1e-3, 0.015, 4e-4, 16), (1e-4, 0.030, 6e-5, 24)],
+}
+
+
+def test_equal_objective_rows_take_the_fastest_point_within_each_target():
+    rows = {(s, t): rest for s, t, *rest in vs.equal_objective_rows(_POINTS)}
+    assert rows[("LIBLINEAR", 1e-3)] == [0.010, 1e-1, 1.0]
+    assert rows[("Algorithm 1", 1e-3)] == [0.090, 1e-4, pytest.approx(9.0)]
+    assert rows[("OCAS", 1e-3)] == [0.015, 1e-3, pytest.approx(1.5)]
+    assert rows[("LIBLINEAR", 1e-4)] == [0.020, 1e-2, 1.0]
+    assert rows[("Algorithm 1", 1e-4)] == [None, None, None]        # never within 1e-4
+    assert rows[("OCAS", 1e-4)] == [0.030, 1e-4, pytest.approx(1.5)]
+    # no reference time at a target: no ratio, but the time stays
+    no_ref = dict(_POINTS, LIBLINEAR=[(1e-1, 0.01, 5e-3, 10)])
+    rows = {(s, t): rest for s, t, *rest in vs.equal_objective_rows(no_ref)}
+    assert rows[("OCAS", 1e-3)] == [0.015, 1e-3, None]
+    with pytest.raises(ValueError, match="reference"):
+        vs.equal_objective_rows({"OCAS": _POINTS["OCAS"]})
+
+
+def test_time_to_target_plot_is_log_log_with_the_points_and_targets():
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    vs.plot_time_to_target(ax, _POINTS)
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    by_label = {l.get_label(): l for l in ax.lines}
+    for solver, pts in _POINTS.items():
+        pts = sorted(pts, key=lambda p: -p[0])
+        assert np.allclose(by_label[solver].get_xdata(), [p[1] for p in pts])
+        assert np.allclose(by_label[solver].get_ydata(), [p[2] for p in pts])
+    for target in (1e-3, 1e-4):
+        assert np.allclose(by_label[f"target {target:g}"].get_ydata(), target)
+    plt.close(fig)
+    fig = vs.time_to_target_figure({"a": _POINTS, "b": _POINTS}, {"a": "case a"})
+    shown = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in shown] == ["case a", "b"]
+    plt.close(fig)
+    with pytest.raises(ValueError):
+        vs.time_to_target_figure({})
+
+
+def test_equal_objective_rows_on_a_real_grid_agree_with_liblinear():
+    """A tiny real grid: gaps recomputed here from each solver's coef_ against
+    LIBLINEAR at tol 1e-10; the rows pick points whose gap is within target."""
+    from sklearn.datasets import make_classification
+
+    from svmlab.bench.linear import measure_case
+
+    X, y = make_classification(400, 8, random_state=1)
+    grids = {"LIBLINEAR": [1e-2, 1e-6], "OCAS": [1e-2, 1e-5]}
+    pts, p_star = measure_case(X, y, 0.1, grids, repeats=1)
+    from sklearn.svm import LinearSVC
+
+    ll = LinearSVC(C=0.1, loss="hinge", dual=True, fit_intercept=False, tol=1e-10,
+                   max_iter=1_000_000, random_state=0).fit(X, y)
+    ypm = np.where(y == 1, 1.0, -1.0)
+    P_ref = 0.5 * ll.coef_[0] @ ll.coef_[0] + 0.1 * np.maximum(0, 1 - ypm * (X @ ll.coef_[0])).sum()
+    assert p_star == pytest.approx(P_ref, rel=1e-6)
+    for solver, target, secs, tol, ratio in vs.equal_objective_rows(pts, targets=(1e-3,)):
+        gaps = {p[0]: p[2] for p in pts[solver]}
+        if secs is not None:
+            assert gaps[tol] <= 1e-3
+        else:
+            assert min(gaps.values()) > 1e-3

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import record_trace, CLASS_COLORS, HIGHLIGHT, NEUTRAL, FramePlayer, new_figure
+from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, VIOLATOR,
+                      FramePlayer, new_figure)
 
 #: colour of ``xi`` (the working set's bound) and of the QP dual lower bound
 XI_COLOR = "tab:blue"
@@ -61,6 +62,10 @@ __all__ = [
     "CuttingPlaneExplorer",
     "plot_bounds",
     "plot_primal_dual",
+    "plot_upper_lower",
+    "plot_gap",
+    "plot_ocas_lines",
+    "plot_ocas_weights",
     "plot_xi",
     "iterations_sweep",
     "plot_sweep",
@@ -606,6 +611,134 @@ def plot_primal_dual(ax, trace, stop=True):
     ax.set_xlabel("iteration")
     ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
     return ln
+
+
+# --------------------------------------------------------------------------
+# Algorithm 1 and OCAS side by side (Franc & Sonnenburg, svmlab._ocas)
+# --------------------------------------------------------------------------
+def plot_upper_lower(ax, records, label, color, marker="o"):
+    """Upper and lower bound per iteration of one recorded fit: each record's
+    ``primal`` (solid) and ``dual`` (dashed), in one colour.
+
+    Works for both kinds of record.  For Algorithm 1
+    (:class:`svmlab.cutting_plane.CuttingPlaneRecord`) ``primal`` is
+    ``F(w_k)`` at the iterate itself, which can go *up* from one iteration
+    to the next; for OCAS (:class:`svmlab._ocas.OcasRecord`) it is ``F`` at
+    the best-so-far point, which never goes up.  ``dual`` is in both cases
+    the reduced problem's value (OP3), a lower bound on ``min F``.  Only the
+    records are drawn (the final stopping check, which adds no cut, is not a
+    record).  Returns ``(primal line, dual line)``."""
+    if not records:
+        raise ValueError("no records to plot")
+    it = np.arange(1, len(records) + 1)
+    primal = np.array([r.primal for r in records], float)
+    dual = np.array([r.dual for r in records], float)
+    (up,) = ax.plot(it, primal, marker + "-", color=color, ms=4,
+                    label=f"{label}: primal (upper bound)")
+    (lo,) = ax.plot(it, dual, marker + "--", color=color, ms=4, mfc="white",
+                    label=f"{label}: reduced problem (lower bound)")
+    ax.set_xlabel("iteration")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
+    return up, lo
+
+
+def plot_gap(ax, records, label, color, marker="o", C_epsilon=None):
+    """The gap ``primal - dual`` of each record on a log axis (both kinds of
+    record, see :func:`plot_upper_lower`); with ``C_epsilon`` a dotted line
+    at the stopping threshold ``gap <= C epsilon``.  Returns the line."""
+    if not records:
+        raise ValueError("no records to plot")
+    it = np.arange(1, len(records) + 1)
+    gap = np.array([r.primal - r.dual for r in records], float)
+    (ln,) = ax.plot(it, np.maximum(gap, 1e-16), marker + "-", color=color, ms=4, label=label)
+    ax.set_yscale("log")
+    if C_epsilon is not None:
+        ax.axhline(C_epsilon, color="0.4", ls=":", lw=1.2)
+        ax.annotate(r"stop: gap $\leq C\varepsilon$", (1, C_epsilon), xytext=(2, 3),
+                    textcoords="offset points", fontsize=LEGEND_SIZE, color="0.3")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("primal $-$ lower bound")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9)
+    return ln
+
+
+#: colour of OCAS's reduced-problem solutions w_t (purple: blue and orange are the classes)
+OCAS_REDUCED_COLOR = VIOLATOR
+#: line styles of the three OCAS points in the pictures below
+OCAS_STYLES = {
+    "best": dict(color="k", ls="-", lw=2.0, label=r"best so far $w_b$"),
+    "reduced": dict(color=OCAS_REDUCED_COLOR, ls="--", lw=1.6, label=r"reduced solution $w_t$"),
+    "cut": dict(color=XI_NEW_COLOR, ls=":", lw=2.0, label=r"cutting point $w_c$"),
+}
+
+
+def plot_ocas_lines(ax, X, y, record, classes=None):
+    """The data and the decision lines ``w.x + b = 0`` of the three points of
+    one OCAS record (2-D data): the best-so-far ``w_b`` after the line search
+    (``record.w, record.b``), the reduced problem's solution ``w_t``
+    (``reduced_w, reduced_b``) and the cutting point ``w_c`` between them
+    (``cut_w, cut_b``); circled, the points of the new cut (margin below 1
+    at ``w_c``).  ``classes`` (default: the sorted labels) gives which label
+    is +1.  A line that misses the view is left out of the picture and of
+    the legend."""
+    X = np.asarray(X, float)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"plot_ocas_lines draws 2-D data; X has shape {X.shape}")
+    y = np.asarray(y)
+    classes = np.unique(y) if classes is None else np.asarray(classes)
+    ypm = np.where(y == classes[-1], 1.0, -1.0)
+    for lab in (-1, 1):
+        m = ypm == lab
+        ax.scatter(X[m, 0], X[m, 1], s=18, color=CLASS_COLORS[lab], marker=CLASS_MARKERS[lab],
+                   alpha=0.7, zorder=2)
+    pad = 0.1 * (X.max(0) - X.min(0))
+    xlim = (X[:, 0].min() - pad[0], X[:, 0].max() + pad[0])
+    ylim = (X[:, 1].min() - pad[1], X[:, 1].max() + pad[1])
+    if record.constraint is not None:
+        c = np.asarray(record.constraint, bool)
+        ax.scatter(X[c, 0], X[c, 1], s=70, facecolors="none", edgecolors=XI_NEW_COLOR,
+                   lw=1.0, zorder=3, label=r"new cut: margin $<1$ at $w_c$")
+    for key, (w, b) in (("reduced", (record.reduced_w, record.reduced_b)),
+                        ("cut", (record.cut_w, record.cut_b)),
+                        ("best", (record.w, record.b))):
+        xs, ys = line_endpoints(w, b, 0.0, xlim, ylim)
+        if np.all(np.isfinite(xs)):
+            ax.plot(xs, ys, zorder=4, **OCAS_STYLES[key])
+    ax.set_xlim(xlim)
+    ax.set_ylim(ylim)
+    ax.set_aspect("equal", adjustable="box")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9, loc="best")
+
+
+def plot_ocas_weights(ax, records, k):
+    """OCAS in weight space (the first two weights ``w_1, w_2``): the path of
+    the best-so-far points (black) and of the reduced solutions (blue, which
+    jump about), and at iteration ``k`` (1-based) the segment of the line
+    search from the previous best point ``w_b^old`` (``0`` at ``k = 1``)
+    towards ``w_t``, with the new best point ``w_b = w_b^old + step (w_t -
+    w_b^old)`` and the cutting point ``w_c = (1 - mu) w_b + mu w_t``."""
+    K = len(records)
+    if not 1 <= k <= K:
+        raise ValueError(f"k must be between 1 and {K}, got {k}")
+    best = np.array([np.asarray(r.w, float)[:2] for r in records])
+    red = np.array([np.asarray(r.reduced_w, float)[:2] for r in records])
+    ax.plot(best[:, 0], best[:, 1], "o-", color="k", ms=4, lw=1.2, label=r"best so far $w_b$")
+    ax.plot(red[:, 0], red[:, 1], "o--", color=OCAS_REDUCED_COLOR, ms=4, lw=0.8, mfc="white",
+            label=r"reduced solutions $w_t$")
+    r = records[k - 1]
+    old = best[k - 2] if k >= 2 else np.zeros(2)
+    wt, wb, wc = red[k - 1], best[k - 1], np.asarray(r.cut_w, float)[:2]
+    ax.plot([old[0], wt[0]], [old[1], wt[1]], "-", color="0.6", lw=5, alpha=0.4, zorder=1,
+            label=f"line search at iteration {k}")
+    ax.plot(*old, "s", color="0.4", ms=8, zorder=3, label=r"$w_b^{old}$")
+    ax.plot(*wt, "D", color=OCAS_REDUCED_COLOR, ms=8, zorder=3)
+    ax.plot(*wb, "*", color="k", ms=15, zorder=4,
+            label=rf"new $w_b$ (step $k$ = {r.step:.2f})")
+    ax.plot(*wc, "P", color=XI_NEW_COLOR, ms=10, zorder=4,
+            label=rf"cutting point $w_c$ ($\mu$ = {r.mu:g})")
+    ax.set_xlabel("$w_1$")
+    ax.set_ylabel("$w_2$")
+    ax.legend(fontsize=LEGEND_SIZE, framealpha=0.9, loc="best")
 
 
 # --------------------------------------------------------------------------

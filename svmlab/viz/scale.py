@@ -51,6 +51,10 @@ __all__ = [
     "plot_scaling",
     "scaling_table",
     "format_table",
+    "TIME_TO_TARGET_STYLES",
+    "plot_time_to_target",
+    "time_to_target_figure",
+    "equal_objective_rows",
 ]
 
 #: solver key -> (low, high) exponent range, source text.  ``None`` means the
@@ -87,6 +91,15 @@ REFERENCE_SECONDS = {
     "cutting plane w8a": (49749, 0.79, 1.0),
     "LIBLINEAR ijcnn1": (49990, 0.19, 1.0),
     "cutting plane ijcnn1": (49990, 0.53, 1.0),
+    # one fit of the equal-objective grids (svmlab.bench.linear, no bias),
+    # averaged over LIBLINEAR, Algorithm 1 and OCAS and their tolerances:
+    # 8000-row subsets measured on 2026-11-23 (39 fits each), the digit sets
+    # from the full-size run in benchmarks/README.md
+    "grid fit a9a": (8000, 0.017, 1.0),
+    "grid fit w8a": (8000, 0.053, 1.0),
+    "grid fit ijcnn1": (8000, 0.025, 1.0),
+    "grid fit fashion-mnist": (10000, 0.5, 1.0),
+    "grid fit mnist": (10000, 0.12, 1.0),
 }
 
 
@@ -379,3 +392,83 @@ def scaling_times(solvers, X, y, sizes, random_state=0, repeats=1, return_all=Fa
     every = {k: np.array(v) for k, v in out.items()}
     med = {k: np.median(v, axis=1) for k, v in every.items()}
     return (med, every) if return_all else med
+
+
+# --------------------------------------------------------------------------
+# linear SVMs at equal primal objective (issue 16; svmlab.bench.linear)
+# --------------------------------------------------------------------------
+#: marker and line style of each solver in the time-to-target plots
+TIME_TO_TARGET_STYLES = {"LIBLINEAR": "s--", "Algorithm 1": "o-", "OCAS": "^-"}
+
+
+def plot_time_to_target(ax, points_by_solver, targets=(1e-3, 1e-4), floor=1e-12):
+    """Time-to-target curves: for each solver, its grid points ``(tol,
+    seconds, relative gap, iterations)`` (what
+    :func:`svmlab.bench.linear.measure_case` returns) as relative primal gap
+    ``(P - P*) / P*`` against seconds, log-log, joined from the loosest
+    tolerance to the tightest; grey lines at the targets.  A gap below
+    ``floor`` (the reference itself, or rounding) is drawn at ``floor``.  The
+    time a solver needs to reach a target is the leftmost of its points below
+    that line."""
+    for solver, pts in points_by_solver.items():
+        if not pts:
+            continue
+        pts = sorted(pts, key=lambda p: -p[0])
+        ax.loglog([p[1] for p in pts], [max(p[2], floor) for p in pts],
+                  TIME_TO_TARGET_STYLES.get(solver, "x-"), label=solver)
+    for j, target in enumerate(targets):
+        ax.axhline(target, color="0.6", lw=0.9, ls=("-", "-.", ":")[j % 3],
+                   label=f"target {target:g}")
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())   # 2x10^-3, 3x10^-3, ... would overlap
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("relative primal gap $(P - P^*)/P^*$")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def equal_objective_rows(points_by_solver, targets=(1e-3, 1e-4), reference="LIBLINEAR"):
+    """Rows ``(solver, target, seconds, tolerance, ratio)`` of the
+    equal-objective comparison: for each target and solver, the fastest grid
+    point whose relative gap is within the target
+    (:func:`svmlab.bench.linear.time_to_target`) and its time divided by the
+    reference solver's at the same target.  ``seconds``, ``tolerance`` and
+    ``ratio`` are ``None`` where the solver's grid never reached the target
+    (the ratio also where the reference did not)."""
+    from ..bench.linear import time_to_target
+
+    if reference not in points_by_solver:
+        raise ValueError(f"no points of the reference solver {reference!r}")
+    rows = []
+    for target in targets:
+        ref = time_to_target(points_by_solver[reference], target)
+        for solver, pts in points_by_solver.items():
+            best = time_to_target(pts, target)
+            if best is None:
+                rows.append((solver, target, None, None, None))
+                continue
+            ratio = best[1] / ref[1] if ref is not None else None
+            rows.append((solver, target, best[1], best[0], ratio))
+    return rows
+
+
+def time_to_target_figure(points_by_case, titles=None, ncols=3, targets=(1e-3, 1e-4)):
+    """One :func:`plot_time_to_target` panel per case (``{case: points by
+    solver}``), at most ``ncols`` per row; ``titles`` maps a case to its panel
+    title (default: the case name).  Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    if not points_by_case:
+        raise ValueError("no cases to plot")
+    k = len(points_by_case)
+    ncols = min(ncols, k)
+    nrows = -(-k // ncols)
+    fig, axs = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows), squeeze=False)
+    for ax, (case, pts) in zip(axs.ravel(), points_by_case.items()):
+        plot_time_to_target(ax, pts, targets=targets)
+        ax.set_title((titles or {}).get(case, case), fontsize=10)
+    for ax in axs.ravel()[k:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return fig
