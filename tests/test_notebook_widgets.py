@@ -14,7 +14,7 @@ Notebooks whose explorers are already driven frame by frame in
 
 The second half checks the "Try it yourself" sections (the live explorers of
 ``00_primer`` section 4, ``01_smo_geometry`` section 6, ``03_cutting_plane``
-section 5) and the exercises that end 01 and 03: the live cell shows a widget
+section 6) and the exercises that end 01 and 03: the live cell shows a widget
 and nothing nbval must compare, the reference module its text names exists,
 the exercise cells are those of :mod:`svmlab.exercises.starters` verbatim (only
 the section number follows the notebook), and what the text tells the student
@@ -246,7 +246,7 @@ def test_smo_try_it_yourself_does_what_the_text_says():
 # panel gets a bottom of 0): harmless here, reported to the owner of that module
 @pytest.mark.filterwarnings("ignore:Attempt to set non-positive ylim:UserWarning")
 def test_cutting_plane_try_it_yourself_does_what_the_text_says():
-    """03 section 5, on the 50 blobs of section 1, C=20, epsilon=1e-3."""
+    """03 section 6, on the 50 blobs of section 1, C=20, epsilon=1e-3."""
     from svmlab import datasets
     from svmlab.viz.live import live_cutting_plane
 
