@@ -78,8 +78,8 @@ def fit_solver(solver, X, y, C_lib, tol):
         if solver == "LIBLINEAR":
             from sklearn.svm import LinearSVC
 
-            m = LinearSVC(loss="hinge", dual=True, fit_intercept=False, C=C_lib, tol=tol, random_state=0,
-                          max_iter=1_000_000).fit(X, y)
+            m = LinearSVC(loss="hinge", dual=True, fit_intercept=False, C=C_lib, tol=tol,
+                          random_state=0, max_iter=1_000_000).fit(X, y)
             return m.coef_[0], int(np.max(m.n_iter_))
         from ..cutting_plane import CuttingPlaneClassifier
 
