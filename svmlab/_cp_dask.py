@@ -5,9 +5,14 @@ most-violated-constraint pass; everything else (the working set and the OP3
 QP) is small and stays on the client.  Here the pass runs as blockwise work
 on the row blocks of a dask array plus a tree reduction:
 
-* classification: every block returns ``(sum_i c_i y_i [x_i, B], sum c_i,
-  sum c_i (1 - y_i w.x_i))`` for its rows (the same numba pass as in memory);
-  the partial sums are added up in a tree;
+* classification: every block returns ``(sum_i c_i v_i y_i [x_i, B], sum c_i,
+  sum c_i v_i (1 - y_i w.x_i), sum c_i v_i)`` for its rows (the same numba
+  pass as in memory; ``v_i`` the example weights, None without weights);
+  the partial sums are added up in a tree.  With weights, rows of weight 0
+  stay in the blocks (they add exact zeros) and ``n`` in ``1/n`` counts the
+  rows of positive weight, as the in-memory fit that removes them; only
+  the record's ``constraint_size`` (the number of rows with ``c_i = 1``) may
+  count zero-weight rows here;
 * OCAS (``method="ocas"``): every block returns the margins of ``w_t``
   for its rows; the client gathers them (O(n) memory, as for Algorithm 2),
   runs the exact line search, and sends each block its piece of the
@@ -90,14 +95,14 @@ def _check_block(b):
     return (b.shape[0], b.shape[1], bool(np.all(np.isfinite(vals))))
 
 
-def _cls_block(b, y, w, B):
+def _cls_block(b, y, w, B, v=None):
     b = _canon(b)
     g = np.zeros(w.shape[0])
     if sp.issparse(b):
-        cnt, loss = cls_pass_csr(b.data, *_uidx(b), y, w, B, g, _NO_MASK)
+        cnt, loss, off = cls_pass_csr(b.data, *_uidx(b), y, w, B, g, _NO_MASK, v)
     else:
-        cnt, loss = cls_pass_dense(b, y, w, B, g, _NO_MASK)
-    return g, int(cnt), float(loss)
+        cnt, loss, off = cls_pass_dense(b, y, w, B, g, _NO_MASK, v)
+    return g, int(cnt), float(loss), float(off)
 
 
 def _margins_block(b, y, w, B):
@@ -110,25 +115,27 @@ def _margins_block(b, y, w, B):
     return out
 
 
-def _cut_block(b, y, marg, B, dim):
+def _cut_block(b, y, marg, B, dim, v=None):
     b = _canon(b)
     g = np.zeros(dim)
     if sp.issparse(b):
-        cnt, loss = cut_csr(b.data, *_uidx(b), y, marg, B, g, _NO_MASK)
+        cnt, loss, off = cut_csr(b.data, *_uidx(b), y, marg, B, g, _NO_MASK, v)
     else:
-        cnt, loss = cut_dense(b, y, marg, B, g, _NO_MASK)
-    return g, int(cnt), float(loss)
+        cnt, loss, off = cut_dense(b, y, marg, B, g, _NO_MASK, v)
+    return g, int(cnt), float(loss), float(off)
 
 
 def _add_cls(*parts):
     g = parts[0][0].copy()
     cnt = parts[0][1]
     loss = parts[0][2]
+    off = parts[0][3]
     for p in parts[1:]:
         g += p[0]
         cnt += p[1]
         loss += p[2]
-    return g, cnt, loss
+        off += p[3]
+    return g, cnt, loss, off
 
 
 def _scores_block(b, w):
@@ -227,8 +234,16 @@ class DaskClassifierOracle(_DaskBase):
     """Algorithm 1's pass on Dask."""
 
     @classmethod
-    def build(cls, X, y, B):
+    def build(cls, X, y, B, sample_weight=None, class_weight=None):
+        """The oracle, the classes and the number of features.  With
+        ``sample_weight`` (numpy or dask, (n,)) or ``class_weight``, the
+        example weights ``v`` (:func:`svmlab._validation.check_weights`,
+        checked on the client before any pass) travel to the blocks as
+        per-block pieces, like y; ``n_loss`` (the ``n`` of ``1/n``) is then
+        the number of rows of positive weight."""
         from sklearn.utils.multiclass import check_classification_targets
+
+        from ._validation import check_weights
 
         self = cls()
         self._setup(X)
@@ -239,18 +254,31 @@ class DaskClassifierOracle(_DaskBase):
             raise ValueError(
                 f"CuttingPlaneClassifier needs exactly two classes; y has {len(classes)}.")
         y_pm = np.where(idx == 1, 1.0, -1.0)
+        if hasattr(sample_weight, "compute"):
+            sample_weight = sample_weight.compute()
+        v, self.class_weight_, keep = check_weights(y_pm, classes, sample_weight,
+                                                    class_weight)
         self.B = float(B)
         self.y_parts = self._split(y_pm)
+        self.n_loss = self.n
+        if sample_weight is None and class_weight is None:
+            self.v = None
+            self.v_parts = [None] * len(self.rows)
+        else:
+            self.v = np.ascontiguousarray(v, dtype=np.float64)
+            self.v_parts = self._split(self.v)
+            if keep is not None:
+                self.n_loss = int(len(keep))
         return self, classes, self.n_features
 
     def __call__(self, w, want_detail):
         dask = self.dask
         wd = self._broadcast(np.ascontiguousarray(w))
-        parts = [dask.delayed(_cls_block, pure=True)(b, yb, wd, self.B)
-                 for b, yb in zip(self.blocks, self.y_parts)]
-        g, cnt, loss = dask.compute(_tree(dask, parts, _add_cls))[0]
-        inv = 1.0 / self.n
-        return g * inv, cnt * inv, loss * inv, int(cnt), {}
+        parts = [dask.delayed(_cls_block, pure=True)(b, yb, wd, self.B, vb)
+                 for b, yb, vb in zip(self.blocks, self.y_parts, self.v_parts)]
+        g, cnt, loss, off = dask.compute(_tree(dask, parts, _add_cls))[0]
+        inv = 1.0 / self.n_loss
+        return g * inv, off * inv, loss * inv, int(cnt), {}
 
     # -- OCAS (svmlab._ocas): margins gathered on the client (O(n) memory,
     # as Algorithm 2's sweep), the line search there, the cut blockwise
@@ -264,11 +292,11 @@ class DaskClassifierOracle(_DaskBase):
     def cut(self, marg, want_detail):
         dask = self.dask
         mparts = self._split(np.asarray(marg, dtype=np.float64))
-        parts = [dask.delayed(_cut_block, pure=True)(b, yb, mb, self.B, self.dim)
-                 for b, yb, mb in zip(self.blocks, self.y_parts, mparts)]
-        g, cnt, loss = dask.compute(_tree(dask, parts, _add_cls))[0]
-        inv = 1.0 / self.n
-        return g * inv, cnt * inv, loss * inv, int(cnt), {}
+        parts = [dask.delayed(_cut_block, pure=True)(b, yb, mb, self.B, self.dim, vb)
+                 for b, yb, mb, vb in zip(self.blocks, self.y_parts, mparts, self.v_parts)]
+        g, cnt, loss, off = dask.compute(_tree(dask, parts, _add_cls))[0]
+        inv = 1.0 / self.n_loss
+        return g * inv, off * inv, loss * inv, int(cnt), {}
 
 
 class DaskOrdinalOracle(_DaskBase):

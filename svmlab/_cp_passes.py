@@ -8,8 +8,14 @@ entry of the accumulated vector stays 0).
 Classification (Algorithm 1, the argmax over c in OP2)::
 
     c_i = 1  iff  y_i w.x_i < 1
-    xi' = sum_i c_i (1 - y_i w.x_i)            (returned unscaled; / n later)
-    g   = sum_i c_i y_i x_i                   (accumulated unscaled)
+    xi' = sum_i c_i v_i (1 - y_i w.x_i)        (returned unscaled; / n later)
+    g   = sum_i c_i v_i y_i x_i               (accumulated unscaled)
+    d   = sum_i c_i v_i                       (returned unscaled)
+
+with example weights ``v`` (``v=None``: every ``v_i = 1``, the paper's
+unweighted OP2).  ``v is None`` is decided when numba compiles the pass (a
+separate specialisation, the weighted branch pruned), so the unweighted
+pass is the same machine code as without weights.
 
 Ordinal regression (Algorithm 2, the argmax over c in OP5), with scores
 ``s_i = w.x_i``::
@@ -49,25 +55,32 @@ def _dot_row(X, i, w, d):
 
 
 @njit(cache=True)
-def cls_pass_dense(X, y, w, B, g, mask):
+def cls_pass_dense(X, y, w, B, g, mask, v=None):
     """Most violated constraint of OP2 over dense rows.
 
-    Adds ``sum_i c_i y_i [x_i, B]`` into ``g`` (length d+1); writes ``c`` into
-    ``mask`` (uint8, length n) when ``mask.shape[0] == n``.  Returns
-    ``(count, loss)`` = ``(sum c_i, sum_i c_i (1 - y_i w.x_i))``.
+    Adds ``sum_i c_i v_i y_i [x_i, B]`` into ``g`` (length d+1); writes ``c``
+    into ``mask`` (uint8, length n) when ``mask.shape[0] == n``.  Returns
+    ``(count, loss, offset)`` = ``(sum c_i, sum_i c_i v_i (1 - y_i w.x_i),
+    sum_i c_i v_i)``; ``v`` (n,) example weights or None (all 1).
     """
     n, d = X.shape
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
+    off = 0.0
     wb = w[d] * B
     for i in range(n):
         s = wb + _dot_row(X, i, w, d)
         m = y[i] * s
         if m < 1.0:
             cnt += 1
-            loss += 1.0 - m
-            yi = y[i]
+            if v is None:
+                loss += 1.0 - m
+                yi = y[i]
+            else:                       # weighted 1-slack constraint
+                loss += v[i] * (1.0 - m)
+                yi = y[i] * v[i]
+                off += v[i]
             for j in range(d):
                 g[j] += yi * X[i, j]
             g[d] += yi * B
@@ -75,17 +88,20 @@ def cls_pass_dense(X, y, w, B, g, mask):
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    return cnt, loss
+    if v is None:
+        off = float(cnt)
+    return cnt, loss, off
 
 
 @njit(cache=True)
-def cls_pass_csr(data, indices, indptr, y, w, B, g, mask):
+def cls_pass_csr(data, indices, indptr, y, w, B, g, mask, v=None):
     """As :func:`cls_pass_dense` for CSR rows (O(nnz))."""
     n = indptr.shape[0] - 1
     d = w.shape[0] - 1
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
+    off = 0.0
     wb = w[d] * B
     for i in range(n):
         s = wb
@@ -94,8 +110,13 @@ def cls_pass_csr(data, indices, indptr, y, w, B, g, mask):
         m = y[i] * s
         if m < 1.0:
             cnt += 1
-            loss += 1.0 - m
-            yi = y[i]
+            if v is None:
+                loss += 1.0 - m
+                yi = y[i]
+            else:
+                loss += v[i] * (1.0 - m)
+                yi = y[i] * v[i]
+                off += v[i]
             for p in range(indptr[i], indptr[i + 1]):
                 g[indices[p]] += yi * data[p]
             g[d] += yi * B
@@ -103,7 +124,9 @@ def cls_pass_csr(data, indices, indptr, y, w, B, g, mask):
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    return cnt, loss
+    if v is None:
+        off = float(cnt)
+    return cnt, loss, off
 
 
 @njit(cache=True)

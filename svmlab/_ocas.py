@@ -3,7 +3,13 @@ JMLR 10, 2009), for the same linear SVM as Joachims' Algorithm 1.
 
 Problem (Joachims' OP1 with the paper's C; the bias is a constant feature B)::
 
-    F(w) = 1/2 |w|^2 + C R(w),    R(w) = (1/n) sum_i max(0, 1 - y_i w.x_i)
+    F(w) = 1/2 |w|^2 + C R(w),    R(w) = (1/n) sum_i v_i max(0, 1 - y_i w.x_i)
+
+with example weights ``v_i`` (``class_weight[y_i] * sample_weight_i``; all 1
+without weights, and then every function below takes ``v=None``, compiled
+as its own specialisation with the weighted branches pruned, so the
+unweighted code is unchanged).  The weights enter the cut (``g``, ``d`` carry
+``v_i``), the hinge sum of F and the line search's slopes and jumps.
 
 Both methods build the same cutting-plane model of R from subgradients
 (the constraints ``g_k.w >= d_k - xi`` of OP2) and solve the same reduced
@@ -25,7 +31,7 @@ min F.  They differ in *where* they cut:
      the same guarantee as Joachims' Theorem 3;
   4. cutting point ``w_c = (1 - mu) w_b + mu w_t`` (the paper's mu = 0.1);
      add the cut of R at ``w_c``: ``c_i = [y_i w_c.x_i < 1]``,
-     ``g = (1/n) sum_i c_i y_i x_i``, ``d = (1/n) sum_i c_i``.
+     ``g = (1/n) sum_i c_i v_i y_i x_i``, ``d = (1/n) sum_i c_i v_i``.
 
 An iteration makes two O(sn) passes: the margins of ``w_t`` (from which the
 margins of ``w_b`` and ``w_c`` follow by linear combination, since all
@@ -83,8 +89,8 @@ class OcasRecord:
         ``reduced_primal = F(w_t)``.
     cut_w, cut_b : the cutting point ``w_c = (1 - mu) w_b + mu w_t``; ``mu``.
     xi : the reduced problem's slack at ``w_t``.
-    xi_new : ``R(w_c)``, the average hinge loss at the cutting point (the
-        new cut's value there).
+    xi_new : ``R(w_c)``, the average (weighted) hinge loss at the cutting
+        point (the new cut's value there).
     constraint : boolean mask of the new cut c (``None`` on the Dask path);
         ``constraint_size = sum c``, ``constraint_norm = |g|``,
         ``constraint_offset = d``.
@@ -193,21 +199,28 @@ def margins_csr_parallel(data, indices, indptr, y, w, B, out):
 
 
 @njit(cache=True)
-def cut_dense(X, y, marg, B, g, mask):
+def cut_dense(X, y, marg, B, g, mask, v=None):
     """The cut of R at a point with margins ``marg``: ``c_i = [marg_i < 1]``;
     adds ``sum_i c_i y_i [x_i, B]`` into ``g`` (length d+1), writes c into
-    ``mask`` when ``mask.shape[0] == n``; returns ``(sum c_i, sum_i c_i
-    (1 - marg_i))``."""
+    ``mask`` when ``mask.shape[0] == n``; returns ``(sum c_i, sum_i c_i v_i
+    (1 - marg_i), sum_i c_i v_i)``, the weights ``v`` also scaling the rows
+    added into ``g`` (``v=None``: all 1)."""
     n, d = X.shape
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
+    off = 0.0
     for i in range(n):
         m = marg[i]
         if m < 1.0:
             cnt += 1
-            loss += 1.0 - m
-            yi = y[i]
+            if v is None:
+                loss += 1.0 - m
+                yi = y[i]
+            else:
+                loss += v[i] * (1.0 - m)
+                yi = y[i] * v[i]
+                off += v[i]
             for j in range(d):
                 g[j] += yi * X[i, j]
             g[d] += yi * B
@@ -215,23 +228,31 @@ def cut_dense(X, y, marg, B, g, mask):
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    return cnt, loss
+    if v is None:
+        off = float(cnt)
+    return cnt, loss, off
 
 
 @njit(cache=True)
-def cut_csr(data, indices, indptr, y, marg, B, g, mask):
+def cut_csr(data, indices, indptr, y, marg, B, g, mask, v=None):
     """As :func:`cut_dense` for CSR rows."""
     n = indptr.shape[0] - 1
     d = g.shape[0] - 1
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
+    off = 0.0
     for i in range(n):
         m = marg[i]
         if m < 1.0:
             cnt += 1
-            loss += 1.0 - m
-            yi = y[i]
+            if v is None:
+                loss += 1.0 - m
+                yi = y[i]
+            else:
+                loss += v[i] * (1.0 - m)
+                yi = y[i] * v[i]
+                off += v[i]
             for p in range(indptr[i], indptr[i + 1]):
                 g[indices[p]] += yi * data[p]
             g[d] += yi * B
@@ -239,19 +260,23 @@ def cut_csr(data, indices, indptr, y, marg, B, g, mask):
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    return cnt, loss
+    if v is None:
+        off = float(cnt)
+    return cnt, loss, off
 
 
 # --------------------------------------------------------------------------
 # the exact line search
 # --------------------------------------------------------------------------
-def line_objective(k, ww, wd, dd, mb, dm, Cn):
+def line_objective(k, ww, wd, dd, mb, dm, Cn, v=None):
     """``F(w_b + k delta)`` from the quantities the line search uses:
     ``1/2 (ww + 2 k wd + k^2 dd) + Cn sum_i max(0, 1 - mb_i - k dm_i)`` with
     ``ww = |w_b|^2``, ``wd = w_b.delta``, ``dd = |delta|^2``, ``mb`` the
-    margins of w_b, ``dm`` those of delta, ``Cn = C / n``."""
+    margins of w_b, ``dm`` those of delta, ``Cn = C / n``; with example
+    weights ``v`` the hinge terms are ``v_i max(...)``."""
     k = np.asarray(k, dtype=np.float64)[..., None]
-    hinge = np.maximum(0.0, 1.0 - mb - k * dm).sum(axis=-1)
+    terms = np.maximum(0.0, 1.0 - mb - k * dm)
+    hinge = (terms if v is None else terms * v).sum(axis=-1)
     k = k[..., 0]
     return 0.5 * (ww + 2.0 * k * wd + k * k * dd) + Cn * hinge
 
@@ -309,11 +334,13 @@ def exact_line_search_sorted(wd, dd, mb, dm, Cn):
 
 
 @njit(cache=True)
-def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump):
+def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt=None):
     """Core of :func:`exact_line_search`: the direction's margins are
     ``dm_i = v_i`` or, when ``v_is_target``, ``dm_i = v_i - mb_i`` (the
     margins of the target point).  ``kk`` and ``jump`` are work arrays of
-    length n."""
+    length n.  ``wt``: example weights (None: all 1); a weighted hinge term
+    ``wt_i max(0, a_i - k b_i)`` has slope ``-wt_i b_i`` and its kink jumps
+    by ``Cn wt_i |b_i|``."""
     n = mb.shape[0]
     # one sweep: the derivative's offset just right of 0 (s0) and of 1 (s1),
     # which decides on which side of k = 1 the minimiser lies (k = 1 is the
@@ -329,10 +356,14 @@ def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump):
     for i in range(n):
         a = 1.0 - mb[i]
         b = v[i] - mb[i] if v_is_target else v[i]
+        if wt is None:
+            cw = Cn
+        else:
+            cw = Cn * wt[i]
         neg = b < 0.0
-        s0 -= Cn * b * ((a > 0.0) | ((a == 0.0) & neg))
+        s0 -= cw * b * ((a > 0.0) | ((a == 0.0) & neg))
         c = a - b
-        s1 -= Cn * b * ((c > 0.0) | ((c == 0.0) & neg))
+        s1 -= cw * b * ((c > 0.0) | ((c == 0.0) & neg))
         if b > 0.0:
             low = 0.0 < a < b
             high = a > b
@@ -343,12 +374,12 @@ def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump):
             continue
         if low:
             kk[lo_end] = a / b
-            jump[lo_end] = Cn * abs(b)
+            jump[lo_end] = cw * abs(b)
             lo_end += 1
         elif high:
             hi_start -= 1
             kk[hi_start] = a / b
-            jump[hi_start] = Cn * abs(b)
+            jump[hi_start] = cw * abs(b)
     if s0 >= 0.0:
         return 0.0  # phi nondecreasing from 0: w_b stays
     if dd + s1 >= 0.0:  # phi'(1+) >= 0: the minimiser is in (0, 1]
@@ -393,7 +424,7 @@ def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump):
 
 
 @njit(cache=True)
-def exact_line_search(wd, dd, mb, dm, Cn):
+def exact_line_search(wd, dd, mb, dm, Cn, v=None):
     """The same minimiser as :func:`exact_line_search_sorted`, by a partial
     sort: quickselect on the breakpoints instead of a full sort, expected
     O(n) rather than O(n log n) (the full sort dominated an OCAS iteration
@@ -409,26 +440,31 @@ def exact_line_search(wd, dd, mb, dm, Cn):
     else the kink hi.  The first pivot is k = 1 (the reduced solution
     itself), decided in the same sweep that collects the breakpoints, so
     only the breakpoints on the minimiser's side of 1 are ever stored.
+    ``v``: example weights of the hinge terms (None: all 1).
     """
     n = mb.shape[0]
-    return _search(wd, dd, mb, dm, False, Cn, np.empty(n), np.empty(n))
+    return _search(wd, dd, mb, dm, False, Cn, np.empty(n), np.empty(n), v)
 
 
 @njit(cache=True)
-def ocas_step(wd, dd, mb, mt, Cn, mu, mc, kk, jump):
+def ocas_step(wd, dd, mb, mt, Cn, mu, mc, kk, jump, v=None):
     """Steps 2 and 4 of OCAS on the margins, fused in one compiled call:
     the exact line search from ``w_b`` (margins ``mb``) towards ``w_t``
     (margins ``mt``), the update ``mb <- mb + k (mt - mb)`` in place, and the
     cutting point's margins ``mc = (1 - mu) mb + mu mt``.  Returns
-    ``(k, sum_i max(0, 1 - mb_i))`` (the new ``w_b``'s hinge sum)."""
+    ``(k, sum_i v_i max(0, 1 - mb_i))`` (the new ``w_b``'s hinge sum;
+    ``v`` example weights, None: all 1)."""
     n = mb.shape[0]
-    k = _search(wd, dd, mb, mt, True, Cn, kk, jump)
+    k = _search(wd, dd, mb, mt, True, Cn, kk, jump, v)
     hinge = 0.0
     if k > 0.0:
         for i in range(n):
             mb[i] = mb[i] + k * (mt[i] - mb[i])
     for i in range(n):
-        hinge += max(0.0, 1.0 - mb[i])
+        if v is None:
+            hinge += max(0.0, 1.0 - mb[i])
+        else:
+            hinge += v[i] * max(0.0, 1.0 - mb[i])
         mc[i] = (1.0 - mu) * mb[i] + mu * mt[i]
     return k, hinge
 

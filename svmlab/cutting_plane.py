@@ -15,6 +15,25 @@ paper's C: LIBLINEAR's / scikit-learn's ``C_liblinear = C / n``
 extra feature of value 1 (``fit_intercept=True``), as the paper suggests, so
 it is regularised like the other weights.
 
+Weights (``sample_weight``, ``class_weight``; LIBLINEAR's per-example
+``C_i``): example i gets the weight ``v_i = class_weight[y_i] *
+sample_weight_i`` and its hinge loss is multiplied by it::
+
+    OP1w: min 1/2 w'w + (C/n) sum_i v_i xi_i      s.t. y_i w'x_i >= 1 - xi_i
+    OP2w: min 1/2 w'w + C xi
+          s.t. (1/n) w' sum_i c_i v_i y_i x_i >= (1/n) sum_i c_i v_i - xi
+                                                     for all c in {0,1}^n
+
+(Theorem 1's proof goes through with ``v_i >= 0`` unchanged.)  The most
+violated constraint is still ``c_i = [y_i w'x_i < 1]``; only its vector and
+offset carry ``v_i``.  Rows of weight 0 are removed first and ``n`` counts
+the remaining rows, so a zero weight is exactly a removed row (with the
+same C).  Hence ``LinearSVC(C=c, class_weight=cw).fit(X, y,
+sample_weight=s)`` corresponds to ``CuttingPlaneClassifier(C=c * n,
+class_weight=cw).fit(X, y, sample_weight=s)`` with ``n`` the number of rows
+of positive weight.  (A weight of 2 is therefore *not* a repeated row: a
+repeated row also increases n.)
+
 Each iteration (Algorithm 1):
 
 1. solve OP3 = OP2 restricted to the working set W, through its dual
@@ -23,8 +42,8 @@ Each iteration (Algorithm 1):
    ``w = sum_k alpha_k g_k`` and ``xi = max(0, max_k d_k - w'g_k)``;
 2. the O(sn) pass (:mod:`svmlab._cp_passes`) finds the most violated
    constraint ``c_i = [y_i w'x_i < 1]``, its vector
-   ``g = (1/n) sum c_i y_i x_i``, offset ``d = (1/n) sum c_i`` and
-   ``xi' = d - w'g``;
+   ``g = (1/n) sum c_i v_i y_i x_i``, offset ``d = (1/n) sum c_i v_i`` and
+   ``xi' = d - w'g`` (``v_i = 1`` without weights);
 3. stop when ``xi' <= xi + epsilon``, else add c to W.
 
 At the end ``P(w) = 1/2 w'w + C xi' <= OP2's optimum + C epsilon``
@@ -95,8 +114,8 @@ from ._ocas import (
     ocas_step,
     use_parallel,
 )
-from ._stepping import SolverRun, SteppedFitMixin
-from ._validation import _FINITE, check_binary, check_data, to_csr32
+from ._stepping import SolverRun, SteppedFitMixin, with_callbacks
+from ._validation import _FINITE, check_binary, check_data, check_weights, to_csr32
 
 __all__ = [
     "CuttingPlaneClassifier",
@@ -127,11 +146,14 @@ class CuttingPlaneRecord:
         intercept); ``w_norm`` is the norm of the full regularised vector
         ``[w, b]`` (the bias is a constant feature, so it counts).
     xi : OP3's slack at ``w`` (the working set's most violated offset).
-    xi_new : ``xi'`` of the new constraint (= the average hinge loss at w).
+    xi_new : ``xi'`` of the new constraint (= the average hinge loss at w,
+        ``(1/n) sum_i v_i max(0, 1 - y_i w.x_i)`` with weights).
     constraint : boolean mask of c over the n training examples (``None`` on
-        the Dask path, where it is not gathered); ``constraint_size`` is
-        ``sum c``, ``constraint_norm`` the norm of ``(1/n) sum c_i y_i x_i``
-        and ``constraint_offset`` is ``(1/n) sum c_i``.
+        the Dask path, where it is not gathered; with zero weights, over the
+        rows of positive weight); ``constraint_size`` is ``sum c``,
+        ``constraint_norm`` the norm of ``(1/n) sum c_i v_i y_i x_i`` and
+        ``constraint_offset`` is ``(1/n) sum c_i v_i`` (``v_i = 1`` without
+        weights).
     working_set_size : |W| after adding c.
     alpha : OP3 dual multipliers of the working set after re-solving (one
         per constraint, in order of addition).
@@ -198,27 +220,33 @@ _NO_MASK = np.zeros(0, dtype=np.uint8)
 
 
 class _ClassifierOracle:
-    """In-memory pass of Algorithm 1 over dense or CSR rows."""
+    """In-memory pass of Algorithm 1 over dense or CSR rows.
 
-    def __init__(self, X, y, B):
+    ``v``: the (n,) example weights of the weighted 1-slack constraints
+    (``class_weight[y_i] * sample_weight_i``), or None for the unweighted
+    passes (the same compiled code as before weights existed)."""
+
+    def __init__(self, X, y, B, v=None):
         self.X = X
         self.y = y
         self.B = float(B)
         self.n = X.shape[0]
         self.dim = X.shape[1] + 1
+        self.v = None if v is None else np.ascontiguousarray(v, dtype=np.float64)
 
     def __call__(self, w, want_detail):
         g = np.zeros(self.dim)
         mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
         X = self.X
         if sp.issparse(X):
-            cnt, loss = cls_pass_csr(X.data, *_uidx(X), self.y, w, self.B, g, mask)
+            cnt, loss, off = cls_pass_csr(X.data, *_uidx(X), self.y, w, self.B, g, mask,
+                                          self.v)
         else:
-            cnt, loss = cls_pass_dense(X, self.y, w, self.B, g, mask)
+            cnt, loss, off = cls_pass_dense(X, self.y, w, self.B, g, mask, self.v)
         inv = 1.0 / self.n
         g *= inv
         detail = {"constraint": mask.astype(bool)} if want_detail else {}
-        return g, cnt * inv, loss * inv, int(cnt), detail
+        return g, off * inv, loss * inv, int(cnt), detail
 
     # -- the two passes of OCAS (svmlab._ocas) --------------------------------
     def margins(self, w):
@@ -240,13 +268,14 @@ class _ClassifierOracle:
         mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
         X = self.X
         if sp.issparse(X):
-            cnt, loss = cut_csr(X.data, *_uidx(X), self.y, marg, self.B, g, mask)
+            cnt, loss, off = cut_csr(X.data, *_uidx(X), self.y, marg, self.B, g, mask,
+                                     self.v)
         else:
-            cnt, loss = cut_dense(X, self.y, marg, self.B, g, mask)
+            cnt, loss, off = cut_dense(X, self.y, marg, self.B, g, mask, self.v)
         inv = 1.0 / self.n
         g *= inv
         detail = {"constraint": mask.astype(bool)} if want_detail else {}
-        return g, cnt * inv, loss * inv, int(cnt), detail
+        return g, off * inv, loss * inv, int(cnt), detail
 
 
 def _uidx(X):
@@ -470,7 +499,13 @@ class _OcasRun(_CuttingPlaneRun):
         self.mu = MU
         self.w_best = np.zeros(self.D)
         self.m_best = np.zeros(n)           # margins y_i w_b.[x_i, B]
-        self.primal_best = self.C * 1.0     # F(0) = C * mean(max(0, 1 - 0))
+        v = self.oracle.v
+        # the n of (1/n) sum_i v_i hinge_i: the rows of positive weight (the
+        # Dask path keeps zero-weight rows in its blocks, see _cp_dask)
+        self.n_loss = int(getattr(self.oracle, "n_loss", n))
+        # F(0) = C * (1/n) sum_i v_i max(0, 1 - 0)
+        self.primal_best = (self.C * 1.0 if v is None
+                            else self.C * float(v.sum()) / self.n_loss)
         self._m_c = np.empty(n)             # margins of the cutting point
         self._work_k = np.empty(n)          # work arrays of the line search
         self._work_j = np.empty(n)
@@ -478,21 +513,26 @@ class _OcasRun(_CuttingPlaneRun):
 
     def _iterate(self, want_record):
         C, n = self.C, self.n_samples
+        n_loss = self.n_loss
         w_t = self.w
         # 1. margins of the reduced solution w_t (0 before the first cut)
         m_t = self.oracle.margins(w_t) if self.K else np.zeros(n)
+        v = self.oracle.v
+        hinge_t = np.maximum(0.0, 1.0 - m_t) if want_record else None
         reduced_primal = (0.5 * float(w_t @ w_t)
-                          + C * float(np.maximum(0.0, 1.0 - m_t).mean())) if want_record else 0.0
+                          + C * (float(hinge_t.mean()) if v is None
+                                 else float((v * hinge_t).sum()) / n_loss)
+                          ) if want_record else 0.0
         # 2. exact line search along w_b + k (w_t - w_b), k >= 0, and (4.)
         # the cutting point's margins, in one compiled call on the margins
         delta = w_t - self.w_best
         m_c = self._m_c
         k, hinge = ocas_step(float(self.w_best @ delta), float(delta @ delta), self.m_best,
-                             m_t, C / n, self.mu, m_c, self._work_k, self._work_j)
+                             m_t, C / n_loss, self.mu, m_c, self._work_k, self._work_j, v)
         k = float(k)
         if k > 0.0:
             self.w_best = self.w_best + k * delta
-        self.primal_best = 0.5 * float(self.w_best @ self.w_best) + C * float(hinge) / n
+        self.primal_best = 0.5 * float(self.w_best @ self.w_best) + C * float(hinge) / n_loss
         self.last_primal = self.primal_best
         # 3. stop: upper bound F(w_b) within C epsilon of the lower bound
         dual_before = self.dual if self.K else 0.0
@@ -619,6 +659,11 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         The paper's C, which multiplies the *average* hinge loss.  It relates
         to LIBLINEAR's / :class:`sklearn.svm.LinearSVC`'s C by
         ``C_liblinear = C / n_samples``, i.e. ``C = n_samples * C_liblinear``.
+        With weights the loss is ``(C/n) sum_i v_i hinge_i`` with ``v_i =
+        class_weight[y_i] * sample_weight_i`` and ``n`` the number of rows of
+        positive weight: ``LinearSVC(C=c, class_weight=cw).fit(X, y,
+        sample_weight=s)`` is ``CuttingPlaneClassifier(C=c * n,
+        class_weight=cw).fit(X, y, sample_weight=s)``.
     epsilon : float, default=1e-3
         Stopping tolerance on xi: stop when the most violated constraint's
         ``xi'`` is at most ``xi + epsilon``.  The primal objective is then
@@ -645,6 +690,15 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         ``C * epsilon`` of the optimum, as Theorem 3 guarantees for
         Algorithm 1); records are :class:`svmlab._ocas.OcasRecord`, and
         ``coef_`` is the best-so-far point.
+    class_weight : None, dict or "balanced", default=None
+        Multiplies the losses of a class's examples: ``{label: weight}``, or
+        ``"balanced"`` = ``n / (2 * count(label))`` over all training rows
+        (scikit-learn's ``compute_class_weight``).  Combined with
+        ``fit(..., sample_weight=s)`` as ``v_i = class_weight[y_i] * s_i``
+        (the module docstring's OP2w).  Rows with ``v_i = 0`` are removed
+        before training (``n`` then counts the others); negative weights are
+        refused before any work.  Weights that are all 1 give exactly the
+        unweighted iterates.
 
     Attributes
     ----------
@@ -654,6 +708,8 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     dual_coef_ : OP3 multipliers of the final working set;
     working_set_size_, xi_, dual_objective_ (OP3 value, a lower bound on the
     optimum), qp_steps_ (pair steps of the inner QP solver), fit_time_.
+    class_weight_ : (2,) the weights of ``classes_`` (ones without
+    ``class_weight``), as :class:`sklearn.svm.LinearSVC`.
 
     Step hooks: ``fit(X, y, callback=f)`` calls ``f(record)`` with a
     :class:`CuttingPlaneRecord` per iteration (return False to stop);
@@ -672,16 +728,18 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     """
 
     _parameter_constraints = {**_PARAMS, "fit_intercept": ["boolean"],
-                              "method": [StrOptions({"joachims", "ocas"})]}
+                              "method": [StrOptions({"joachims", "ocas"})],
+                              "class_weight": [StrOptions({"balanced"}), dict, None]}
 
     def __init__(self, *, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
-                 progress=True, method="joachims"):
+                 progress=True, method="joachims", class_weight=None):
         self.C = C
         self.epsilon = epsilon
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.progress = progress
         self.method = method
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -689,14 +747,35 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def start(self, X, y):
-        """Validate everything and return the solver state (lazy form)."""
+    @with_callbacks
+    def fit(self, X, y, sample_weight=None, callback=None):
+        """Train.  ``sample_weight`` (n,) non-negative: example i's hinge loss
+        is multiplied by ``class_weight[y_i] * sample_weight_i`` (zero
+        removes it; see the class docstring for the C it corresponds to in
+        LinearSVC).  ``callback(record)`` is called after every iteration;
+        returning ``False`` from it stops training with the model reached so
+        far.  scikit-learn callbacks set with ``set_callbacks`` get one task
+        per iteration (see :mod:`svmlab._stepping`)."""
+        return self._fit_run(self.start(X, y, sample_weight=sample_weight), X, y, callback)
+
+    def iter_fit(self, X, y, sample_weight=None):
+        """Generator of iteration records; the estimator is fitted when the
+        generator is exhausted or closed.  ``sample_weight`` as in :meth:`fit`."""
+        yield from self._iter_run(self.start(X, y, sample_weight=sample_weight))
+
+    def start(self, X, y, sample_weight=None):
+        """Validate everything and return the solver state (lazy form).
+        ``sample_weight`` as in :meth:`fit`; every check (weights included)
+        runs before any solver work."""
         self._validate_params()
         B = 1.0 if self.fit_intercept else 0.0
+        weighted = sample_weight is not None or self.class_weight is not None
         if _is_dask(X):
             from ._cp_dask import DaskClassifierOracle
 
-            oracle, classes, n_features = DaskClassifierOracle.build(X, y, B)
+            oracle, classes, n_features = DaskClassifierOracle.build(
+                X, y, B, sample_weight=sample_weight, class_weight=self.class_weight)
+            self.class_weight_ = oracle.class_weight_
             self.n_features_in_ = n_features
             if hasattr(self, "feature_names_in_"):
                 del self.feature_names_in_
@@ -705,6 +784,16 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
             _check_not_multiclass(y)
             X, y_pm, classes = check_binary(X, y)
             validate_data(self, X_in, reset=True, skip_check_array=True)
+            if hasattr(sample_weight, "compute"):
+                sample_weight = sample_weight.compute()
+            v, self.class_weight_, keep = check_weights(y_pm, classes, sample_weight,
+                                                        self.class_weight)
+            if keep is not None:
+                # zero weights remove the example (n then counts the others)
+                X, y_pm, v = X[keep], y_pm[keep], v[keep]
+                X = to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
+            if not weighted:
+                v = None  # the unweighted passes (v_i = 1 is the same arithmetic)
             if self.method == "ocas" and not sp.issparse(X) and X.size:
                 # OCAS reads mostly-zero dense rows (images) as CSR: the passes
                 # then cost O(nnz) (MNIST's pixels are 81% zeros: 5x faster).
@@ -713,7 +802,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 Xc = dense_as_csr(X, DENSE_TO_CSR)
                 if Xc is not None:
                     X = Xc
-            oracle = _ClassifierOracle(X, y_pm, B)
+            oracle = _ClassifierOracle(X, y_pm, B, v)
         self.classes_ = classes
         run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
         return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
@@ -845,6 +934,13 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
         pairwise SVM with LIBLINEAR's convention (sum of pair losses) has
         ``C_liblinear = C / m``.
     epsilon, max_iter, progress : as :class:`CuttingPlaneClassifier`.
+
+    There are no ``sample_weight`` / ``class_weight`` (left for later): a
+    weighted OP4 weights *pairs*, and whether a pair's weight is the product
+    of its two examples' weights (or a per-rank-pair weight, as for ROC area
+    with unequal costs) is a modelling choice the paper does not make; the
+    condensed sweep would then accumulate weight sums instead of the counts
+    ``c+`` and ``c-``.
 
     There is no ``fit_intercept``: pairwise constraints are invariant to
     shifts of the scores, so ``intercept_`` is always ``[0.]``.

@@ -11,6 +11,9 @@ The twin of :class:`svmlab.CuttingPlaneClassifier` on a dense data matrix
 ``C`` is the paper's C, multiplying the *average* hinge loss
 (``C = n * C_liblinear``).  With ``fit_intercept=True`` the bias is the
 weight of a constant extra feature 1, regularised like the others.
+Example weights ``v`` (``sample_weight``; svmlab's ``class_weight[y_i] *
+sample_weight_i``) multiply the terms of the sums: ``(C/n) sum_i v_i xi_i``
+and ``c_i v_i`` in OP2's constraint; rows of weight 0 are removed first.
 
 Algorithm 1, with the paper's line numbers::
 
@@ -227,15 +230,22 @@ def _check_params(C, epsilon, max_iter):
         raise ValueError(f"max_iter must be >= -1 (-1: no limit), got {max_iter}.")
 
 
-def iter_fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000):
+def iter_fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
+             sample_weight=None):
     """Algorithm 1, one :class:`~svmlab.cutting_plane.CuttingPlaneRecord` per
     iteration that adds a constraint (the fields as svmlab documents them).
     The generator's return value (``StopIteration.value``) is
     ``(w_full, converged)``, ``w_full`` including the bias weight last when
-    ``fit_intercept``.  Labels: ``y`` with two classes, the larger one +1."""
+    ``fit_intercept``.  Labels: ``y`` with two classes, the larger one +1.
+    ``sample_weight`` (n,) >= 0: the weights v (rows of weight 0 are removed
+    and records' ``constraint`` masks cover the remaining rows)."""
     y = _labels(y)
     X = _dense(X, y.shape[0])
     _check_params(C, epsilon, max_iter)
+    v = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    if v.shape != y.shape or not np.all(v >= 0):
+        raise ValueError("sample_weight must hold one non-negative weight per example.")
+    X, y, v = X[v > 0], y[v > 0], v[v > 0]       # weight 0: the example is removed
     n = X.shape[0]
     if fit_intercept:                            # bias = weight of a constant feature 1
         X = np.hstack([X, np.ones((n, 1))])
@@ -246,9 +256,9 @@ def iter_fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000):
     iteration = 0
     while max_iter < 0 or iteration < max_iter:  # line 3: repeat
         c = most_violated(X, y, w)               # lines 5-7  # [find-c]
-        g = (c * y) @ X / n                      # (1/n) sum c_i y_i x_i  # [cut]
-        off = c.mean()                           # (1/n) sum c_i  # [cut]
-        xi_new = off - w @ g                     # xi' = the average hinge loss at w  # [cut]
+        g = (c * v * y) @ X / n                  # (1/n) sum c_i v_i y_i x_i  # [cut]
+        off = (c * v).mean()                     # (1/n) sum c_i v_i  # [cut]
+        xi_new = off - w @ g                     # xi' = the average weighted hinge loss  # [cut]
         primal = 0.5 * w @ w + C * xi_new        # OP2 objective at w (upper bound)
         if xi_new <= xi + epsilon:               # line 9  # [test]
             return w, True                       # [stop]
@@ -269,10 +279,10 @@ def iter_fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000):
     return w, False
 
 
-def fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000):
+def fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000, sample_weight=None):
     """Run :func:`iter_fit` to the end; returns a :class:`ReferenceFit`."""
     records = []
-    run = iter_fit(X, y, C, epsilon, fit_intercept, max_iter)
+    run = iter_fit(X, y, C, epsilon, fit_intercept, max_iter, sample_weight)
     while True:
         try:
             records.append(next(run))
