@@ -38,6 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._ocas import cut_csr, cut_dense, margins_csr, margins_dense
+from ._cp_oracle import NO_MASK as _NO_MASK
+from ._cp_oracle import check_ranks, n_pairs, uidx as _uidx
 from ._cp_passes import (
     cls_pass_csr,
     cls_pass_dense,
@@ -49,9 +51,6 @@ from ._cp_passes import (
 )
 
 __all__ = ["DaskClassifierOracle", "DaskOrdinalOracle"]
-
-_NO_MASK = np.zeros(0, dtype=np.uint8)
-
 
 def _require_dask():
     try:
@@ -83,10 +82,6 @@ def _canon(b):
     if hasattr(b, "todense") and not isinstance(b, np.ndarray):  # e.g. pydata sparse
         b = b.todense()
     return np.ascontiguousarray(b, dtype=np.float64)
-
-
-def _uidx(b):
-    return b.indices.view(np.uint32), b.indptr.view(np.uint32)
 
 
 def _check_block(b):
@@ -304,15 +299,13 @@ class DaskOrdinalOracle(_DaskBase):
 
     @classmethod
     def build(cls, X, y):
-        from .cutting_plane import _n_pairs, check_ranks
-
         self = cls()
         self._setup(X)
         y = self._labels(y)
         rank, ranks = check_ranks(y, self.n)
         self.rank = rank
         self.R = len(ranks)
-        self.m = _n_pairs(rank, self.R)
+        self.m = n_pairs(rank, self.R)
         return self, ranks, self.n_features
 
     def __call__(self, w, want_detail):

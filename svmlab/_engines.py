@@ -54,8 +54,8 @@ compiled (:func:`line_iterations`, the same arithmetic as
 ``K_11 + ridge I`` between iterations and updates it in O(|S1|^2) per sample
 that enters (:func:`chol_append`) or leaves (:func:`chol_delete`, Givens
 rotations) S1; and the solvers run with single-threaded BLAS
-(:func:`single_threaded_blas`), since threads cost more than they save on
-blocks of a few hundred rows.
+(``blas_threads = 1`` on their :class:`svmlab._stepping.SolverRun`), since
+threads cost more than they save on blocks of a few hundred rows.
 """
 
 from __future__ import annotations
@@ -80,27 +80,9 @@ __all__ = [
     "solve_subproblem",
     "solve_ls",
     "intercept_from_v",
-    "single_threaded_blas",
 ]
 
 ENGINES = ("qp", "irwls", "smo")
-
-_BLAS = None
-
-
-def single_threaded_blas():
-    """Context manager limiting BLAS/LAPACK to one thread.
-
-    The engines factorise and multiply small blocks (tens to hundreds of
-    rows) thousands of times; a multi-threaded OpenBLAS spends more time
-    waking threads than computing on them (a 200 x 200 Cholesky took 90 ms
-    with 2 threads on a busy 2-core machine against 0.4 ms with one)."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
 
 S1, S2, S3 = 1, 2, 3
 

@@ -50,28 +50,41 @@ SOLVER_CONSTRAINTS = {
 RANDOM_STATE_CONSTRAINT = {"random_state": ["random_state"]}
 
 
+#: the most stored values a CSR matrix with int32 ``indptr`` can hold
+#: (module-level so that a test can lower it instead of allocating 2**31 values)
+MAX_CSR32_NNZ = 2**31 - 1
+
+
+def _refuse_too_many(nnz):
+    if nnz > MAX_CSR32_NNZ:
+        raise ValueError(
+            f"The sparse input has {nnz:,} stored values; svmlab's CSR kernels use "
+            f"32-bit indices and accept at most {MAX_CSR32_NNZ:,} (2**31 - 1). "
+            "Train on a subset of the rows, or on a dask array with smaller "
+            "blocks (the cutting-plane estimators).")
+
+
 def to_csr32(X):
     """Canonical CSR copy with float64 data and int32 indices/indptr.
 
     (LIBLINEAR, through scikit-learn, refuses int64 indices, and the numba
     kernels are compiled for int32.)
+
+    An input with more than ``MAX_CSR32_NNZ = 2**31 - 1`` stored values
+    cannot be indexed by int32 and is refused with a ValueError naming the
+    count.  For a sparse input the count is its ``nnz`` (stored values,
+    explicit zeros and duplicates included), checked before anything is
+    copied; for a dense input it is the non-zeros of the converted matrix.
     """
+    if sp.issparse(X):
+        _refuse_too_many(int(X.nnz))
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    _refuse_too_many(int(X.nnz))
     X.sum_duplicates()
     X.sort_indices()
     X.indices = X.indices.astype(np.int32, copy=False)
     X.indptr = X.indptr.astype(np.int32, copy=False)
     return X
-
-
-def _finite_kw():
-    import inspect
-
-    params = inspect.signature(check_array).parameters
-    return "ensure_all_finite" if "ensure_all_finite" in params else "force_all_finite"
-
-
-_FINITE = _finite_kw()
 
 
 def check_data(X, *, reset_estimator=None, dense_only=False):
@@ -80,7 +93,7 @@ def check_data(X, *, reset_estimator=None, dense_only=False):
         X,
         accept_sparse=False if dense_only else ["csr", "csc", "coo"],
         dtype=np.float64,
-        **{_FINITE: True},
+        ensure_all_finite=True,
     )
     if sp.issparse(X):
         X = to_csr32(X)
@@ -103,7 +116,7 @@ def check_binary(X, y, *, dense_only=False):
         accept_sparse=False if dense_only else ["csr", "csc", "coo"],
         dtype=np.float64,
         y_numeric=False,
-        **{_FINITE: True},
+        ensure_all_finite=True,
     )
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)

@@ -91,31 +91,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._cp_passes import (
-    cls_pass_csr,
-    cls_pass_dense,
-    ordinal_counts,
-    scores_csr,
-    scores_dense,
-    wsum_csr,
-    wsum_dense,
-)
+from ._cp_oracle import ClassifierOracle, OrdinalOracle, check_ranks
 from ._cp_qp import qp_rounding_floor, solve_simplex_qp
-from ._ocas import (
-    MU,
-    OcasRecord,
-    cut_csr,
-    cut_dense,
-    dense_as_csr,
-    margins_csr,
-    margins_csr_parallel,
-    margins_dense,
-    margins_dense_parallel,
-    ocas_step,
-    use_parallel,
-)
+from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
 from ._stepping import SolverRun, SteppedFitMixin, with_callbacks
-from ._validation import _FINITE, check_binary, check_data, check_weights, to_csr32
+from ._validation import check_binary, check_data, check_weights, to_csr32
 
 __all__ = [
     "CuttingPlaneClassifier",
@@ -211,123 +191,12 @@ class OrdinalCuttingPlaneRecord:
 
 
 # --------------------------------------------------------------------------
-# oracles: the O(sn) most-violated-constraint passes
+# oracles: the O(sn) most-violated-constraint passes live in the leaf module
+# svmlab._cp_oracle (ClassifierOracle, OrdinalOracle, check_ranks)
 # --------------------------------------------------------------------------
 _QPTOL = 1e-12
 #: method="ocas" converts dense X to CSR when at most this fraction is nonzero
 DENSE_TO_CSR = 0.5
-_NO_MASK = np.zeros(0, dtype=np.uint8)
-
-
-class _ClassifierOracle:
-    """In-memory pass of Algorithm 1 over dense or CSR rows.
-
-    ``v``: the (n,) example weights of the weighted 1-slack constraints
-    (``class_weight[y_i] * sample_weight_i``), or None for the unweighted
-    passes (the same compiled code as before weights existed)."""
-
-    def __init__(self, X, y, B, v=None):
-        self.X = X
-        self.y = y
-        self.B = float(B)
-        self.n = X.shape[0]
-        self.dim = X.shape[1] + 1
-        self.v = None if v is None else np.ascontiguousarray(v, dtype=np.float64)
-
-    def __call__(self, w, want_detail):
-        g = np.zeros(self.dim)
-        mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
-        X = self.X
-        if sp.issparse(X):
-            cnt, loss, off = cls_pass_csr(X.data, *_uidx(X), self.y, w, self.B, g, mask,
-                                          self.v)
-        else:
-            cnt, loss, off = cls_pass_dense(X, self.y, w, self.B, g, mask, self.v)
-        inv = 1.0 / self.n
-        g *= inv
-        detail = {"constraint": mask.astype(bool)} if want_detail else {}
-        return g, off * inv, loss * inv, int(cnt), detail
-
-    # -- the two passes of OCAS (svmlab._ocas) --------------------------------
-    def margins(self, w):
-        """``y_i (w.[x_i, B])`` for every row (rows in parallel)."""
-        out = np.empty(self.n)
-        X = self.X
-        if sp.issparse(X):
-            f = margins_csr_parallel if use_parallel(X.nnz) else margins_csr
-            f(X.data, *_uidx(X), self.y, w, self.B, out)
-        else:
-            f = margins_dense_parallel if use_parallel(X.size) else margins_dense
-            f(X, self.y, w, self.B, out)
-        return out
-
-    def cut(self, marg, want_detail):
-        """The cut of R at the point whose margins are ``marg``:
-        ``(g, d, R, sum c, detail)`` as :meth:`__call__`."""
-        g = np.zeros(self.dim)
-        mask = np.zeros(self.n, dtype=np.uint8) if want_detail else _NO_MASK
-        X = self.X
-        if sp.issparse(X):
-            cnt, loss, off = cut_csr(X.data, *_uidx(X), self.y, marg, self.B, g, mask,
-                                     self.v)
-        else:
-            cnt, loss, off = cut_dense(X, self.y, marg, self.B, g, mask, self.v)
-        inv = 1.0 / self.n
-        g *= inv
-        detail = {"constraint": mask.astype(bool)} if want_detail else {}
-        return g, off * inv, loss * inv, int(cnt), detail
-
-
-def _uidx(X):
-    """CSR index arrays as unsigned views (no copy): numba then skips the
-    negative-index wraparound test on every ``w[indices[p]]``, which makes
-    the sparse passes about twice as fast."""
-    return X.indices.view(np.uint32), X.indptr.view(np.uint32)
-
-
-def _scores(X, w, out):
-    if sp.issparse(X):
-        scores_csr(X.data, *_uidx(X), w, out)
-    else:
-        scores_dense(X, w, out)
-
-
-def _wsum(X, coef, g):
-    if sp.issparse(X):
-        wsum_csr(X.data, *_uidx(X), coef, g)
-    else:
-        wsum_dense(X, coef, g)
-
-
-def _n_pairs(rank, R):
-    size = np.bincount(rank, minlength=R).astype(np.int64)
-    below = np.concatenate([[0], np.cumsum(size)[:-1]])
-    return int(np.sum(size * below))
-
-
-class _OrdinalOracle:
-    """In-memory pass of Algorithm 2: scores, condensed sweep, weighted sum."""
-
-    def __init__(self, X, rank, R):
-        self.X = X
-        self.rank = rank
-        self.R = int(R)
-        self.n = X.shape[0]
-        self.dim = X.shape[1] + 1
-        self.m = _n_pairs(rank, R)
-
-    def __call__(self, w, want_detail):
-        s = np.empty(self.n)
-        _scores(self.X, w, s)
-        cp = np.zeros(self.n, dtype=np.int64)
-        cm = np.zeros(self.n, dtype=np.int64)
-        npairs, loss = ordinal_counts(s, self.rank, self.R, cp, cm)
-        g = np.zeros(self.dim)
-        _wsum(self.X, (cp - cm).astype(np.float64), g)
-        inv = 1.0 / self.m
-        g *= inv
-        detail = {"c_plus": cp, "c_minus": cm} if want_detail else {}
-        return g, npairs * inv, loss * inv, int(npairs), detail
 
 
 # --------------------------------------------------------------------------
@@ -802,7 +671,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 Xc = dense_as_csr(X, DENSE_TO_CSR)
                 if Xc is not None:
                     X = Xc
-            oracle = _ClassifierOracle(X, y_pm, B, v)
+            oracle = ClassifierOracle(X, y_pm, B, v)
         self.classes_ = classes
         run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
         return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
@@ -853,48 +722,6 @@ def warm_up(background=False):
 # --------------------------------------------------------------------------
 # ordinal regression
 # --------------------------------------------------------------------------
-def check_ranks(y, n=None):
-    """Validate ordinal targets: finite integer values with >= 2 distinct.
-
-    Returns ``(rank_index int64 in [0, R), ranks)`` where ``ranks`` are the
-    distinct values (sorted) and ``R = len(ranks)``.
-    """
-    y = np.asarray(y)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D (one rank per sample), got shape {y.shape}.")
-    if n is not None and y.shape[0] != n:
-        raise ValueError(f"X has {n} samples but y has {y.shape[0]}.")
-    if y.dtype.kind == "O":
-        # an object array of numbers is accepted as those numbers (as
-        # scikit-learn does); anything else is an unknown label type
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(
-                "Unknown label type: ordinal ranks must be integers, got an object "
-                "array that is not numeric. Encode the ordered categories as "
-                "integers 1..R (larger = higher rank).") from None
-    if y.dtype.kind not in "iufb":
-        raise ValueError(
-            f"Unknown label type: ordinal ranks must be integers, got dtype {y.dtype}. "
-            "Encode the ordered categories as integers 1..R (larger = higher rank).")
-    yf = y.astype(np.float64)
-    if not np.all(np.isfinite(yf)):
-        raise ValueError("Ordinal ranks contain NaN or infinity.")
-    if np.any(yf != np.round(yf)):
-        raise ValueError(
-            "Ordinal ranks must be integers (1, 2, ..., R); got non-integer "
-            "values. For real-valued targets use a regression model.")
-    ranks, idx = np.unique(yf, return_inverse=True)
-    if len(ranks) < 2:
-        raise ValueError(
-            f"y contains a single rank ({ranks[0]:g}); ordinal regression needs "
-            "at least two distinct ranks (there are no ordered pairs).")
-    return idx.astype(np.int64), ranks.astype(np.int64)
-
-
 def ordered_pair_fraction(y, scores):
     """Fraction of pairs with ``y_i > y_j`` that the scores order correctly
     (``s_i > s_j``), ties in the scores counting 1/2.  For two ranks this is
@@ -996,7 +823,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
                     f"n_samples = {X.shape[0]}.")
             rank, ranks = check_ranks(y, X.shape[0])
             validate_data(self, X_in, reset=True, skip_check_array=True)
-            oracle = _OrdinalOracle(X, rank, len(ranks))
+            oracle = OrdinalOracle(X, rank, len(ranks))
         self.ranks_ = ranks
         self.n_pairs_ = int(oracle.m)
         return _CuttingPlaneRun(self, oracle, self.C, self.epsilon, self.max_iter,
@@ -1010,5 +837,5 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
         """Fraction of correctly ordered pairs (ROC area for two ranks)."""
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by the pairwise score.")
-        y = check_array(np.asarray(y), ensure_2d=False, dtype=None, **{_FINITE: True})
+        y = check_array(np.asarray(y), ensure_2d=False, dtype=None, ensure_all_finite=True)
         return ordered_pair_fraction(y, self.decision_function(X))

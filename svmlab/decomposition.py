@@ -52,7 +52,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC, example_bounds
 from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block_counted,
-                       single_threaded_blas,
                        solve_subproblem, up_low)
 from ._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
@@ -88,6 +87,8 @@ class DecompositionRun(SolverRun):
     """State: alpha, ``G = K (alpha y)``, the active (unshrunk) set."""
 
     step_name = "outer step"
+    #: small dense sub-problems: one BLAS thread (svmlab._stepping.blas_thread_limit)
+    blas_threads = 1
 
     def __init__(self, est, X, y, kernel, scheme, q, engine, shrinking):
         super().__init__(est, est.max_iter, est.progress)
@@ -194,16 +195,14 @@ class DecompositionRun(SolverRun):
         )
 
     def _step(self):
-        with single_threaded_blas():
-            return self._step_impl(True)
+        return self._step_impl(True)
 
     def _advance(self, max_steps):
         k = 0
-        with single_threaded_blas():
-            while k < max_steps:
-                if self._step_impl(False) is None:
-                    break
-                k += 1
+        while k < max_steps:
+            if self._step_impl(False) is None:
+                break
+            k += 1
         return k
 
     def result(self):

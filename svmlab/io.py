@@ -66,7 +66,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils.validation import check_array
 
-from ._validation import _FINITE, to_csr32
+from ._validation import to_csr32
 from .kernels import Kernel
 
 __all__ = ["LibSVMModel", "load_libsvm_model", "save_libsvm_model"]
@@ -240,7 +240,7 @@ class LibSVMModel:
 
     def _prepare(self, X):
         X = check_array(X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
-                        **{_FINITE: True})
+                        ensure_all_finite=True)
         if self.n_features_in_ is not None and X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was loaded with "

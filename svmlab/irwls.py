@@ -48,8 +48,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC, example_bounds
-from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, kernel_block_counted,
-                       single_threaded_blas)
+from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, intercept_from_v,
+                       kernel_block_counted)
 from ._stepping import SolverRun
 from ._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
@@ -108,6 +108,8 @@ class IRWLSRun(SolverRun):
     the IRWLS sub-problem of the current working set (``sub``)."""
 
     step_name = "IRWLS iteration"
+    #: small dense blocks: one BLAS thread (see svmlab._stepping.blas_thread_limit)
+    blas_threads = 1
 
     def __init__(self, est, X, y, kernel):
         super().__init__(est, est.max_iter, est.progress)
@@ -222,32 +224,71 @@ class IRWLSRun(SolverRun):
         )
 
     def _step(self):
-        with single_threaded_blas():
-            return self._step_impl(True)
+        return self._step_impl(True)
 
     def _advance(self, max_steps):
         k = 0
-        with single_threaded_blas():
-            while k < max_steps:
-                sub = self.sub
-                if sub is not None and not sub.done and sub.mode == "line":
-                    # no records: the line-search iterations run compiled
-                    k += sub.iterate_many(max_steps - k)
-                    continue
-                if self._step_impl(False) is None:
-                    break
-                k += 1
+        while k < max_steps:
+            sub = self.sub
+            if sub is not None and not sub.done and sub.mode == "line":
+                # no records: the line-search iterations run compiled
+                k += sub.iterate_many(max_steps - k)
+                continue
+            if self._step_impl(False) is None:
+                break
+            k += 1
         return k
+
+    def _open_chunk_state(self):
+        """``(beta_w, b)`` to report for the open working-set problem when
+        the fit stops before it is solved (a callback returning False,
+        ``max_iter``, or ``iter_fit`` closed early).
+
+        The state reached is reported whenever it is feasible: the current
+        iterate if it satisfies ``sum beta_w = s0`` (the equality of the
+        dual, with the same tolerance as the sub-problem's own feasibility
+        test in :meth:`ActiveSetSubproblem.iterate`) and the box ``0 <= y
+        beta <= C`` (up to rounding, clipped afterwards).  This is always the
+        case in the line-search mode, whose steps are scaled to stay feasible,
+        and after a full Table 1 step.  A Table 1 iterate clipped by rules
+        a/b (``sum beta != s0``) is *not* a point of the dual's feasible set;
+        then the last feasible point of the sub-problem is reported instead.
+
+        The intercept is recomputed for the reported beta by the rule of
+        :func:`svmlab._engines.intercept_from_v` over the working set (mean of
+        ``v = y - G`` over its free samples, else the middle of the interval
+        the bounded samples allow); after a full solve of (3) that is the b
+        of (3) itself, since ``e_i = 0`` on S1.
+
+        (Before this, the sub-problem's saved feasible point was reported,
+        which the line-search mode never refreshes between full steps: a fit
+        stopped in that mode returned ``alpha_ = 0`` although its records
+        showed non-zero betas.)"""
+        sub = self.sub
+        if sub.done:
+            return sub.beta, sub.b
+        Cw = sub.Cv
+        yb = sub.y * sub.beta
+        box_tol = 1e-9 * (1.0 + sub._Cmax)
+        in_box = bool(np.all(yb >= -box_tol) and np.all(yb <= Cw + box_tol))
+        on_plane = abs(sub.beta.sum() - sub.s0) <= 1e-9 * (1.0 + sub._Cmax * sub.m)
+        if in_box and on_plane:
+            beta_w = sub.beta
+            Kb = sub.Kb
+        else:
+            beta_w = sub.feasible_beta
+            Kb = sub.feasible_Kb
+        alpha_w = np.clip(sub.y * beta_w, 0.0, Cw)
+        b = intercept_from_v(sub.r - Kb, sub.y, alpha_w, Cw)
+        return beta_w, b
 
     def result(self):
         beta = self.beta.copy()
         b = self.b
         if self.sub is not None:
-            sub = self.sub
-            # between iterations Table 1's iterate may be infeasible: report
-            # the last feasible point of the working-set problem
-            beta[self.Sw] = sub.beta if sub.done else sub.feasible_beta
-            b = sub.b if sub.done else sub.feasible_b
+            # a fit stopped inside a working set: report the feasible state
+            # reached there (see _open_chunk_state)
+            beta[self.Sw], b = self._open_chunk_state()
         alpha = np.clip(self.y * beta, 0.0, self.Cb)
         return {"alpha": alpha, "intercept": b, "n_chunks": self.chunk,
                 "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
@@ -276,6 +317,11 @@ class IRWLSClassifier(BaseKernelSVC):
         Maximum number of IRWLS iterations (records); -1 means LIBSVM's
         safeguard cap ``max(10_000_000, 100 * n_samples)`` (see
         :mod:`svmlab._stepping`), which an explicit value overrides.
+        A fit stopped inside a working set (``max_iter``, a callback
+        returning False, ``iter_fit`` closed early) stores the feasible
+        state reached there: the current iterate when it is feasible (always
+        in the line-search mode), else the working set's last feasible point
+        (see ``IRWLSRun._open_chunk_state``).
         Three working sets in a row that change nothing stop the fit as a
         stall (``converged_ = False``, ``stop_reason_ = "stalled"``,
         ConvergenceWarning).

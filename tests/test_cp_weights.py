@@ -18,7 +18,7 @@ from sklearn.datasets import make_classification
 from sklearn.svm import LinearSVC
 from sklearn.utils.class_weight import compute_class_weight
 
-import svmlab.cutting_plane as cpmod
+import svmlab._cp_oracle as oracle_mod
 from svmlab import CuttingPlaneClassifier
 from svmlab._ocas import exact_line_search, line_objective
 from svmlab.reference import cutting_plane as ref1
@@ -185,8 +185,9 @@ def test_bad_weights_refused_before_any_work(monkeypatch):
         calls.append(1)
         raise AssertionError("the pass ran")
 
-    monkeypatch.setattr(cpmod, "cls_pass_dense", spy)
-    monkeypatch.setattr(cpmod, "cut_dense", spy)
+    # the passes are looked up in the oracle module (svmlab._cp_oracle)
+    monkeypatch.setattr(oracle_mod, "cls_pass_dense", spy)
+    monkeypatch.setattr(oracle_mod, "cut_dense", spy)
     bad = np.ones(len(y))
     bad[7] = -0.5
     for method in METHODS:

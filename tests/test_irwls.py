@@ -271,3 +271,111 @@ def test_numba_disabled_subprocess():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "ok" in out.stdout
+
+
+# --------------------------------------------------------------------------
+# issue 14: a fit stopped early stores the feasible state it reached
+# --------------------------------------------------------------------------
+def _gauss_m_problem(n=200):
+    from svmlab import datasets
+
+    X, y = datasets.gauss_m(n, random_state=0)
+    return X, y
+
+
+def _check_stored_state(clf, X, y, K, C):
+    """Feasibility (sum y alpha = 0, 0 <= alpha <= C) and a decision function
+    equal to the one computed here from alpha_, intercept_ and the kernel."""
+    yp = to_pm(y, clf.classes_)
+    a = clf.alpha_
+    assert np.all(a >= 0) and np.all(a <= C)
+    assert abs(np.dot(a, yp)) <= 1e-9 * C * len(a)
+    f = K @ (a * yp) + clf.intercept_[0]
+    np.testing.assert_allclose(clf.decision_function(X), f, atol=1e-9 * max(1.0, C))
+    return yp
+
+
+def _expected_intercept(K, yp, a, C, ws):
+    """The rule of svmlab._engines.intercept_from_v over the working set,
+    recomputed here: mean of v = y - K(alpha y) over its free samples."""
+    v = yp[ws] - (K @ (a * yp))[ws]
+    free = (a[ws] > 0) & (a[ws] < C)
+    assert free.any()
+    return v[free].mean()
+
+
+@pytest.mark.parametrize("how", ["max_iter", "callback", "iter_fit"])
+def test_early_stop_keeps_the_feasible_state_reached(how):
+    """The bug: a fit stopped in the line-search mode reported alpha_ = 0 (the
+    sub-problem's stale saved point) although its records showed non-zero
+    betas.  Now alpha_ is the last record's (feasible) iterate."""
+    X, y = _gauss_m_problem()
+    C = 1.0
+    K = gram(X, "linear")
+    clf = IRWLSClassifier(kernel="linear", C=C, random_state=0, max_iter=-1)
+    recs = []
+    if how == "max_iter":
+        clf.set_params(max_iter=12)
+        with pytest.warns(Warning, match="max_iter"):
+            clf.fit(X, y, callback=recs.append)
+    elif how == "callback":
+        clf.fit(X, y, callback=lambda r: recs.append(r) or len(recs) < 12)
+        assert clf.stop_reason_ == "callback"
+    else:
+        for r in clf.iter_fit(X, y):
+            recs.append(r)
+            if len(recs) == 12:
+                break
+    assert len(recs) == 12
+    last = recs[-1]
+    # the case of the bug: line-search mode, chunk open, betas non-zero
+    assert last.mode == "line" and not last.chunk_done
+    assert np.abs(last.beta).sum() > 1.0
+    yp = _check_stored_state(clf, X, y, K, C)
+    ws = last.working_set
+    np.testing.assert_allclose(clf.alpha_[ws], yp[ws] * last.beta, atol=1e-12)
+    np.testing.assert_allclose(clf.intercept_[0],
+                               _expected_intercept(K, yp, clf.alpha_, C, ws), atol=1e-9)
+    # a feasible point strictly better than the start, and not better than
+    # the optimum (LIBSVM through scikit-learn)
+    W = dual_objective(K, yp, clf.alpha_)
+    _, _, W_opt = libsvm_dual(X, y, C, "linear")
+    assert 0.0 < W <= W_opt + 1e-6 * abs(W_opt)
+
+
+def test_early_stop_after_infeasible_table1_iterate_reports_last_feasible_point():
+    """A Table 1 iterate clipped by rules a/b is off the plane sum beta = s0;
+    the stored model is then the last feasible point (here the chunk's
+    start, beta = 0), never the infeasible iterate."""
+    X, y = _gauss_m_problem(300)
+    C = 10.0
+    K = gram(X, "rbf", gamma=1.0)
+    clf = IRWLSClassifier(kernel="rbf", gamma=1.0, C=C, random_state=0, working_set_size=50)
+    recs = []
+    for r in clf.iter_fit(X, y):
+        recs.append(r)
+        if len(recs) == 2:
+            break
+    last = recs[-1]
+    assert last.mode == "table1" and sum(last.moved[:2]) > 0
+    assert abs(last.beta.sum()) > 1.0  # infeasible: first chunk has s0 = 0
+    _check_stored_state(clf, X, y, K, C)
+    np.testing.assert_array_equal(clf.alpha_, 0.0)
+
+
+def test_early_stop_with_several_chunks_is_feasible():
+    """Stops inside later chunks (closed chunks plus an open one) store a
+    feasible model whose dual objective never decreases with more steps."""
+    X, y = _gauss_m_problem(300)
+    C = 10.0
+    K = gram(X, "rbf", gamma=1.0)
+    Ws = []
+    for stop in (20, 60, 120):
+        clf = IRWLSClassifier(kernel="rbf", gamma=1.0, C=C, random_state=0,
+                              working_set_size=50, max_iter=stop)
+        with pytest.warns(Warning):
+            clf.fit(X, y)
+        yp = _check_stored_state(clf, X, y, K, C)
+        Ws.append(dual_objective(K, yp, clf.alpha_))
+    assert Ws[0] > 0.0
+    assert Ws[0] <= Ws[1] + 1e-9 and Ws[1] <= Ws[2] + 1e-9, Ws

@@ -17,14 +17,15 @@ Modules: ``smo`` (Platt's SMO, TR section 4), ``wss2`` (LIBSVM's WSS 2),
 ``subproblem`` (the working-set sub-problem shared by IRWLS and the QP
 engine of chunking and decomposition),
 ``chunking`` (Vapnik's chunking), ``decomposition`` (Osuna's
-decomposition), ``cutting_plane`` (Joachims' Algorithm 1) and ``ordinal``
-(Algorithm 2 with its sorted sweep).
+decomposition), ``cutting_plane`` (Joachims' Algorithm 1), ``ordinal``
+(Algorithm 2 with its sorted sweep) and ``random_pairs`` (SMO with random
+pairs, the baseline for Platt's heuristics in notebook 02).
 """
 
 from importlib import import_module
 
 _MODULES = ("smo", "wss2", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
-            "ordinal")
+            "ordinal", "random_pairs")
 
 __all__ = list(_MODULES)
 

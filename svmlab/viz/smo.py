@@ -23,19 +23,19 @@ Main entry points
 :func:`replay`             alpha and b after every step, rebuilt from the records
 :func:`kkt_violators`      indices violating Platt's KKT conditions (TR eq. 12) within tol
 :class:`SMOStepExplorer`   the two-panel figure + Play/slider (:class:`~svmlab.viz.FramePlayer`)
-:func:`random_pair_smo`    SMO with random pairs (a small pure-Python loop over ``pair_step``),
-                           the baseline for the heuristics notebook
+:func:`random_pair_smo`    SMO with random pairs, the baseline for the heuristics notebook
+                           (lives in :mod:`svmlab.reference.random_pairs`, re-exported here)
 :func:`objective_path`     dual objective after every step, accumulated from the records
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from .._pairstep import pair_step_box, pair_threshold_box, segment_objective
+from .._pairstep import segment_objective
+from ..reference.random_pairs import PairRecord, random_pair_smo
 from ._common import (
     CLASS_COLORS,
     CLASS_MARKERS,
@@ -220,95 +220,6 @@ def pick_key_steps(records, n_frames=12):
             break
         keep.add(int(t))
     return sorted(keep)
-
-
-# --------------------------------------------------------------------------
-# random pairs: a small pure-Python SMO loop over the analytic step
-# --------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class PairRecord:
-    """One joint step of :func:`random_pair_smo` (same field names as the
-    SMOClassifier records it is compared with)."""
-
-    iteration: int
-    i1: int
-    i2: int
-    y1: float
-    y2: float
-    a1_old: float
-    a2_old: float
-    a1_new: float
-    a2_new: float
-    a2_unclipped: float
-    L: float
-    H: float
-    eta: float
-    E1: float
-    E2: float
-    b_old: float
-    b_new: float
-    heuristic: str
-    clipped: bool
-    kernel_evals: int
-
-
-def random_pair_smo(K, y_pm, C, tol=1e-3, eps=1e-3, max_steps=20000, random_state=0):
-    """SMO where the pair is random: ``i1`` uniformly among the current KKT
-    violators, ``i2`` uniformly among the other points.
-
-    ``K`` is the full kernel matrix (small problems only).  Stops when no
-    point violates KKT by more than ``tol`` or after ``max_steps`` successful
-    steps.  Returns ``(records, alpha, b, n_tries)``.  ``kernel_evals`` in a
-    record counts the kernel values an uncached solver would compute so far
-    (two rows of n per attempted pair).  ``C`` is a number or one bound per
-    example (weights: a pair moves in its box ``[0, C_i1] x [0, C_i2]``).
-    """
-    K = np.asarray(K, dtype=float)
-    y = np.asarray(y_pm, dtype=float)
-    n = len(y)
-    Cv = np.broadcast_to(np.asarray(C, dtype=float), (n,))
-    rng = np.random.default_rng(random_state)
-    alpha = np.zeros(n)
-    b = 0.0
-    E = K @ (alpha * y) + b - y
-    records = []
-    tries = 0
-    evals = 0
-    while len(records) < max_steps:
-        r = y * E
-        viol = np.flatnonzero(((r < -tol) & (alpha < Cv)) | ((r > tol) & (alpha > 0)))
-        if len(viol) == 0:
-            break
-        moved = False
-        for _ in range(4 * n):  # a few random attempts before re-checking KKT
-            i1 = int(viol[rng.integers(len(viol))])
-            i2 = int(rng.integers(n - 1))
-            i2 += i2 >= i1
-            tries += 1
-            evals += 2 * n
-            y1, y2 = y[i1], y[i2]
-            a1, a2 = alpha[i1], alpha[i2]
-            C1, C2 = float(Cv[i1]), float(Cv[i2])
-            ok, a1n, a2n, a2u, L, H, eta = pair_step_box(
-                y1, y2, a1, a2, E[i1], E[i2], b, K[i1, i1], K[i1, i2], K[i2, i2], C1, C2, eps)
-            if not ok:
-                continue
-            bn = pair_threshold_box(y1, y2, a1, a2, a1n, a2n, E[i1], E[i2], b,
-                                    K[i1, i1], K[i1, i2], K[i2, i2], C1, C2)
-            clipped = not (np.isfinite(a2u) and L < a2u < H)
-            records.append(PairRecord(
-                iteration=len(records) + 1, i1=i1, i2=i2, y1=y1, y2=y2, a1_old=a1,
-                a2_old=a2, a1_new=a1n, a2_new=a2n, a2_unclipped=a2u, L=L, H=H, eta=eta,
-                E1=E[i1], E2=E[i2], b_old=b, b_new=bn, heuristic="random",
-                clipped=bool(clipped), kernel_evals=evals))
-            E += (y1 * (a1n - a1)) * K[i1] + (y2 * (a2n - a2)) * K[i2] + (bn - b)
-            alpha[i1], alpha[i2] = a1n, a2n
-            b = bn
-            moved = True
-            break
-        if not moved:
-            break
-    return records, alpha, b, tries
 
 
 # --------------------------------------------------------------------------
