@@ -49,8 +49,9 @@ by least squares.
 
 Speed (the line-search mode is where IRWLS spends almost all of its
 iterations on hard problems such as banana with C=316): that mode runs
-compiled (:func:`line_iterations`, the same arithmetic as
-:meth:`ActiveSetSubproblem.iterate`), keeps the Cholesky factor of
+compiled (:func:`line_iterations`; :meth:`ActiveSetSubproblem.iterate` runs
+a line-search iteration in Python only when no usable factor exists, with
+the LU / least-squares fallback of :func:`solve_ls`), keeps the Cholesky factor of
 ``K_11 + ridge I`` between iterations and updates it in O(|S1|^2) per sample
 that enters (:func:`chol_append`) or leaves (:func:`chol_delete`, Givens
 rotations) S1; and the solvers run with single-threaded BLAS
@@ -66,6 +67,7 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
+from ._kkt import intercept, intercept_from_v, up_low, violating_pair
 from ._pairstep import pair_step_box
 from .cache import get_row
 from .kernels import kernel_value
@@ -232,43 +234,23 @@ _METHODS = ("cholesky", "cholesky+ridge", "bounds")
 
 @njit(cache=True)
 def _bounds_b(r, Kb, y, beta, C):
-    """:func:`intercept_from_v` for ``v = r - K beta`` (S1 empty); ``C`` the
-    per-sample upper bounds (m,)."""
+    """:func:`svmlab._kkt.intercept` for ``v = r - K beta`` and ``alpha =
+    clip(y beta, 0, C)`` (S1 empty); ``C`` the per-sample upper bounds (m,)."""
     m = y.shape[0]
-    s = 0.0
-    nf = 0
-    lo = -np.inf
-    hi = np.inf
+    v = np.empty(m)
+    a = np.empty(m)
     for k in range(m):
-        v = r[k] - Kb[k]
-        ck = C[k]
-        a = min(max(y[k] * beta[k], 0.0), ck)
-        if a > 0.0 and a < ck:
-            s += v
-            nf += 1
-        up = (y[k] > 0 and a < ck) or (y[k] <= 0 and a > 0)
-        low = (y[k] > 0 and a > 0) or (y[k] <= 0 and a < ck)
-        if up and v > lo:
-            lo = v
-        if low and v < hi:
-            hi = v
-    if nf > 0:
-        return s / nf
-    if np.isfinite(lo) and np.isfinite(hi):
-        return 0.5 * (lo + hi)
-    if np.isfinite(lo):
-        return lo
-    if np.isfinite(hi):
-        return hi
-    return 0.0
+        v[k] = r[k] - Kb[k]
+        a[k] = min(max(y[k] * beta[k], 0.0), C[k])
+    return intercept(v, y, a, C)
 
 
 @njit(cache=True)
 def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets, fbeta, fKb,
                     L, order, st):
-    """Up to ``max_steps`` iterations of :meth:`ActiveSetSubproblem.iterate`
-    in the line-search mode, compiled (the same arithmetic as the Python
-    method: solve (3) on S1 with the kept Cholesky factor of ``K_11 + rr I``,
+    """Up to ``max_steps`` line-search-mode iterations of
+    :class:`ActiveSetSubproblem`, compiled (solve (3) on S1 with the kept
+    Cholesky factor of ``K_11 + rr I``,
     step to the first bound, rules a/b for the blocking samples, release the
     violators of (9)/(10) by rules c/d).  State in/out through the arrays and
     ``st``.  Returns ``(n_done, need_python)``: ``need_python`` means the
@@ -482,30 +464,6 @@ def as_bounds(C, m):
     return np.ascontiguousarray(Cv, dtype=np.float64).copy()
 
 
-def up_low(y, alpha, C):
-    """Masks of I_up (y alpha may increase) and I_low (may decrease)."""
-    pos = y > 0
-    up = (pos & (alpha < C)) | (~pos & (alpha > 0))
-    low = (pos & (alpha > 0)) | (~pos & (alpha < C))
-    return up, low
-
-
-def intercept_from_v(v, y, alpha, C):
-    """b for ``v = r - K beta`` (so e = v - b): mean of v over free samples,
-    else the middle of the feasible interval (LIBSVM's ``calculate_rho``)."""
-    free = (alpha > 0) & (alpha < C)
-    if free.any():
-        return float(v[free].mean())
-    up, low = up_low(y, alpha, C)
-    # with e = v - b the KKT conditions read v_i <= b on I_up and v_i >= b on
-    # I_low, so b lies in [max_{I_up} v, min_{I_low} v]
-    lo = v[up].max() if up.any() else -np.inf
-    hi = v[low].min() if low.any() else np.inf
-    if np.isfinite(lo) and np.isfinite(hi):
-        return float(0.5 * (lo + hi))
-    return float(lo if np.isfinite(lo) else (hi if np.isfinite(hi) else 0.0))
-
-
 # --------------------------------------------------------------------------
 # the linear system (3)
 # --------------------------------------------------------------------------
@@ -627,9 +585,6 @@ class ActiveSetSubproblem:
         self._bad = 0
         self._degenerate = False
         self._st = None  # state of the compiled line-search iterations
-        self._L = None  # Cholesky factor of K_11 + _rr I over _order (line mode)
-        self._order = None
-        self._rr = 0.0
         self._best_W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
         self._save_feasible()
 
@@ -724,12 +679,15 @@ class ActiveSetSubproblem:
         else:
             v = self.r[F] - self.Kb[F]
             c = self.s0 - self.beta.sum()
-            ridge = 0.0 if self.mode == "table1" else 1e-12 * max(1.0, np.abs(np.diag(self.K)).max())
             if self.mode == "line":
-                # F comes back in the order of the (updated) Cholesky factor
-                F, d, b, self.method = self._solve_line(F, c, ridge)
+                # reached only when the compiled iterations (line_iterations,
+                # with their kept Cholesky factor) found no usable factor:
+                # the LU / least-squares fallback of the bordered system (3)
+                d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, 1e-2 * max(
+                    1.0, float(np.abs(np.diag(self.K)).max())), allow_lstsq=True)
             else:
-                d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, ridge,
+                # Table 1: the plain system (3), no ridge
+                d, b, self.method = solve_ls(self.K[np.ix_(F, F)], v, c, 0.0,
                                              allow_lstsq=False)
             if self.mode == "table1" and self.method == "lstsq":
                 # singular (3): Table 1 cannot continue; the line-search mode
@@ -824,83 +782,6 @@ class ActiveSetSubproblem:
             self._restore_feasible()
             self.done = True
 
-    def _refactor(self, F, ridge):
-        """Cholesky of ``K_11 + rr I`` from scratch, rr growing x100 from
-        ``ridge`` as in :func:`solve_ls`; the factor is kept for updates."""
-        n = len(F)
-        K11 = self.K[np.ix_(F, F)]
-        scale = max(1.0, float(np.abs(np.diag(K11)).max()) if n else 1.0)
-        rr = ridge
-        while rr < 1e-2 * scale:
-            try:
-                cf = sla.cho_factor(K11 + rr * np.eye(n), lower=True, check_finite=False)
-            except np.linalg.LinAlgError:
-                rr *= 100.0
-                continue
-            if self._L is None:
-                self._L = np.zeros((self.m, self.m))
-            else:
-                self._L[:] = 0.0
-            self._L[:n, :n] = np.tril(cf[0])
-            self._order = F.copy()
-            self._rr = rr
-            return True
-        self._order = None
-        return False
-
-    def _solve_line(self, F, c, ridge):
-        """(3) in the line-search mode: Cholesky of ``K_11 + ridge I``
-        (:func:`solve_ls`), kept between iterations and updated in O(|S1|^2)
-        per sample when S1 gains or loses a few samples (rules a-d move a
-        handful per line-search step).  Returns ``(F, d, b, method)`` with F
-        in the factor's order."""
-        for attempt in range(2):
-            order = self._order
-            fresh = order is None or attempt == 1
-            if not fresh:
-                keep = self.sets[order] == S1
-                isin = np.zeros(self.m, bool)
-                isin[order] = True
-                added = F[~isin[F]]
-                n = len(order)
-                n_del = n - int(keep.sum())
-                if (n_del + len(added)) * 16 > max(n, 64):
-                    fresh = True
-                else:
-                    L = self._L
-                    for p in np.flatnonzero(~keep)[::-1]:
-                        chol_delete(L, n, int(p))
-                        n -= 1
-                    order = order[keep]
-                    for i in added:
-                        if not chol_append(L, n, self.K[i, order], self.K[i, i] + self._rr):
-                            fresh = True
-                            break
-                        order = np.append(order, i)
-                        n += 1
-                    self._order = None if fresh else order
-            if fresh and not self._refactor(F, ridge):
-                break
-            order = self._order
-            n = len(order)
-            rhs = self.r[order] - self.Kb[order]
-            u = chol_solve(self._L, n, rhs)
-            w = chol_solve(self._L, n, np.ones(n))
-            den = w.sum()
-            if den > 0 and np.isfinite(den) and np.all(np.isfinite(u)):
-                b = (u.sum() - c) / den
-                d = u - b * w if n > 1 else np.full(1, c)  # (as in line_iterations)
-                return order, d, float(b), (
-                    "cholesky" if self._rr == ridge else "cholesky+ridge")
-            if fresh:
-                break
-        # no usable factor: LU / least squares of the bordered system
-        self._order = None
-        v = self.r[F] - self.Kb[F]
-        d, b, method = solve_ls(self.K[np.ix_(F, F)], v, c, 1e-2 * max(
-            1.0, float(np.abs(np.diag(self.K)).max())), allow_lstsq=True)
-        return F, d, b, method
-
     def _restore_feasible(self):
         self.beta = self.feasible_beta.copy()
         self.Kb = self.feasible_Kb.copy()
@@ -934,33 +815,23 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
     ``C`` holds the per-sample upper bounds (m,); a pair moves in its box
     ``[0, C_j] x [0, C_i]``.  Returns ``(n_steps, b)``."""
     m = y.shape[0]
-    E = np.empty(m)
+    # v = -E (v_i = r_i - (K beta)_i), kept instead of E so that the shared
+    # rules of svmlab._kkt read it directly; negation is exact, so every
+    # value is bit for bit -E of Platt's form
+    v = np.empty(m)
     for i in range(m):
         s = 0.0
         for j in range(m):
             s += K[i, j] * y[j] * alpha[j]
-        E[i] = s - r[i]
+        v[i] = r[i] - s
     it = 0
     while it < max_iter:
-        # v = -E ; i = argmax v over I_up, j = argmin v over I_low
-        vi = -np.inf
-        vj = np.inf
-        i = -1
-        j = -1
-        for k in range(m):
-            v = -E[k]
-            up = (y[k] > 0 and alpha[k] < C[k]) or (y[k] < 0 and alpha[k] > 0)
-            low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C[k])
-            if up and v > vi:
-                vi = v
-                i = k
-            if low and v < vj:
-                vj = v
-                j = k
+        # i = argmax v over I_up, j = argmin v over I_low (maximal violating pair)
+        vi, i, vj, j = violating_pair(v, y, alpha, C)
         if i < 0 or j < 0 or vi - vj <= tol:
             break
         moved, aj, ai, _, _, _, _ = pair_step_box(
-            y[j], y[i], alpha[j], alpha[i], E[j], E[i], 0.0,
+            y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
             K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
         )
         if not moved:
@@ -970,30 +841,10 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
         alpha[j] = aj
         alpha[i] = ai
         for k in range(m):
-            E[k] += K[k, j] * dj + K[k, i] * di
+            v[k] -= K[k, j] * dj + K[k, i] * di
         it += 1
-    # intercept: mean over free of v = -E, else middle of the interval
-    s = 0.0
-    nf = 0
-    lo = -np.inf
-    hi = np.inf
-    for k in range(m):
-        v = -E[k]
-        if 0.0 < alpha[k] < C[k]:
-            s += v
-            nf += 1
-        up = (y[k] > 0 and alpha[k] < C[k]) or (y[k] < 0 and alpha[k] > 0)
-        low = (y[k] > 0 and alpha[k] > 0) or (y[k] < 0 and alpha[k] < C[k])
-        if up and v > lo:
-            lo = v
-        if low and v < hi:
-            hi = v
-    if nf > 0:
-        b = s / nf
-    elif np.isfinite(lo) and np.isfinite(hi):
-        b = 0.5 * (lo + hi)
-    else:
-        b = 0.0
+    # intercept: mean over free of v, else middle of the interval
+    b = intercept(v, y, alpha, C)
     return it, b
 
 

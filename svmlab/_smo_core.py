@@ -70,11 +70,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._kkt import in_low, in_up, intercept
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
 from ._simd import extremes
 from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
 from ._bits import popcount
-from .kernels import kernel_row, kernel_row_against, kernel_row_subset
+from .kernels import kernel_row, kernel_row_against, kernel_row_subset, row_dot
 
 # --- integer state -----------------------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
@@ -167,29 +168,8 @@ def _xw_ones(indptr, indices, w, i):
     return s
 
 
-@njit(cache=True, inline="always")
-def _xx(sparse, dense, indptr, indices, data, i, j):
-    """<x_i, x_j> (the linear kernel value) from the raw arrays."""
-    if sparse:
-        a1 = indptr[i + 1]
-        b1 = indptr[j + 1]
-        p, q, s = indptr[i], indptr[j], 0.0
-        while p < a1 and q < b1:
-            u = indices[p]
-            v = indices[q]
-            if u == v:
-                s += data[p] * data[q]
-                p += 1
-                q += 1
-            elif u < v:
-                p += 1
-            else:
-                q += 1
-        return s
-    s = 0.0
-    for k in range(dense.shape[1]):
-        s += dense[i, k] * dense[j, k]
-    return s
+# <x_i, x_j> from the raw arrays: one home, in kernels (row_dot)
+_xx = row_dot
 
 
 @njit(cache=True)
@@ -286,10 +266,9 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
             G[t] = _xw_ones(ip, ix, w, t) if ones else _xw(sp, dn, ip, ix, dt, w, t)
         mf = y[t] - G[t]
         a = alpha[t]
-        pos = y[t] > 0
         c = Cv[t]
-        up = (a < c) if pos else (a > 0.0)
-        low = (a > 0.0) if pos else (a < c)
+        up = in_up(y[t], a, c)
+        low = in_low(y[t], a, c)
         u = mf if up else -np.inf
         if u > m:
             m = u
@@ -632,7 +611,7 @@ def _wss2_second(y, Cv, m, i, kdiag, ri, alpha, G, act, ist):
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
         a = alpha[t]
-        if (y[t] > 0 and a > 0.0) or (y[t] < 0 and a < Cv[t]):
+        if in_low(y[t], a, Cv[t]):
             mf = y[t] - G[t]
             bb = m - mf
             if bb > 0.0:
@@ -1009,23 +988,8 @@ def wss2_intercept(kd, cd, y, Cv, alpha, G, Gbar, w, active, linear, full):
     midpoint of the interval the KKT conditions allow."""
     reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full)
     n = alpha.shape[0]
-    s = 0.0
-    nf = 0
-    lo = -np.inf
-    hi = np.inf
+    v = np.empty(n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     for i in range(n):
-        v = y[i] - (_xw(sp, dn, ip, ix, dt, w, i) if linear else G[i])
-        a = alpha[i]
-        if a > 0.0 and a < Cv[i]:
-            s += v
-            nf += 1
-        elif (y[i] > 0 and a <= 0.0) or (y[i] < 0 and a >= Cv[i]):
-            lo = max(lo, v)
-        else:
-            hi = min(hi, v)
-    if nf > 0:
-        return s / nf
-    if np.isfinite(lo) and np.isfinite(hi):
-        return 0.5 * (lo + hi)
-    return lo if np.isfinite(lo) else hi
+        v[i] = y[i] - (_xw(sp, dn, ip, ix, dt, w, i) if linear else G[i])
+    return intercept(v, y, alpha, Cv)

@@ -51,8 +51,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseKernelSVC, example_bounds
-from ._engines import (ENGINES, add_rows, intercept_from_v, kernel_block_counted,
-                       solve_subproblem, up_low)
+from ._engines import ENGINES, add_rows, kernel_block_counted, solve_subproblem
+from ._kkt import intercept_from_v, up_low
 from ._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
 from .cache import KernelCache

@@ -105,25 +105,50 @@ def _transform(dot, sqi, sqj, ktype, gamma, coef0, degree):
         return math.tanh(gamma * dot + coef0)
 
 
-@njit(cache=True)
-def _sparse_dot_sorted(ind_a, dat_a, ind_b, dat_b):
-    """Dot product of two sorted sparse vectors by merging their indices."""
-    i = 0
-    j = 0
+@njit(cache=True, inline="always")
+def row_dot(sparse, dense, indptr, indices, data, i, j):
+    """``<x_i, x_j>`` for two rows of the training data, read from the raw
+    arrays (the linear kernel's value; every other kernel transforms it).
+    The one home of this dot: :func:`kernel_value` and the SMO core
+    (``svmlab._smo_core``) both call it.
+
+    Parameters
+    ----------
+    sparse : bool
+        True: the data are the CSR arrays ``indptr, indices, data`` (indices
+        sorted within each row); False: the rows of ``dense``.
+    dense : float64 array (n, d)
+        The dense data (ignored when ``sparse``).
+    indptr, indices, data : int64, int32/int64, float64 arrays
+        The CSR arrays (ignored unless ``sparse``).
+    i, j : int
+        The two rows.
+
+    Returns
+    -------
+    float
+        The sum of ``x_ik x_jk`` in increasing k: for CSR a merge of the two
+        sorted index lists, O(nnz_i + nnz_j).
+    """
+    if sparse:
+        a1 = indptr[i + 1]
+        b1 = indptr[j + 1]
+        p, q, s = indptr[i], indptr[j], 0.0
+        while p < a1 and q < b1:
+            u = indices[p]
+            v = indices[q]
+            if u == v:
+                s += data[p] * data[q]
+                p += 1
+                q += 1
+            elif u < v:
+                p += 1
+            else:
+                q += 1
+        return s
     s = 0.0
-    na = ind_a.shape[0]
-    nb = ind_b.shape[0]
-    while i < na and j < nb:
-        a = ind_a[i]
-        b = ind_b[j]
-        if a == b:
-            s += dat_a[i] * dat_b[j]
-            i += 1
-            j += 1
-        elif a < b:
-            i += 1
-        else:
-            j += 1
+    for k in range(dense.shape[1]):
+        s += dense[i, k] * dense[j, k]
     return s
 
 
@@ -247,16 +272,7 @@ def kernel_value(kd, i, j):
     if kd.binary:
         c = _shared_bits(kd.brows, i, j)
         return kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
-    if kd.sparse:
-        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
-        b0, b1 = kd.indptr[j], kd.indptr[j + 1]
-        dot = _sparse_dot_sorted(
-            kd.indices[a0:a1], kd.data[a0:a1], kd.indices[b0:b1], kd.data[b0:b1]
-        )
-    else:
-        dot = 0.0
-        for k in range(kd.dense.shape[1]):
-            dot += kd.dense[i, k] * kd.dense[j, k]
+    dot = row_dot(kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data, i, j)
     return _transform(
         dot, kd.sqnorm[i], kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
     )

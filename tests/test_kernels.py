@@ -124,3 +124,30 @@ def test_subset_rows_and_reset(rng):
         assert not any(i in c for i in range(40)) and (c.hits, c.misses) == (1, 1)
         np.testing.assert_allclose(c.row(5), K[5], rtol=1e-12)  # recomputed in full
         assert c.misses == 2
+
+
+def test_row_dot_is_the_plain_inner_product(rng):
+    """kernels.row_dot (the one sparse/dense dot, also the SMO core's _xx)
+    against a sum written out over the dense rows, with empty rows and rows
+    that share no feature; CSR and dense give bit-identical values (both sum
+    the shared features in increasing index)."""
+    from svmlab import _smo_core
+    from svmlab.kernels import row_dot
+
+    X = _X(rng, n=12, d=9, density=0.35)
+    X[3] = 0.0                                  # an empty row
+    X[4] = 0.0
+    X[4, 0] = 2.0                               # shares features only with some rows
+    A = sp.csr_matrix(X)
+    A.sort_indices()
+    for i in range(12):
+        for j in range(12):
+            ref = 0.0
+            for k in range(9):
+                if X[i, k] != 0.0 and X[j, k] != 0.0:
+                    ref += X[i, k] * X[j, k]
+            got_sp = row_dot(True, X, A.indptr, A.indices, A.data, i, j)
+            got_dn = row_dot(False, X, A.indptr, A.indices, A.data, i, j)
+            assert got_sp == ref
+            assert got_dn == pytest.approx(ref, rel=1e-15, abs=1e-15)
+    assert _smo_core._xx is row_dot
