@@ -54,6 +54,36 @@ def _dot_row(X, i, w, d):
     return s
 
 
+@njit(cache=True, inline="always")
+def violated_share(m, yi, v, i):
+    """A violated row's share of the most violated constraint (``m = y_i
+    w.x_i < 1``): ``(v_i (1 - m), v_i y_i, v_i)``, the terms it adds to the
+    loss, to the coefficient of ``x_i`` in ``g`` and to the offset; ``v_i = 1``
+    when ``v`` is None (decided at compile time, so the unweighted passes
+    keep their own machine code).  Shared by Algorithm 1's fused pass and
+    OCAS's cut (:mod:`svmlab._ocas`)."""
+    if v is None:
+        return 1.0 - m, yi, 1.0
+    return v[i] * (1.0 - m), yi * v[i], v[i]
+
+
+@njit(cache=True, inline="always")
+def add_row_dense(X, i, c, B, g):
+    """``g += c [x_i, B]`` for a dense row."""
+    d = X.shape[1]
+    for j in range(d):
+        g[j] += c * X[i, j]
+    g[d] += c * B
+
+
+@njit(cache=True, inline="always")
+def add_row_csr(data, indices, indptr, i, c, B, g):
+    """``g += c [x_i, B]`` for a CSR row (``g`` has length d+1)."""
+    for p in range(indptr[i], indptr[i + 1]):
+        g[indices[p]] += c * data[p]
+    g[g.shape[0] - 1] += c * B
+
+
 @njit(cache=True)
 def cls_pass_dense(X, y, w, B, g, mask, v=None):
     """Most violated constraint of OP2 over dense rows.
@@ -74,22 +104,14 @@ def cls_pass_dense(X, y, w, B, g, mask, v=None):
         m = y[i] * s
         if m < 1.0:
             cnt += 1
-            if v is None:
-                loss += 1.0 - m
-                yi = y[i]
-            else:                       # weighted 1-slack constraint
-                loss += v[i] * (1.0 - m)
-                yi = y[i] * v[i]
-                off += v[i]
-            for j in range(d):
-                g[j] += yi * X[i, j]
-            g[d] += yi * B
+            li, ci, oi = violated_share(m, y[i], v, i)
+            loss += li
+            off += oi
+            add_row_dense(X, i, ci, B, g)
             if keep:
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    if v is None:
-        off = float(cnt)
     return cnt, loss, off
 
 
@@ -110,22 +132,14 @@ def cls_pass_csr(data, indices, indptr, y, w, B, g, mask, v=None):
         m = y[i] * s
         if m < 1.0:
             cnt += 1
-            if v is None:
-                loss += 1.0 - m
-                yi = y[i]
-            else:
-                loss += v[i] * (1.0 - m)
-                yi = y[i] * v[i]
-                off += v[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                g[indices[p]] += yi * data[p]
-            g[d] += yi * B
+            li, ci, oi = violated_share(m, y[i], v, i)
+            loss += li
+            off += oi
+            add_row_csr(data, indices, indptr, i, ci, B, g)
             if keep:
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    if v is None:
-        off = float(cnt)
     return cnt, loss, off
 
 

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
+from ._cp_passes import add_row_csr, add_row_dense, violated_share
+
 __all__ = [
     "OcasRecord",
     "exact_line_search",
@@ -205,7 +207,7 @@ def cut_dense(X, y, marg, B, g, mask, v=None):
     ``mask`` when ``mask.shape[0] == n``; returns ``(sum c_i, sum_i c_i v_i
     (1 - marg_i), sum_i c_i v_i)``, the weights ``v`` also scaling the rows
     added into ``g`` (``v=None``: all 1)."""
-    n, d = X.shape
+    n = X.shape[0]
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
@@ -214,22 +216,14 @@ def cut_dense(X, y, marg, B, g, mask, v=None):
         m = marg[i]
         if m < 1.0:
             cnt += 1
-            if v is None:
-                loss += 1.0 - m
-                yi = y[i]
-            else:
-                loss += v[i] * (1.0 - m)
-                yi = y[i] * v[i]
-                off += v[i]
-            for j in range(d):
-                g[j] += yi * X[i, j]
-            g[d] += yi * B
+            li, ci, oi = violated_share(m, y[i], v, i)
+            loss += li
+            off += oi
+            add_row_dense(X, i, ci, B, g)
             if keep:
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    if v is None:
-        off = float(cnt)
     return cnt, loss, off
 
 
@@ -237,7 +231,6 @@ def cut_dense(X, y, marg, B, g, mask, v=None):
 def cut_csr(data, indices, indptr, y, marg, B, g, mask, v=None):
     """As :func:`cut_dense` for CSR rows."""
     n = indptr.shape[0] - 1
-    d = g.shape[0] - 1
     keep = mask.shape[0] == n
     cnt = 0
     loss = 0.0
@@ -246,22 +239,14 @@ def cut_csr(data, indices, indptr, y, marg, B, g, mask, v=None):
         m = marg[i]
         if m < 1.0:
             cnt += 1
-            if v is None:
-                loss += 1.0 - m
-                yi = y[i]
-            else:
-                loss += v[i] * (1.0 - m)
-                yi = y[i] * v[i]
-                off += v[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                g[indices[p]] += yi * data[p]
-            g[d] += yi * B
+            li, ci, oi = violated_share(m, y[i], v, i)
+            loss += li
+            off += oi
+            add_row_csr(data, indices, indptr, i, ci, B, g)
             if keep:
                 mask[i] = 1
         elif keep:
             mask[i] = 0
-    if v is None:
-        off = float(cnt)
     return cnt, loss, off
 
 
