@@ -19,15 +19,16 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "SMOClassifier": "svmlab.smo",
-    "IRWLSClassifier": "svmlab.irwls",
+    "IRWLSClassifier": "svmlab.decomposition",
     "ChunkingClassifier": "svmlab.decomposition",
     "DecompositionClassifier": "svmlab.decomposition",
     "CuttingPlaneClassifier": "svmlab.cutting_plane",
     "CuttingPlaneOrdinalRegressor": "svmlab.cutting_plane",
     "Kernel": "svmlab.kernels",
-    "KernelCache": "svmlab.cache",
+    "KernelCache": "svmlab.kernels",
 }
-_SUBMODULES = {"datasets", "viz", "bench", "objectives", "kernels", "cache"}
+_SUBMODULES = {"datasets", "viz", "bench", "objectives", "kernels", "smo", "decomposition",
+               "cutting_plane", "reference", "exercises", "io"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

@@ -77,7 +77,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._stepping import SteppedFitMixin, with_callbacks
 from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_binary, check_weights,
                           to_csr32)
-from .kernels import Kernel
+from .kernels._rows import Kernel
 
 __all__ = ["BaseKernelSVC", "example_bounds"]
 

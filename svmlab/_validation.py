@@ -15,7 +15,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_array, check_X_y
 
-from .kernels import KERNELS
+from .kernels._rows import KERNELS
 
 __all__ = [
     "KERNEL_CONSTRAINTS",

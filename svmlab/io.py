@@ -67,7 +67,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.utils.validation import check_array
 
 from ._validation import to_csr32
-from .kernels import Kernel
+from .kernels._rows import Kernel
 
 __all__ = ["LibSVMModel", "load_libsvm_model", "save_libsvm_model"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels import Kernel
+from .kernels._rows import Kernel
 
 __all__ = ["dual_objective", "decision_values", "kkt_violation", "linear_primal_objective"]
 

@@ -1,4 +1,4 @@
-"""The OP3 dual QP solver (svmlab._cp_qp) against independent solutions.
+"""The OP3 dual QP solver (svmlab.cutting_plane._qp) against independent solutions.
 
 Problem: max sum_k a_k d_k - 1/2 a'Ha, a >= 0, sum a <= C with H = G G'.
 References: (1) exhaustive enumeration of the free set with the KKT system
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from svmlab._cp_qp import solve_op3_dual
+from svmlab.cutting_plane._qp import solve_op3_dual
 
 
 def dual_value(a, G, d):
@@ -140,7 +140,7 @@ def test_qp_slack_inactive_and_active():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_compiled_active_set_matches_brute_force(K, D, C, rank, seed):
     """The compiled active-set fallback alone, from the slack-only start."""
-    from svmlab._cp_qp import active_set_qp
+    from svmlab.cutting_plane._qp import active_set_qp
 
     rng = np.random.default_rng(seed)
     G, d, C = random_problem(rng, K, D, C, rank)
@@ -203,7 +203,7 @@ def test_imprecise_qp_warns(monkeypatch):
     from sklearn.datasets import make_classification
     from sklearn.exceptions import ConvergenceWarning
 
-    import svmlab.cutting_plane as cpmod
+    import svmlab.cutting_plane.estimators as cpmod
     from svmlab import CuttingPlaneClassifier
 
     real = cpmod.solve_simplex_qp

@@ -1,6 +1,6 @@
 """Sample and class weights for CuttingPlaneClassifier (both methods).
 
-The weighted 1-slack problem (svmlab.cutting_plane, OP2w)::
+The weighted 1-slack problem (svmlab.cutting_plane.estimators, OP2w)::
 
     min 1/2 |w|^2 + (C/n) sum_i v_i max(0, 1 - y_i w.x_i),
     v_i = class_weight[y_i] * sample_weight_i,
@@ -18,9 +18,9 @@ from sklearn.datasets import make_classification
 from sklearn.svm import LinearSVC
 from sklearn.utils.class_weight import compute_class_weight
 
-import svmlab._cp_oracle as oracle_mod
+import svmlab.cutting_plane._oracle as oracle_mod
 from svmlab import CuttingPlaneClassifier
-from svmlab._ocas import exact_line_search, line_objective
+from svmlab.cutting_plane._ocas import exact_line_search, line_objective
 from svmlab.reference import cutting_plane as ref1
 
 METHODS = ["joachims", "ocas"]
@@ -185,7 +185,7 @@ def test_bad_weights_refused_before_any_work(monkeypatch):
         calls.append(1)
         raise AssertionError("the pass ran")
 
-    # the passes are looked up in the oracle module (svmlab._cp_oracle)
+    # the passes are looked up in the oracle module (svmlab.cutting_plane._oracle)
     monkeypatch.setattr(oracle_mod, "cls_pass_dense", spy)
     monkeypatch.setattr(oracle_mod, "cut_dense", spy)
     bad = np.ones(len(y))

@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from svmlab import CuttingPlaneClassifier
-from svmlab.cutting_plane import CuttingPlaneRecord
+from svmlab.cutting_plane.estimators import CuttingPlaneRecord
 
 from conftest import require_shared_data
 

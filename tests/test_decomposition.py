@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from svmlab._engines import solve_subproblem
-from svmlab.decomposition import ChunkingClassifier, DecompositionClassifier, DecompositionRecord
+from svmlab.decomposition._engines import solve_subproblem
+from svmlab.decomposition.estimators import ChunkingClassifier, DecompositionClassifier, DecompositionRecord
 
 from reference import dual_objective, gram, kkt_violation, libsvm_dual, to_pm
 
@@ -141,7 +141,7 @@ def test_partial_selection_matches_full_stable_sort():
     """steepest_feasible's top-q selection (partition + small sort) picks the
     same indices in the same order as a full stable argsort, ties and
     infinities included."""
-    from svmlab._working_set import _smallest
+    from svmlab.decomposition._working_set import _smallest
 
     rng = np.random.default_rng(0)
     for _ in range(500):

@@ -1,5 +1,5 @@
 """The Cholesky factor kept by the line-search mode of the IRWLS / active-set
-engine (svmlab._engines): deletions, appends and fresh factorisations of
+engine (svmlab.decomposition._engines): deletions, appends and fresh factorisations of
 ``K_11 + rr I`` against numpy's Cholesky of the same sub-matrix, and the
 compiled line-search iterations against the KKT conditions computed here."""
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from svmlab._engines import (S1, ActiveSetSubproblem, chol_append, chol_delete, chol_factor,
+from svmlab.decomposition._engines import (S1, ActiveSetSubproblem, chol_append, chol_delete, chol_factor,
                              chol_solve)
 
 from reference import gram, to_pm
@@ -92,7 +92,7 @@ def test_python_fallback_of_line_mode_reaches_kkt(monkeypatch):
     a 1e-2 ridge: ``solve_ls``) moves the sub-problem and hands back.  Forced
     here for the first iterations: the fallback really runs, and the
     sub-problem still reaches its KKT point, checked here."""
-    import svmlab._engines as eng
+    import svmlab.decomposition._engines as eng
 
     real = eng.line_iterations
     calls = {"forced": 0, "python": 0}
@@ -132,7 +132,7 @@ def test_python_fallback_alone_stays_feasible_and_ascends(monkeypatch):
     direction, so free errors are not driven to 0) keeps the point feasible,
     satisfies (9)/(10) at the bounds when it stops, and raises the dual
     objective ``r'beta - beta'K beta / 2`` from its start."""
-    import svmlab._engines as eng
+    import svmlab.decomposition._engines as eng
 
     monkeypatch.setattr(eng, "line_iterations", lambda *a: (0, True))
     X, y = make_classification(80, 5, n_informative=3, random_state=4, flip_y=0.1)

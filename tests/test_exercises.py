@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from svmlab._pairstep import pair_step, pair_threshold
+from svmlab.smo._pairstep import pair_step, pair_threshold
 from svmlab.exercises import (ExerciseResult, check_count_pairs, check_irwls_weights,
                               check_most_violated, check_ordinal_constraint, check_reorder,
                               check_sweep, check_take_step, check_threshold,

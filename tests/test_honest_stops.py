@@ -25,7 +25,7 @@ import svmlab._stepping as stepping
 from svmlab import (ChunkingClassifier, CuttingPlaneClassifier, DecompositionClassifier,
                     IRWLSClassifier, SMOClassifier)
 from svmlab._stepping import SolverRun, SteppedFitMixin, iteration_cap
-from svmlab.irwls import IRWLSRun
+from svmlab.decomposition.irwls import IRWLSRun
 
 
 def _problem(seed=0, n=60):

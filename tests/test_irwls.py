@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from svmlab._engines import S1, S2, S3, ActiveSetSubproblem
-from svmlab.irwls import IRWLSClassifier, IRWLSRecord
+from svmlab.decomposition._engines import S1, S2, S3, ActiveSetSubproblem
+from svmlab.decomposition.irwls import IRWLSClassifier, IRWLSRecord
 
 from conftest import require_shared_data
 from reference import dual_objective, gram, kkt_violation, libsvm_dual, to_pm
@@ -296,7 +296,7 @@ def _check_stored_state(clf, X, y, K, C):
 
 
 def _expected_intercept(K, yp, a, C, ws):
-    """The rule of svmlab._engines.intercept_from_v over the working set,
+    """The rule of svmlab.decomposition._engines.intercept_from_v over the working set,
     recomputed here: mean of v = y - K(alpha y) over its free samples."""
     v = yp[ws] - (K @ (a * yp))[ws]
     free = (a[ws] > 0) & (a[ws] < C)

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import reference as R
-from svmlab.cache import KernelCache, n_slots_for
+from svmlab.kernels.cache import KernelCache, n_slots_for
 from svmlab.kernels import Kernel, kernel_value, resolve_gamma
 
 
@@ -107,7 +107,7 @@ def test_cache_random_access_matches_model(rng):
 
 
 def test_subset_rows_and_reset(rng):
-    from svmlab.cache import cache_reset, get_row_subset
+    from svmlab.kernels.cache import cache_reset, get_row_subset
 
     X = _X(rng, n=40)
     for Xin in (X, sp.csr_matrix(X)):
@@ -131,7 +131,7 @@ def test_row_dot_is_the_plain_inner_product(rng):
     against a sum written out over the dense rows, with empty rows and rows
     that share no feature; CSR and dense give bit-identical values (both sum
     the shared features in increasing index)."""
-    from svmlab import _smo_core
+    from svmlab.smo import _core as _smo_core
     from svmlab.kernels import row_dot
 
     X = _X(rng, n=12, d=9, density=0.35)

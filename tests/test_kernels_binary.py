@@ -1,4 +1,4 @@
-"""The bit-packed path for binary inputs (svmlab._bits): packing against a
+"""The bit-packed path for binary inputs (svmlab.kernels._bits): packing against a
 brute-force bit layout, popcount against Python's, and every kernel row,
 subset row and value equal -- bit for bit -- to the general dense/CSR path
 and to scikit-learn's pairwise kernels."""
@@ -12,8 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import reference as R
-from svmlab._bits import is_binary, pack_rows, popcount
-from svmlab.cache import KernelCache, get_row_subset
+from svmlab.kernels._bits import is_binary, pack_rows, popcount
+from svmlab.kernels.cache import KernelCache, get_row_subset
 from svmlab.kernels import Kernel, kernel_value
 
 

@@ -175,7 +175,8 @@ def test_violation_empty_sets_is_zero():
 
 def test_solvers_use_the_shared_rules():
     """The engines and the working-set code get the rules from _kkt (one home)."""
-    from svmlab import _engines, _working_set, decomposition
+    from svmlab.decomposition import _engines, _working_set
+    from svmlab.decomposition import estimators as decomposition
 
     assert _engines.up_low is _kkt.up_low
     assert _engines.intercept_from_v is _kkt.intercept_from_v
@@ -186,7 +187,7 @@ def test_solvers_use_the_shared_rules():
 def test_bounds_b_equals_intercept_rule():
     """The line search's S1-empty intercept (_engines._bounds_b) is the
     shared rule applied to v = r - K beta, alpha = clip(y beta, 0, C)."""
-    from svmlab._engines import _bounds_b
+    from svmlab.decomposition._engines import _bounds_b
 
     rng = np.random.default_rng(7)
     for kind in KINDS:

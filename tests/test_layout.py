@@ -1,8 +1,8 @@
 """Package layout: no import cycle among the modules of ``svmlab``.
 
-Issue 14: ``svmlab.cutting_plane`` and ``svmlab._cp_dask`` imported each
+Issue 14: ``svmlab.cutting_plane.estimators`` and ``svmlab.cutting_plane._dask`` imported each
 other; the shared oracle machinery now lives in the leaf
-``svmlab._cp_oracle``.  This test keeps the package free of such loops.
+``svmlab.cutting_plane._oracle``.  This test keeps the package free of such loops.
 
 It reads every ``.py`` file under ``svmlab/`` with :mod:`ast` (nothing is
 imported or executed) and collects every import statement, including those
@@ -151,12 +151,12 @@ def test_graph_sees_lazy_and_relative_imports():
     """The parser must see what the cycle check relies on: a relative import
     at module level and the lazy (in-function) imports of the Dask oracle."""
     graph = import_graph()
-    assert "svmlab._cp_oracle" in graph["svmlab.cutting_plane"]
-    assert "svmlab._cp_oracle" in graph["svmlab._cp_dask"]
+    assert "svmlab.cutting_plane._oracle" in graph["svmlab.cutting_plane.estimators"]
+    assert "svmlab.cutting_plane._oracle" in graph["svmlab.cutting_plane._dask"]
     # cutting_plane builds the Dask oracles lazily, inside start()
-    assert "svmlab._cp_dask" in graph["svmlab.cutting_plane"]
+    assert "svmlab.cutting_plane._dask" in graph["svmlab.cutting_plane.estimators"]
     # the oracle module is a leaf among the cutting-plane modules
-    assert not graph["svmlab._cp_oracle"] & {"svmlab.cutting_plane", "svmlab._cp_dask"}
+    assert not graph["svmlab.cutting_plane._oracle"] & {"svmlab.cutting_plane.estimators", "svmlab.cutting_plane._dask"}
 
 
 def test_cycle_finder_on_known_graphs(tmp_path):

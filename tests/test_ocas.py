@@ -1,4 +1,4 @@
-"""OCAS (CuttingPlaneClassifier(method="ocas"), svmlab._ocas) against
+"""OCAS (CuttingPlaneClassifier(method="ocas"), svmlab.cutting_plane._ocas) against
 independent references.
 
 * the exact line search against a brute-force evaluation of the primal
@@ -26,7 +26,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from svmlab import CuttingPlaneClassifier
-from svmlab._ocas import (
+from svmlab.cutting_plane._ocas import (
     OcasRecord,
     exact_line_search,
     exact_line_search_sorted,
@@ -279,7 +279,7 @@ def test_parallel_margins_equal_serial_bit_for_bit():
 
 def test_parallel_pass_gives_the_same_fit(monkeypatch):
     """Forcing the parallel margins pass changes nothing in the fit."""
-    import svmlab._ocas as ocas_mod
+    import svmlab.cutting_plane._ocas as ocas_mod
 
     X, y = sparse_case()
     kw = dict(C=200.0, epsilon=1e-4, method="ocas", max_iter=-1)
@@ -294,7 +294,7 @@ def test_parallel_pass_gives_the_same_fit(monkeypatch):
 # mostly-zero dense input is read as CSR
 # --------------------------------------------------------------------------
 def test_dense_as_csr_matches_scipy_and_respects_the_density_limit():
-    from svmlab._ocas import dense_as_csr
+    from svmlab.cutting_plane._ocas import dense_as_csr
 
     rng = np.random.default_rng(9)
     X = rng.normal(size=(300, 40)) * (rng.random((300, 40)) < 0.2)
@@ -359,7 +359,7 @@ def test_numba_disabled_ocas_agrees_with_jitted():
 
 
 def test_warm_up_runs_in_the_foreground_and_in_a_thread():
-    from svmlab.cutting_plane import warm_up
+    from svmlab.cutting_plane.estimators import warm_up
 
     assert warm_up() is None
     thread = warm_up(background=True)

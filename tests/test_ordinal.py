@@ -18,8 +18,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.svm import LinearSVC
 
 from svmlab import CuttingPlaneOrdinalRegressor
-from svmlab._cp_passes import ordinal_counts
-from svmlab.cutting_plane import OrdinalCuttingPlaneRecord
+from svmlab.cutting_plane._passes import ordinal_counts
+from svmlab.cutting_plane.estimators import OrdinalCuttingPlaneRecord
 
 
 def brute_counts(s, rank):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from svmlab._pairstep import pair_bounds, pair_step, pair_threshold, segment_objective
+from svmlab.smo._pairstep import pair_bounds, pair_step, pair_threshold, segment_objective
 
 
 def W(alpha, y, K):

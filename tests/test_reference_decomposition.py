@@ -41,7 +41,7 @@ from sklearn.svm import SVC
 
 from svmlab import ChunkingClassifier, DecompositionClassifier, IRWLSClassifier
 from svmlab.datasets import gauss_m
-from svmlab.decomposition import DecompositionRecord
+from svmlab.decomposition.estimators import DecompositionRecord
 from svmlab.kernels import Kernel, kernel_row, kernel_value
 from svmlab.reference import chunking as ref_chunking
 from svmlab.reference import decomposition as ref_decomposition

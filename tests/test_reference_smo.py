@@ -22,8 +22,8 @@ from sklearn.datasets import make_blobs, make_classification, make_moons
 
 import reference as R
 from svmlab import SMOClassifier
-from svmlab import _smo_core as core
-from svmlab.cache import n_slots_for
+from svmlab.smo import _core as core
+from svmlab.kernels.cache import n_slots_for
 from svmlab.kernels import Kernel
 from svmlab.reference import _source
 from svmlab.reference import smo as ref_smo

@@ -13,8 +13,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 import svmlab._validation as validation
 from svmlab import DecompositionClassifier, IRWLSClassifier
 from svmlab._stepping import SolverRun, blas_thread_limit
-from svmlab.decomposition import DecompositionRun
-from svmlab.irwls import IRWLSRun
+from svmlab.decomposition.estimators import DecompositionRun
+from svmlab.decomposition.irwls import IRWLSRun
 
 from reference import gram
 

@@ -1,4 +1,4 @@
-"""svmlab._simd.extremes (the vectorised scan behind Platt's max |E1 - E2| in
+"""svmlab.smo._simd.extremes (the vectorised scan behind Platt's max |E1 - E2| in
 parked phases) against a naive loop written here: same positions, ties to
 the first one, inf entries (examples at a bound) never chosen, any length."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from svmlab._simd import extremes
+from svmlab.smo._simd import extremes
 
 
 def naive(F, B, m):
@@ -64,7 +64,7 @@ def test_extremes_without_jit():
         "import numpy as np, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
         "from test_simd import _cases, naive\n"
-        "from svmlab._simd import extremes\n"
+        "from svmlab.smo._simd import extremes\n"
         "for F, B, m in _cases(1, 300):\n"
         "    assert extremes(F, B, m) == naive(F, B, m)\n"
     )

@@ -32,7 +32,7 @@ import svmlab._stepping as stepping  # noqa: E402
 from svmlab import (ChunkingClassifier, CuttingPlaneClassifier,  # noqa: E402
                     CuttingPlaneOrdinalRegressor, DecompositionClassifier, IRWLSClassifier,
                     SMOClassifier)
-from svmlab.smo import SMORun  # noqa: E402
+from svmlab.smo._estimator import SMORun  # noqa: E402
 
 # small problems: every fit below takes milliseconds once compiled
 def _factory(cls, **defaults):

@@ -1,5 +1,5 @@
 """Platt's passes over the non-bound examples run on a *parked* active set
-(svmlab._smo_core._park/_unpark): the bound examples get no gradient updates
+(svmlab.smo._core._park/_unpark): the bound examples get no gradient updates
 until the next full pass, the non-bound ones are served from rows against a
 contiguous copy of their data.  Checked here against brute force at every
 pass boundary: the gradient the solver keeps must be the true one for every
@@ -12,8 +12,8 @@ from sklearn.datasets import make_moons
 
 import reference as R
 from svmlab import SMOClassifier
-from svmlab import _smo_core as core
-from svmlab.cache import cache_from_buffer, get_row_against
+from svmlab.smo import _core as core
+from svmlab.kernels.cache import cache_from_buffer, get_row_against
 from svmlab.kernels import Kernel, kernel_row_against
 
 
@@ -156,7 +156,7 @@ def test_no_parking(shrinking, cache_size):
 def test_binary_linear_without_error_cache(monkeypatch):
     """Over the error cache's memory budget, the full passes take E from w:
     same optimum, no feature copy."""
-    import svmlab.smo as smo_mod
+    import svmlab.smo._estimator as smo_mod
 
     X, y = _binary_data()
     C = 5.0

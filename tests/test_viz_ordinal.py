@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 from svmlab import CuttingPlaneOrdinalRegressor
-from svmlab._cp_passes import ordinal_counts
+from svmlab.cutting_plane._passes import ordinal_counts
 from svmlab.viz import ordinal as vo
 from reference import check_figure_text
 

@@ -14,7 +14,7 @@ from sklearn.metrics.pairwise import rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC
 
 from svmlab import SMOClassifier
-from svmlab._pairstep import pair_step
+from svmlab.smo._pairstep import pair_step
 from svmlab.viz import record_trace, smo
 
 C = 1.0

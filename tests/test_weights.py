@@ -33,7 +33,7 @@ from svmlab.reference import wss2 as ref_wss2
 
 # (name, factory): every kernel solver and engine, both SMO selections with
 # shrinking on and off; "platt-parked" has a cache far smaller than the rows,
-# so Platt's loop runs parked phases (see svmlab._smo_core)
+# so Platt's loop runs parked phases (see svmlab.smo._core)
 SOLVERS = [
     ("platt", lambda: SMOClassifier(selection="platt", eps=1e-6, random_state=0)),
     ("platt-noshrink", lambda: SMOClassifier(selection="platt", shrinking=False, eps=1e-6,

@@ -282,7 +282,7 @@ def svc_alpha(svc, n):
 
 def kernel_dual_objective(X, y_pm, alpha, kernel="rbf", gamma="scale", degree=3, coef0=0.0):
     """W(alpha) with :func:`svmlab.objectives.dual_objective` (same for every solver)."""
-    from ..kernels import Kernel
+    from ..kernels._rows import Kernel
     from ..objectives import dual_objective
 
     return dual_objective(Kernel(X, kernel, gamma, degree, coef0), alpha, y_pm)

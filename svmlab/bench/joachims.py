@@ -43,7 +43,7 @@ def _liblinear(X, y, C_lib, tol=1e-4):
 
 
 def _cp(X, y, C_paper, eps=EPS, **kw):
-    from ..cutting_plane import CuttingPlaneClassifier
+    from ..cutting_plane.estimators import CuttingPlaneClassifier
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -55,7 +55,7 @@ def _warm():
     """Compile/load the numba passes outside every timing."""
     from sklearn.datasets import make_classification
 
-    from ..cutting_plane import CuttingPlaneOrdinalRegressor
+    from ..cutting_plane.estimators import CuttingPlaneOrdinalRegressor
     import scipy.sparse as sp
 
     X, y = make_classification(200, 5, random_state=0)
@@ -255,7 +255,7 @@ def _vs_param(ctx, X, y, values, which, C):
 def _ordinal_vs_n(ctx, X, y, sizes, C):
     import matplotlib.pyplot as plt
 
-    from ..cutting_plane import CuttingPlaneOrdinalRegressor
+    from ..cutting_plane.estimators import CuttingPlaneOrdinalRegressor
 
     perm = np.random.default_rng(1).permutation(X.shape[0])
     ts, its = [], []

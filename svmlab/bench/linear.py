@@ -81,7 +81,7 @@ def fit_solver(solver, X, y, C_lib, tol):
             m = LinearSVC(loss="hinge", dual=True, fit_intercept=False, C=C_lib, tol=tol,
                           random_state=0, max_iter=1_000_000).fit(X, y)
             return m.coef_[0], int(np.max(m.n_iter_))
-        from ..cutting_plane import CuttingPlaneClassifier
+        from ..cutting_plane.estimators import CuttingPlaneClassifier
 
         method = "ocas" if solver == "OCAS" else "joachims"
         m = CuttingPlaneClassifier(C=C_lib * X.shape[0], epsilon=tol, fit_intercept=False,

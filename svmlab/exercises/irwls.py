@@ -25,7 +25,7 @@ solving (3) (on S1 they may leave the box ``[0, C]``); ``ye`` (m,) the new
 
 All comparisons are strict.  That rules c/d wait until a/b are quiet is the
 implementation's reading of Table 1 (svmlab's
-:class:`svmlab._engines.ActiveSetSubproblem`, ``rule="irwls"``): the
+:class:`svmlab.decomposition._engines.ActiveSetSubproblem`, ``rule="irwls"``): the
 samples a/b remove from S1 change the solution of (3) and so every error.
 
 References: :func:`svmlab.viz.irwls.irwls_weight` for eq. (8); a direct

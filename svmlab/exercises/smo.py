@@ -29,8 +29,8 @@ return b1 when ``0 < a1_new < C``, else b2 when ``0 < a2_new < C``, else
 ``(b1 + b2) / 2``.  (When both are inside, b1 == b2 up to rounding, so either
 is accepted.)
 
-References: :func:`svmlab._pairstep.pair_step` and
-:func:`svmlab._pairstep.pair_threshold`; recorded cases replay the steps of
+References: :func:`svmlab.smo._pairstep.pair_step` and
+:func:`svmlab.smo._pairstep.pair_threshold`; recorded cases replay the steps of
 :class:`svmlab.SMOClassifier` (``SMOStep`` records) on three toy sets: RBF
 blobs, RBF with duplicated points (``eta = 0``) and a sigmoid kernel
 (``eta < 0``).
@@ -42,7 +42,7 @@ import functools
 
 import numpy as np
 
-from .._pairstep import pair_bounds, pair_step, pair_threshold
+from ..smo._pairstep import pair_bounds, pair_step, pair_threshold
 from ._core import Case, WrongAnswer, as_float, fmt, quiet_fit, run_cases
 
 __all__ = ["check_take_step", "check_threshold", "take_step_cases", "threshold_cases"]
@@ -337,7 +337,7 @@ def _threshold_hint(case, got):
 
 def check_threshold(student_fn):
     """Check ``student_fn(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12,
-    K22, C) -> b_new`` against :func:`svmlab._pairstep.pair_threshold` and the
+    K22, C) -> b_new`` against :func:`svmlab.smo._pairstep.pair_threshold` and the
     recorded ``b_new`` of three SMO fits."""
     return run_cases("threshold", student_fn, threshold_cases(),
                      lambda raw, case: as_float(raw, "b_new"), _threshold_hint)

@@ -57,7 +57,7 @@ def chunk_select(v, y, alpha, C, M, ties=None):
 def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, max_iter=-1):
     """Chunking with M = ``working_set_size`` (None: min(10, n)).  Returns
     a :class:`~svmlab.reference._rounding.ReferenceFit`, one
-    :class:`svmlab.decomposition.DecompositionRecord` per chunk."""
+    :class:`svmlab.decomposition.estimators.DecompositionRecord` per chunk."""
     n = len(y)
     M = min(10, n) if working_set_size is None else int(working_set_size)
     if not 2 <= M <= n:

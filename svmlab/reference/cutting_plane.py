@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from svmlab.cutting_plane import CuttingPlaneRecord
+from svmlab.cutting_plane.estimators import CuttingPlaneRecord
 
 __all__ = ["most_violated", "solve_reduced_qp", "iter_fit", "fit", "explain",
            "ReferenceFit"]
@@ -232,7 +232,7 @@ def _check_params(C, epsilon, max_iter):
 
 def iter_fit(X, y, C=1.0, epsilon=1e-3, fit_intercept=True, max_iter=1000,
              sample_weight=None):
-    """Algorithm 1, one :class:`~svmlab.cutting_plane.CuttingPlaneRecord` per
+    """Algorithm 1, one :class:`~svmlab.cutting_plane.estimators.CuttingPlaneRecord` per
     iteration that adds a constraint (the fields as svmlab documents them).
     The generator's return value (``StopIteration.value``) is
     ``(w_full, converged)``, ``w_full`` including the bias weight last when

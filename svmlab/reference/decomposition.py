@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmlab.decomposition import DecompositionRecord
+from svmlab.decomposition.estimators import DecompositionRecord
 from svmlab.reference import _rounding
 from svmlab.reference._rounding import ReferenceFit, near
 from svmlab.reference.subproblem import Subproblem, intercept_from_v, line_search_iteration, up_low
@@ -156,7 +156,7 @@ def run_outer(K, y, C, tol, select, max_iter=-1):
 def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, max_iter=-1):
     """Osuna decomposition; ``working_set_size`` q (None: min(10, n)).
     Returns a :class:`~svmlab.reference._rounding.ReferenceFit` with one
-    :class:`svmlab.decomposition.DecompositionRecord` per outer step."""
+    :class:`svmlab.decomposition.estimators.DecompositionRecord` per outer step."""
     n = len(y)
     q = min(10, n) if working_set_size is None else int(working_set_size)
     if not 2 <= q <= n:

@@ -22,7 +22,7 @@ The twin of :class:`svmlab.IRWLSClassifier` on a dense kernel matrix ``K``
   Section 3 selection: :func:`select_working_set`.  Stop when (9)-(11)
   hold on every sample, or after three chunks in a row that changed nothing.
 
-Tie breaking (as :func:`svmlab._working_set.irwls_select`): the selection
+Tie breaking (as :func:`svmlab.decomposition._working_set.irwls_select`): the selection
 draws ``rng.permutation(n)`` first, then for each stopping condition (9),
 (10), (11) and each class (-1 then +1) one ``rng.choice`` among the
 untaken violators; every later sort is stable over the permuted order, so
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmlab.irwls import IRWLSRecord
+from svmlab.decomposition.irwls import IRWLSRecord
 from svmlab.reference import _rounding
 from svmlab.reference._rounding import ReferenceFit, near, tie_threshold
 from svmlab.reference.subproblem import (S1, S2, S3, Subproblem, intercept_from_v,
@@ -177,7 +177,7 @@ class ChunkingState:
 
 def step(st):
     """One IRWLS iteration (closing and opening a chunk first when the
-    current one is solved); its :class:`~svmlab.irwls.IRWLSRecord`, or None
+    current one is solved); its :class:`~svmlab.decomposition.irwls.IRWLSRecord`, or None
     when the stopping conditions (9)-(11) hold or three chunks in a row
     changed nothing."""
     K, y, C, tol = st.K, st.y, st.C, st.tol
@@ -221,7 +221,7 @@ def step(st):
 def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, selection="random",
         random_state=None, max_iter=-1):
     """Run IRWLS-SVC; returns a :class:`ReferenceFit` (one
-    :class:`svmlab.irwls.IRWLSRecord` per IRWLS iteration).
+    :class:`svmlab.decomposition.irwls.IRWLSRecord` per IRWLS iteration).
 
     ``random_state`` is used as by the estimator (an int seeds
     ``np.random.RandomState``), so equal seeds give equal working sets."""

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmlab.cutting_plane import OrdinalCuttingPlaneRecord
+from svmlab.cutting_plane.estimators import OrdinalCuttingPlaneRecord
 from svmlab.reference.cutting_plane import _check_params, _dense, solve_reduced_qp
 
 __all__ = ["sweep_counts", "most_violated", "iter_fit", "fit", "explain", "OrdinalReferenceFit"]
@@ -128,7 +128,7 @@ class OrdinalReferenceFit:
 
 
 def iter_fit(X, y, C=1.0, epsilon=1e-3, max_iter=1000):
-    """Algorithm 2, one :class:`~svmlab.cutting_plane.OrdinalCuttingPlaneRecord`
+    """Algorithm 2, one :class:`~svmlab.cutting_plane.estimators.OrdinalCuttingPlaneRecord`
     per iteration that adds a constraint; the generator returns
     ``(w, converged)``.  ``y``: integer ranks, at least two distinct."""
     rank, R = _rank_index(y)

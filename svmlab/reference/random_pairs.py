@@ -18,8 +18,8 @@ choices by chance, so that notebook 02 can show what the heuristics buy:
 2. ``i2`` is drawn uniformly among the other ``n - 1`` points;
 3. the pair takes Platt's analytic joint step (TR eqs. 13-19, clipped to
    the segment ``[L, H]`` of the box ``[0, C_i1] x [0, C_i2]``;
-   :func:`svmlab._pairstep.pair_step_box`) and the threshold is updated by TR
-   eqs. 20-21 (:func:`svmlab._pairstep.pair_threshold_box`);
+   :func:`svmlab.smo._pairstep.pair_step_box`) and the threshold is updated by TR
+   eqs. 20-21 (:func:`svmlab.smo._pairstep.pair_threshold_box`);
 4. a pair that cannot move (Platt's ``eps`` test) is redrawn, up to ``4 n``
    times before the violators are recomputed; if none of them moves the run
    stops (a stall).
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmlab._pairstep import pair_step_box, pair_threshold_box
+from svmlab.smo._pairstep import pair_step_box, pair_threshold_box
 
 __all__ = ["PairRecord", "random_pair_smo"]
 

@@ -3,16 +3,16 @@
 TR eq. 11: ``max W = sum alpha - 1/2 sum_ij y_i y_j K_ij alpha_i alpha_j``, ``0 <= alpha
 <= C``, ``sum y alpha = 0``, on a dense kernel matrix ``K`` (weights: ``C`` holds one bound
 per example, ``0 <= alpha_i <= C_i``, a pair's box is ``[0, C1] x [0, C2]``).  svmlab's
-signs (:mod:`svmlab._pairstep`): ``f(x_i) = sum_j alpha_j y_j K_ij + b`` (Platt: ``u =
+signs (:mod:`svmlab.smo._pairstep`): ``f(x_i) = sum_j alpha_j y_j K_ij + b`` (Platt: ``u =
 w.x - b``), ``E = f - y``, ``eta = K11 + K22 - 2 K12`` (minus Platt's)::
 
-    res = smo(K, y, C=1.0)          # res.alpha, res.b, res.records (svmlab.smo.SMOStep)
+    res = smo(K, y, C=1.0)          # res.alpha, res.b, res.records (svmlab.smo._estimator.SMOStep)
     run = PlattSMO(K, y, C=1.0)     # run.step() -> the next SMOStep, None at the end
     explain(res.records[0], C=1.0)  # [(PlattSMO.take_step, {"clip-H", "b2", ...}), ...]
 
 Given the same ``K``, ``kdiag`` and ``random_state`` it takes the same steps as
 ``SMOClassifier(selection="platt", shrinking=False)`` with every row cached (the
-compiled :func:`svmlab._smo_core.smo_run`; tests/test_reference_smo.py proves it).
+compiled :func:`svmlab.smo._core.smo_run`; tests/test_reference_smo.py proves it).
 Where Platt leaves a choice, both decide alike:
 
 * Errors: both keep ``f0_i = sum_j alpha_j y_j K_ij`` of *every* example, not only
@@ -33,7 +33,7 @@ Where Platt leaves a choice, both decide alike:
   otherwise than f0 and breaks near-ties of max |E1 - E2| otherwise.  Pass the dense
   data ``X`` to fold ``w`` here too, with the same sums.
 
-Records: fields as :class:`svmlab.smo.SMOStep` says, ``n_active = n``.  The cache
+Records: fields as :class:`svmlab.smo._estimator.SMOStep` says, ``n_active = n``.  The cache
 fields count row reads as if every row stayed cached (first read a miss,
 ``kernel_evaluations = misses * n``): i2's per KKT violator examined, i1's and i2's
 per step (none with folded ``w``).  Misses match the compiled solver's; its hits
@@ -44,7 +44,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from svmlab.reference._smo_support import SMOResult, drive, per_example_bounds, take_step_tags
-from svmlab.smo import SMOStep
+from svmlab.smo._estimator import SMOStep
 
 __all__ = ["ParkMiller", "PlattSMO", "SMOResult", "explain", "park_miller_seed", "smo"]
 # (SMOResult, drive, per_example_bounds, take_step_tags: plumbing in ._smo_support)

@@ -25,7 +25,7 @@ the interval the KKT conditions allow.
 
 It takes the same steps as ``SMOClassifier(selection="wss2",
 shrinking=False, cache_size=<every row fits>)`` (the compiled
-:func:`svmlab._smo_core._wss2_select`); ties are broken as there: ``i`` is
+:func:`svmlab.smo._core._wss2_select`); ties are broken as there: ``i`` is
 the *smallest* maximising index, ``j`` the *largest* minimising index
 (LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step
 test is 1e-12).  If no ``j`` exists or the step cannot move, the run stops
@@ -52,7 +52,7 @@ TAU = 1e-12  # LIBSVM's replacement of a_it <= 0
 
 class WSS2(PlattSMO):
     """WSS 2 state on ``K``; ``step()`` takes the next step and returns its
-    :class:`svmlab.smo.SMOStep` (None once ``m - M <= tol`` or stalled)."""
+    :class:`svmlab.smo._estimator.SMOStep` (None once ``m - M <= tol`` or stalled)."""
 
     def __init__(self, K, y, C, *, tol=1e-3, kdiag=None):
         super().__init__(K, y, C, tol=tol, eps=1e-12, kdiag=kdiag)

@@ -523,7 +523,7 @@ class DecisionGrid:
     """
 
     def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, n=80, pad=0.15):
-        from ..kernels import Kernel
+        from ..kernels._rows import Kernel
 
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != 2:

@@ -1,7 +1,7 @@
 """Cutting planes made visible (Joachims 2006, Algorithm 1 on OP2), for
 ``notebooks/03_cutting_plane.ipynb``.
 
-Notation (as :mod:`svmlab.cutting_plane`): augmented points
+Notation (as :mod:`svmlab.cutting_plane.estimators`): augmented points
 ``z_i = [x_i, B]`` (``B = 1`` with an intercept, ``B = 0`` without), augmented
 weights ``v = [w, b/B]``.  The empirical hinge risk is
 
@@ -18,7 +18,7 @@ current ``v`` and ``xi'`` is the true risk there.
 
 Everything below works on plain arrays (so it is unit-tested against direct
 computations); :class:`CuttingPlaneExplorer` reads
-:class:`svmlab.cutting_plane.CuttingPlaneRecord` traces.
+:class:`svmlab.cutting_plane.estimators.CuttingPlaneRecord` traces.
 
 The solver records one step per constraint it *adds*.  The last check of
 Algorithm 1 (the iteration that finds ``xi' <= xi + epsilon`` at the final
@@ -614,16 +614,16 @@ def plot_primal_dual(ax, trace, stop=True):
 
 
 # --------------------------------------------------------------------------
-# Algorithm 1 and OCAS side by side (Franc & Sonnenburg, svmlab._ocas)
+# Algorithm 1 and OCAS side by side (Franc & Sonnenburg, svmlab.cutting_plane._ocas)
 # --------------------------------------------------------------------------
 def plot_upper_lower(ax, records, label, color, marker="o"):
     """Upper and lower bound per iteration of one recorded fit: each record's
     ``primal`` (solid) and ``dual`` (dashed), in one colour.
 
     Works for both kinds of record.  For Algorithm 1
-    (:class:`svmlab.cutting_plane.CuttingPlaneRecord`) ``primal`` is
+    (:class:`svmlab.cutting_plane.estimators.CuttingPlaneRecord`) ``primal`` is
     ``F(w_k)`` at the iterate itself, which can go *up* from one iteration
-    to the next; for OCAS (:class:`svmlab._ocas.OcasRecord`) it is ``F`` at
+    to the next; for OCAS (:class:`svmlab.cutting_plane._ocas.OcasRecord`) it is ``F`` at
     the best-so-far point, which never goes up.  ``dual`` is in both cases
     the reduced problem's value (OP3), a lower bound on ``min F``.  Only the
     records are drawn (the final stopping check, which adds no cut, is not a

@@ -5,8 +5,8 @@ sub-problems: **chunking** (every non-zero multiplier plus the worst
 violators: a sub-problem that grows with the number of SVs), **Osuna
 decomposition** (a fixed-size working set, solved by a QP engine) and
 **SMO** (always two multipliers, solved analytically).  Here each method's
-step records (:class:`svmlab.decomposition.DecompositionRecord` with
-``working_set``/``alpha_B``/``b``; :class:`svmlab.smo.SMOStep` with
+step records (:class:`svmlab.decomposition.estimators.DecompositionRecord` with
+``working_set``/``alpha_B``/``b``; :class:`svmlab.smo._estimator.SMOStep` with
 ``i1, i2, a1_new, a2_new, b_new``) are turned into:
 
 :func:`working_sets`        list of index arrays, one per step

@@ -9,7 +9,7 @@ re-weights after every solve with eq. (8)::
     a_i = infinite        if e_i y_i = 0     (on the margin: S1, 0 < y beta < C)
 
 so that ``beta_i = a_i e_i`` is 0, ``C y_i`` or free.  Records
-(:class:`svmlab.irwls.IRWLSRecord`) hold, over the current working set, the
+(:class:`svmlab.decomposition.irwls.IRWLSRecord`) hold, over the current working set, the
 weights, ``e_i y_i``, ``beta``, ``b`` and the S1/S2/S3 membership; this
 module folds them into global per-iteration arrays (samples outside the
 working set keep their last values) and draws them.

@@ -777,7 +777,7 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
     import ipywidgets as w
 
     from .. import IRWLSClassifier
-    from .._working_set import SELECTIONS
+    from ..decomposition._working_set import SELECTIONS
     from .irwls import IRWLSExplorer, irwls_trace
 
     user = X is not None

@@ -153,7 +153,7 @@ def label_decision_axes(ax, xlabel=r"$x_1$", ylabel=r"$x_2$", legend=True, sv=Tr
 def fit_C_gamma_grid(X, y, Cs, gammas, random_state=0):
     """Fit :class:`svmlab.SMOClassifier` (RBF kernel) for every ``(C, gamma)``;
     returns ``{(C, gamma): fitted model}``."""
-    from ..smo import SMOClassifier
+    from ..smo._estimator import SMOClassifier
 
     if len(Cs) == 0 or len(gammas) == 0:
         raise ValueError("Cs and gammas must each hold at least one value")

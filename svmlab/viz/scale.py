@@ -337,7 +337,7 @@ def kernel_comparison(solvers, X, y, Xt, yt, C, gamma, kernel="rbf"):
     objective W(alpha) (:func:`svmlab.objectives.dual_objective`, the same
     for all), number of SVs and test accuracy.  The first solver is the peer
     the ratios refer to."""
-    from ..kernels import Kernel
+    from ..kernels._rows import Kernel
     from ..objectives import dual_objective
 
     y_pm = _pm(y)

@@ -3,7 +3,7 @@
 Everything here is built from the step records of
 :class:`svmlab.SMOClassifier` (fields ``i1, i2, a1_old, a2_old, a1_new,
 a2_new, L, H, eta, E1, E2, b_old, b_new, heuristic, clipped, a2_unclipped``)
-and the analytic step of :mod:`svmlab._pairstep`; the sign conventions are
+and the analytic step of :mod:`svmlab.smo._pairstep`; the sign conventions are
 those documented there (``f(x) = sum_j alpha_j y_j K(x_j, x) + b``,
 ``E_i = f(x_i) - y_i``, ``eta = K11 + K22 - 2 K12``).
 
@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._pairstep import segment_objective
+from ..smo._pairstep import segment_objective
 from ..reference.random_pairs import PairRecord, random_pair_smo
 from ._common import (
     CLASS_COLORS,
@@ -128,7 +128,7 @@ def segment_curve(rec, K11, K12, K22, y_pm=None, n=121, lo=None, hi=None):
     """The change of the dual objective W along the constraint line.
 
     Returns ``(a2, dW)``: ``dW[j] = W(a2[j]) - W(a2_old)`` from
-    :func:`svmlab._pairstep.segment_objective`, for ``a2`` from ``lo`` to
+    :func:`svmlab.smo._pairstep.segment_objective`, for ``a2`` from ``lo`` to
     ``hi`` (default: covering ``[L, H]``, the old value and the unclipped
     optimum, with a margin).
     """

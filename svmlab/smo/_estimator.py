@@ -1,7 +1,7 @@
 """Platt's Sequential Minimal Optimization (SMO), with step hooks.
 
 Problem (Platt, MSR-TR-98-14, eq. 11; svmlab's sign convention, see
-:mod:`svmlab._pairstep`)::
+:mod:`svmlab.smo._pairstep`)::
 
     max_alpha  W(alpha) = sum_i alpha_i - 1/2 sum_ij y_i y_j K(x_i, x_j) alpha_i alpha_j
     s.t.       0 <= alpha_i <= C,    sum_i y_i alpha_i = 0,
@@ -18,7 +18,7 @@ Algorithm (TR section 2, pseudo-code in section 4 / Table 1):
   2 K12`` (eq. 15 up to sign), ``a2_new = a2 + y2 (E1 - E2) / eta`` (eq. 16),
   clipped (eq. 17), ``a1`` from ``s = y1 y2`` (eq. 18); ``eta <= 0`` evaluates
   the objective at both ends (eq. 19).  Implemented once in
-  :func:`svmlab._pairstep.pair_step`;
+  :func:`svmlab.smo._pairstep.pair_step`;
 * threshold after every step (eqs. 20, 21: b1, b2, their average when both
   multipliers end at a bound);
 * first-choice heuristic (section 2.2): one pass over every example, then
@@ -64,11 +64,11 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import _smo_core as core
-from ._base import BaseKernelSVC
-from ._stepping import SolverRun
-from ._validation import RANDOM_STATE_CONSTRAINT
-from .cache import KernelCache, cache_from_buffer, new_cache
+from . import _core as core
+from .._base import BaseKernelSVC
+from .._stepping import SolverRun
+from .._validation import RANDOM_STATE_CONSTRAINT
+from ..kernels.cache import KernelCache, cache_from_buffer, new_cache
 
 __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
 
@@ -400,7 +400,7 @@ class SMOClassifier(BaseKernelSVC):
     weight folding for the linear kernel (section 2.4) and shrinking with a
     final unshrunk check.  ``selection="wss2"`` uses LIBSVM's second-order
     working-set selection instead (Fan, Chen and Lin, JMLR 2005).  See
-    :mod:`svmlab.smo` for the details and :mod:`svmlab._smo_core` for the
+    :mod:`svmlab.smo._estimator` for the details and :mod:`svmlab.smo._core` for the
     bookkeeping (full gradient for non-linear kernels, folded ``w`` for the
     linear one).
 
@@ -433,7 +433,7 @@ class SMOClassifier(BaseKernelSVC):
         kernel, the folded ``w`` besides.
     shrinking : bool, default=True
         LIBSVM's shrinking, and parked phases when the cache cannot hold
-        every row (see :mod:`svmlab.smo`).  ``False`` runs Platt's loops on
+        every row (see :mod:`svmlab.smo._estimator`).  ``False`` runs Platt's loops on
         every example throughout.
     selection : {"platt", "wss2"}, default="platt"
     max_iter : int, default=-1

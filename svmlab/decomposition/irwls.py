@@ -21,14 +21,14 @@ Algorithm (paper's numbering):
   compute e and the weights (8), reorder with rules
   a (S1 -> S2 if ``y beta < 0``), b (S1 -> S3 if ``y beta > C``),
   c (S2 -> S1 if ``y e > 0``), d (S3 -> S1 if ``y e < 0``).
-  Implemented by :class:`svmlab._engines.ActiveSetSubproblem` (``rule="irwls"``),
+  Implemented by :class:`svmlab.decomposition._engines.ActiveSetSubproblem` (``rule="irwls"``),
   which is also the ``"irwls"`` engine of the decomposition family.
 * Section 2.1 -- chunking: IRWLS runs on a working set Sw of
   ``working_set_size`` samples; the inactive samples Sin keep their beta
   (anchored SVs at C, or 0) and enter through ``G_in = K_{w,in} beta_in``
   and ``Gb_in = sum beta_in``.
 * Section 3 -- sample selection for the next Sw
-  (:func:`svmlab._working_set.irwls_select`).
+  (:func:`svmlab.decomposition._working_set.irwls_select`).
 * Stopping conditions (9)-(11), with tolerance ``tol``:
   (9) ``y_i e_i <= tol`` on S2, (10) ``y_i e_i >= -tol`` on S3,
   (11) ``|e_i| <= tol`` on S1.  (``y_i e_i = 1 - y_i f(x_i)``, so these are
@@ -47,13 +47,13 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseKernelSVC, example_bounds
+from .._base import BaseKernelSVC, example_bounds
 from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, intercept_from_v,
                        kernel_block_counted)
-from ._stepping import SolverRun
-from ._validation import RANDOM_STATE_CONSTRAINT
+from .._stepping import SolverRun
+from .._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
-from .cache import KernelCache
+from ..kernels.cache import KernelCache
 
 __all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
 
@@ -255,7 +255,7 @@ class IRWLSRun(SolverRun):
         then the last feasible point of the sub-problem is reported instead.
 
         The intercept is recomputed for the reported beta by the rule of
-        :func:`svmlab._engines.intercept_from_v` over the working set (mean of
+        :func:`svmlab.decomposition._engines.intercept_from_v` over the working set (mean of
         ``v = y - G`` over its free samples, else the middle of the interval
         the bounded samples allow); after a full solve of (3) that is the b
         of (3) itself, since ``e_i = 0`` on S1.
@@ -309,7 +309,7 @@ class IRWLSClassifier(BaseKernelSVC):
         in ``[2, n_samples]``.
     selection : {"random", "largest", "smallest"}, default="random"
         Section 3 strategy for completing the working set (see
-        :func:`svmlab._working_set.irwls_select`).
+        :func:`svmlab.decomposition._working_set.irwls_select`).
     random_state : int, RandomState or None
     cache_size : float, default=200
         Kernel-row cache in MB.

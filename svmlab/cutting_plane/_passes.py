@@ -61,7 +61,7 @@ def violated_share(m, yi, v, i):
     loss, to the coefficient of ``x_i`` in ``g`` and to the offset; ``v_i = 1``
     when ``v`` is None (decided at compile time, so the unweighted passes
     keep their own machine code).  Shared by Algorithm 1's fused pass and
-    OCAS's cut (:mod:`svmlab._ocas`)."""
+    OCAS's cut (:mod:`svmlab.cutting_plane._ocas`)."""
     if v is None:
         return 1.0 - m, yi, 1.0
     return v[i] * (1.0 - m), yi * v[i], v[i]

@@ -5,7 +5,7 @@ Joachims' Algorithm 1 (KDD 2006) and its ordinal variant, Algorithm 2, ask
 one question of the data per iteration: *which constraint of the 1-slack
 problem (OP2, resp. OP5) is most violated at the current w?*  An **oracle**
 answers it.  Every oracle, in memory (this module) or on a Dask cluster
-(:mod:`svmlab._cp_dask`), keeps this protocol:
+(:mod:`svmlab.cutting_plane._dask`), keeps this protocol:
 
 ``oracle(w, want_detail) -> (g, d, R, count, detail)``
     ``g``: the cut's gradient (the averaged, possibly weighted sum of
@@ -18,14 +18,14 @@ answers it.  Every oracle, in memory (this module) or on a Dask cluster
     (for the records and the widgets), else empty.
 
 The classifier oracles also offer the two passes of OCAS
-(:mod:`svmlab._ocas`): ``margins(w)`` and ``cut(margins, want_detail)``.
+(:mod:`svmlab.cutting_plane._ocas`): ``margins(w)`` and ``cut(margins, want_detail)``.
 Attributes used by the solver: ``n`` (rows), ``dim`` (features + 1 for the
 bias) and, for the ordinal oracle, ``m`` (the number of ordered pairs).
 
 This module also holds the dense/CSR dispatch of the compiled passes and the
 validation of ordinal targets (:func:`check_ranks`), which the in-memory and
 the Dask estimators share.  It imports no other cutting-plane module, so
-:mod:`svmlab.cutting_plane` and :mod:`svmlab._cp_dask` both depend on it and
+:mod:`svmlab.cutting_plane.estimators` and :mod:`svmlab.cutting_plane._dask` both depend on it and
 not on each other (issue 14: the old import loop between them is gone).
 """
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._cp_passes import (
+from ._passes import (
     cls_pass_csr,
     cls_pass_dense,
     ordinal_counts,
@@ -171,7 +171,7 @@ class ClassifierOracle:
         detail = {"constraint": mask.astype(bool)} if want_detail else {}
         return g, off * inv, loss * inv, int(cnt), detail
 
-    # -- the two passes of OCAS (svmlab._ocas) --------------------------------
+    # -- the two passes of OCAS (svmlab.cutting_plane._ocas) --------------------------------
     def margins(self, w):
         """``y_i (w.[x_i, B])`` for every row (rows in parallel)."""
         out = np.empty(self.n)

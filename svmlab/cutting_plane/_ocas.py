@@ -13,7 +13,7 @@ unweighted code is unchanged).  The weights enter the cut (``g``, ``d`` carry
 
 Both methods build the same cutting-plane model of R from subgradients
 (the constraints ``g_k.w >= d_k - xi`` of OP2) and solve the same reduced
-problem (OP3, :mod:`svmlab._cp_qp`), whose value is a lower bound on
+problem (OP3, :mod:`svmlab.cutting_plane._qp`), whose value is a lower bound on
 min F.  They differ in *where* they cut:
 
 * Algorithm 1 cuts at the reduced problem's solution ``w_t``, which can jump
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, prange
 
-from ._cp_passes import add_row_csr, add_row_dense, violated_share
+from ._passes import add_row_csr, add_row_dense, violated_share
 
 __all__ = [
     "OcasRecord",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kkt import intercept_from_v, up_low
+from .._kkt import intercept_from_v, up_low
 
 __all__ = ["max_violating_pair", "steepest_feasible", "chunk_select", "irwls_select",
            "kkt_violations", "SELECTIONS"]

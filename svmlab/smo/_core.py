@@ -51,7 +51,7 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
 * Weights (LIBSVM's weighted C-SVC): every example has its own upper bound
   ``Cv[i] = C * weight_i``; ``Cv`` is read wherever the unweighted
   algorithm reads C (the box of a pair is ``[0, Cv[i1]] x [0, Cv[i2]]``,
-  see :func:`svmlab._pairstep.pair_step_box`; ``Gbar`` sums ``Cv[j] y_j
+  see :func:`svmlab.smo._pairstep.pair_step_box`; ``Gbar`` sums ``Cv[j] y_j
   K_j`` over the examples at their bound).  Without weights ``Cv`` is all
   C, and the iterates are bit for bit those of a scalar C.
 * The random start positions of Platt's second-choice loops come from a
@@ -70,12 +70,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kkt import in_low, in_up, intercept
+from .._kkt import in_low, in_up, intercept
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
 from ._simd import extremes
-from .cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
-from ._bits import popcount
-from .kernels import kernel_row, kernel_row_against, kernel_row_subset, row_dot
+from ..kernels.cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
+from ..kernels._bits import popcount
+from ..kernels._rows import kernel_row, kernel_row_against, kernel_row_subset, row_dot
 
 # --- integer state -----------------------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
@@ -308,7 +308,7 @@ def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     ``FL[p] = G_t - y_t`` (so ``E_t = FL[p] + b``) for ``t = lay[p]``, and
     ``BL[p]`` is 0 for the non-bound ones and inf for those at a bound; a
     step updates ``FL`` as one contiguous axpy with the two compact rows, and
-    Platt's max |E1 - E2| is a vectorised scan (:mod:`svmlab._simd`) for
+    Platt's max |E1 - E2| is a vectorised scan (:mod:`svmlab.smo._simd`) for
     the extremes of ``FL - BL`` and ``FL + BL``."""
     n_parked = 0
     for p in range(ist[IS_N_ACTIVE]):

@@ -3,7 +3,7 @@
 Every member of the decomposition family (Osuna, Freund & Girosi 1997;
 Joachims' SVMlight 1999; Vapnik's chunking; Platt's SMO; Perez-Cruz et al.'s
 IRWLS-SVC with its chunking scheme) alternates two things: choose a working
-set ``B`` (:mod:`svmlab._working_set`), then solve the dual restricted to
+set ``B`` (:mod:`svmlab.decomposition._working_set`), then solve the dual restricted to
 ``B`` with everything else fixed.  This module is the second half.
 
 The sub-problem, written with ``beta_i = y_i alpha_i`` (Perez-Cruz et al.'s
@@ -33,7 +33,7 @@ Engines (``engine=`` of :class:`~svmlab.DecompositionClassifier`):
     Monotone, finite, dependable for large C; slower than IRWLS because it
     changes one set member per linear solve.
 ``"smo"``  :func:`smo_engine`: Platt's analytic pair step
-    (:func:`svmlab._pairstep.pair_step`) iterated on the sub-problem with the
+    (:func:`svmlab.smo._pairstep.pair_step`) iterated on the sub-problem with the
     maximal-violating pair.  With ``|B| = 2`` it is exactly one SMO step, so
     SMO is decomposition with q = 2 and this engine.
 
@@ -67,10 +67,10 @@ import numpy as np
 import scipy.linalg as sla
 from numba import njit
 
-from ._kkt import intercept, intercept_from_v, up_low, violating_pair
-from ._pairstep import pair_step_box
-from .cache import get_row
-from .kernels import kernel_value
+from .._kkt import intercept, intercept_from_v, up_low, violating_pair
+from ..smo._pairstep import pair_step_box
+from ..kernels.cache import get_row
+from ..kernels._rows import kernel_value
 
 __all__ = [
     "ENGINES",

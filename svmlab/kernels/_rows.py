@@ -1,7 +1,7 @@
 """Kernel functions and kernel rows, dense or CSR, separate from any solver.
 
 As in LIBSVM's ``svm.cpp``, the kernel matrix (this module) and its row cache
-(:mod:`svmlab.cache`) live apart from the solvers, so SMO, IRWLS, chunking and
+(:mod:`svmlab.kernels.cache`) live apart from the solvers, so SMO, IRWLS, chunking and
 decomposition all read kernel values through the same code.
 
 Kernels and parameters follow scikit-learn's :class:`~sklearn.svm.SVC`:
@@ -60,7 +60,7 @@ class KernelData(NamedTuple):
     vector used to scatter a sparse row.
 
     ``binary`` is True when the inputs are binary and bit-packed (see
-    :mod:`svmlab._bits`): ``bits[w, i]`` is word w of row i (one contiguous
+    :mod:`svmlab.kernels._bits`): ``bits[w, i]`` is word w of row i (one contiguous
     "plane" per word, so a whole kernel row streams through memory) and
     ``brows[i, w]`` the same words row by row (one cache line per row, for
     kernel values and rows over a subset),
@@ -110,7 +110,7 @@ def row_dot(sparse, dense, indptr, indices, data, i, j):
     """``<x_i, x_j>`` for two rows of the training data, read from the raw
     arrays (the linear kernel's value; every other kernel transforms it).
     The one home of this dot: :func:`kernel_value` and the SMO core
-    (``svmlab._smo_core``) both call it.
+    (``svmlab.smo._core``) both call it.
 
     Parameters
     ----------
@@ -394,7 +394,7 @@ class Kernel:
     coef0 : float
     binary : {"auto", True, False}
         Bit-pack binary inputs (all values 0 or 1) and compute inner
-        products by popcount (:mod:`svmlab._bits`).  The kernel values are
+        products by popcount (:mod:`svmlab.kernels._bits`).  The kernel values are
         the same, bit for bit; only the time differs.  ``"auto"`` packs when
         it is cheaper than the sparse gather.
 

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .kernels import Kernel, kernel_row, kernel_row_against, kernel_row_subset
+from ._rows import Kernel, kernel_row, kernel_row_against, kernel_row_subset
 
 __all__ = ["CacheData", "KernelCache", "cache_from_buffer", "get_row", "get_row_against",
            "get_row_subset", "cache_reset", "n_slots_for"]
@@ -149,7 +149,7 @@ def get_row(kd, cd, i):
 @njit(cache=True)
 def get_row_against(kd, kd2, cd, i):
     """Row ``K(x_i, Z)`` against the rows Z of ``kd2`` (a contiguous subset of
-    the training set, see :func:`svmlab.kernels.kernel_row_against`),
+    the training set, see :func:`svmlab.kernels._rows.kernel_row_against`),
     through a cache made with ``row_len`` = len(Z)."""
     s, hit = _slot(cd, i)
     r = cd.rows[s]
@@ -194,7 +194,7 @@ def is_cached(cd, i):
 
 
 class KernelCache:
-    """LRU cache of rows of a :class:`~svmlab.kernels.Kernel`.
+    """LRU cache of rows of a :class:`~svmlab.kernels._rows.Kernel`.
 
     Parameters
     ----------

@@ -38,9 +38,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._ocas import cut_csr, cut_dense, margins_csr, margins_dense
-from ._cp_oracle import NO_MASK as _NO_MASK
-from ._cp_oracle import check_ranks, n_pairs, uidx as _uidx
-from ._cp_passes import (
+from ._oracle import NO_MASK as _NO_MASK
+from ._oracle import check_ranks, n_pairs, uidx as _uidx
+from ._passes import (
     cls_pass_csr,
     cls_pass_dense,
     ordinal_counts,
@@ -76,7 +76,7 @@ def _client():
 def _canon(b):
     """A block as float64 C-contiguous dense or canonical int32 CSR."""
     if sp.issparse(b):
-        from ._validation import to_csr32
+        from .._validation import to_csr32
 
         return to_csr32(b)
     if hasattr(b, "todense") and not isinstance(b, np.ndarray):  # e.g. pydata sparse
@@ -238,7 +238,7 @@ class DaskClassifierOracle(_DaskBase):
         the number of rows of positive weight."""
         from sklearn.utils.multiclass import check_classification_targets
 
-        from ._validation import check_weights
+        from .._validation import check_weights
 
         self = cls()
         self._setup(X)
@@ -275,7 +275,7 @@ class DaskClassifierOracle(_DaskBase):
         inv = 1.0 / self.n_loss
         return g * inv, off * inv, loss * inv, int(cnt), {}
 
-    # -- OCAS (svmlab._ocas): margins gathered on the client (O(n) memory,
+    # -- OCAS (svmlab.cutting_plane._ocas): margins gathered on the client (O(n) memory,
     # as Algorithm 2's sweep), the line search there, the cut blockwise
     def margins(self, w):
         dask = self.dask

@@ -7,7 +7,7 @@ Problem solved (the SVC dual of :mod:`svmlab._base`)::
 
 Every member repeats: choose a working set B, solve the dual over B with the
 other multipliers fixed (a sub-problem of the same form, see
-:mod:`svmlab._engines`), update ``G = K (alpha * y)`` with the rows of B.
+:mod:`svmlab.decomposition._engines`), update ``G = K (alpha * y)`` with the rows of B.
 
 =====================  ===========================  ==========================
 method                 working set                  sub-problem engine
@@ -50,12 +50,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseKernelSVC, example_bounds
+from .._base import BaseKernelSVC, example_bounds
 from ._engines import ENGINES, add_rows, kernel_block_counted, solve_subproblem
-from ._kkt import intercept_from_v, up_low
-from ._stepping import SolverRun
+from .._kkt import intercept_from_v, up_low
+from .._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
-from .cache import KernelCache
+from ..kernels.cache import KernelCache
 
 __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord"]
 
@@ -247,7 +247,7 @@ class DecompositionClassifier(_DecompositionBase):
         q, the working-set size (None: 10, or n if smaller).  q = 2 with
         ``engine="smo"`` is SMO.
     engine : {"qp", "irwls", "smo"}, default="qp"
-        Sub-problem solver (:mod:`svmlab._engines`).
+        Sub-problem solver (:mod:`svmlab.decomposition._engines`).
     shrinking : bool, default=True
     cache_size : float, default=200 (MB)
     max_iter : int, default=-1 (outer steps)

@@ -38,9 +38,9 @@ Each iteration (Algorithm 1):
 
 1. solve OP3 = OP2 restricted to the working set W, through its dual
    ``max sum_k alpha_k d_k - 1/2 ||sum_k alpha_k g_k||^2`` subject to
-   ``alpha >= 0, sum alpha <= C`` (:mod:`svmlab._cp_qp`), giving
+   ``alpha >= 0, sum alpha <= C`` (:mod:`svmlab.cutting_plane._qp`), giving
    ``w = sum_k alpha_k g_k`` and ``xi = max(0, max_k d_k - w'g_k)``;
-2. the O(sn) pass (:mod:`svmlab._cp_passes`) finds the most violated
+2. the O(sn) pass (:mod:`svmlab.cutting_plane._passes`) finds the most violated
    constraint ``c_i = [y_i w'x_i < 1]``, its vector
    ``g = (1/n) sum c_i v_i y_i x_i``, offset ``d = (1/n) sum c_i v_i`` and
    ``xi' = d - w'g`` (``v_i = 1`` without weights);
@@ -50,13 +50,13 @@ At the end ``P(w) = 1/2 w'w + C xi' <= OP2's optimum + C epsilon``
 (Theorem 3): the QP value over W is a lower bound on the optimum.
 
 ``CuttingPlaneClassifier(method="ocas")`` runs Franc & Sonnenburg's OCAS
-instead (:mod:`svmlab._ocas`): the same cuts and the same OP3, but a
+instead (:mod:`svmlab.cutting_plane._ocas`): the same cuts and the same OP3, but a
 best-so-far point, an exact line search towards OP3's solution and cuts
 taken between the two; it stops with the same ``C epsilon`` guarantee.
 
 The OP3 solver is never silently imprecise: when SMO stalls on an
 ill-conditioned working set at large C, an exact active-set method takes
-over (:func:`svmlab._cp_qp.active_set_qp`), and a QP left above its
+over (:func:`svmlab.cutting_plane._qp.active_set_qp`), and a QP left above its
 tolerance anyway raises a ConvergenceWarning.
 
 Ordinal regression, :class:`CuttingPlaneOrdinalRegressor` -- Algorithm 2 on
@@ -74,7 +74,7 @@ never enumerated.  With two ranks, OP4 is the ROC-area SVM.
 
 Both accept a dask array for X (row chunks, dense or scipy.sparse blocks):
 the O(sn) pass then runs blockwise on Dask with w broadcast to the workers,
-and the small QP stays on the client (:mod:`svmlab._cp_dask`).
+and the small QP stays on the client (:mod:`svmlab.cutting_plane._dask`).
 """
 
 from __future__ import annotations
@@ -91,11 +91,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from ._cp_oracle import ClassifierOracle, OrdinalOracle, check_ranks
-from ._cp_qp import qp_rounding_floor, solve_simplex_qp
+from ._oracle import ClassifierOracle, OrdinalOracle, check_ranks
+from ._qp import qp_rounding_floor, solve_simplex_qp
 from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
-from ._stepping import SolverRun, SteppedFitMixin, with_callbacks
-from ._validation import check_binary, check_data, check_weights, to_csr32
+from .._stepping import SolverRun, SteppedFitMixin, with_callbacks
+from .._validation import check_binary, check_data, check_weights, to_csr32
 
 __all__ = [
     "CuttingPlaneClassifier",
@@ -192,7 +192,7 @@ class OrdinalCuttingPlaneRecord:
 
 # --------------------------------------------------------------------------
 # oracles: the O(sn) most-violated-constraint passes live in the leaf module
-# svmlab._cp_oracle (ClassifierOracle, OrdinalOracle, check_ranks)
+# svmlab.cutting_plane._oracle (ClassifierOracle, OrdinalOracle, check_ranks)
 # --------------------------------------------------------------------------
 _QPTOL = 1e-12
 #: method="ocas" converts dense X to CSR when at most this fraction is nonzero
@@ -352,12 +352,12 @@ class _CuttingPlaneRun(SolverRun):
 
 
 class _OcasRun(_CuttingPlaneRun):
-    """Explicit state of OCAS (:mod:`svmlab._ocas`): the working set and its
+    """Explicit state of OCAS (:mod:`svmlab.cutting_plane._ocas`): the working set and its
     reduced solution ``w_t`` (as in Algorithm 1), plus the best-so-far point
     ``w_b``, its margins ``m_b`` and objective ``F(w_b)``.
 
     One call of :meth:`_iterate` = steps 1-4 of the module docstring of
-    :mod:`svmlab._ocas`: margins of ``w_t``, exact line search from ``w_b``
+    :mod:`svmlab.cutting_plane._ocas`: margins of ``w_t``, exact line search from ``w_b``
     towards ``w_t``, the stopping test ``F(w_b) - dual <= C epsilon``, the cut
     at ``w_c = (1 - mu) w_b + mu w_t`` and the re-solved reduced problem.
     """
@@ -552,12 +552,12 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     method : {"joachims", "ocas"}, default="joachims"
         ``"joachims"``: Algorithm 1 of the paper, cutting at the reduced
         problem's solution.  ``"ocas"``: Franc & Sonnenburg's OCAS
-        (:mod:`svmlab._ocas`): the same cuts and reduced problem, but a
+        (:mod:`svmlab.cutting_plane._ocas`): the same cuts and reduced problem, but a
         best-so-far point with an exact line search and cuts between the two,
         which needs far fewer iterations.  It stops when ``F(w_b)`` is within
         ``C * epsilon`` of the reduced problem's lower bound (so within
         ``C * epsilon`` of the optimum, as Theorem 3 guarantees for
-        Algorithm 1); records are :class:`svmlab._ocas.OcasRecord`, and
+        Algorithm 1); records are :class:`svmlab.cutting_plane._ocas.OcasRecord`, and
         ``coef_`` is the best-so-far point.
     class_weight : None, dict or "balanced", default=None
         Multiplies the losses of a class's examples: ``{label: weight}``, or
@@ -588,7 +588,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 
     X may be a dask array (row chunks of dense or scipy.sparse blocks, one
     column chunk); then y may be a numpy or dask array and the O(sn) pass
-    runs on Dask (see :mod:`svmlab._cp_dask`).
+    runs on Dask (see :mod:`svmlab.cutting_plane._dask`).
 
     Examples
     --------
@@ -640,7 +640,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         B = 1.0 if self.fit_intercept else 0.0
         weighted = sample_weight is not None or self.class_weight is not None
         if _is_dask(X):
-            from ._cp_dask import DaskClassifierOracle
+            from ._dask import DaskClassifierOracle
 
             oracle, classes, n_features = DaskClassifierOracle.build(
                 X, y, B, sample_weight=sample_weight, class_weight=self.class_weight)
@@ -808,7 +808,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
         """Validate everything and return the solver state (lazy form)."""
         self._validate_params()
         if _is_dask(X):
-            from ._cp_dask import DaskOrdinalOracle
+            from ._dask import DaskOrdinalOracle
 
             oracle, ranks, n_features = DaskOrdinalOracle.build(X, y)
             self.n_features_in_ = n_features

@@ -7,7 +7,7 @@ machine words makes that ``sum_w popcount(b_i[w] & b_j[w])``: a9a's 123
 features are two words per row, w8a's 300 five, against ~14 and ~12
 scattered loads per row for the CSR gather.  The results are exact integers,
 so kernel values computed from them are bit-identical to the general path
-(see :mod:`svmlab.kernels`).
+(see :mod:`svmlab.kernels._rows`).
 
 ``popcount`` is LLVM's ``ctpop`` intrinsic under numba; with
 ``NUMBA_DISABLE_JIT=1`` it falls back to Python's ``int.bit_count``.
