@@ -1,4 +1,4 @@
-"""Package layout: no import cycle among the modules of ``svmlab``.
+"""Package layout: no import cycle among the modules of ``svmlab``, and rooms that import only what lies below them.
 
 Issue 14: ``svmlab.cutting_plane.estimators`` and ``svmlab.cutting_plane._dask`` imported each
 other; the shared oracle machinery now lives in the leaf
@@ -188,3 +188,73 @@ def test_no_import_cycle_in_svmlab():
     if cycles:
         pytest.fail("import cycles among svmlab modules (imports inside functions "
                     "count): " + "; ".join(" <-> ".join(c) for c in cycles))
+
+
+#: the solver rooms; each may import the shared modules below it
+#: (``svmlab._stepping``, ``_base``, ``_validation``, ``_kkt``, ``kernels``)
+#: but not a sibling room, except the edges listed in ALLOWED_SIBLING_EDGES
+SOLVER_ROOMS = ("svmlab.smo", "svmlab.decomposition", "svmlab.cutting_plane")
+SHARED_BELOW = ("svmlab._stepping", "svmlab._base", "svmlab._validation", "svmlab._kkt",
+                "svmlab.kernels")
+#: the decomposition room's "smo" engine takes Platt's analytic step from
+#: the SMO room (one implementation of the step)
+ALLOWED_SIBLING_EDGES = {("svmlab.decomposition", "svmlab.smo._pairstep")}
+
+
+def _room(name):
+    for room in SOLVER_ROOMS + SHARED_BELOW:
+        if name == room or name.startswith(room + "."):
+            return room
+    return None
+
+
+def layout_violations(graph):
+    """The edges of ``graph`` that break the room rules, as sentences."""
+    bad = []
+    for mod, deps in graph.items():
+        src = _room(mod)
+        if src is None:
+            continue
+        for dep in deps:
+            dst = _room(dep)
+            if dst is None:
+                if dep != "svmlab":
+                    bad.append(f"{mod} -> {dep} (outside the rooms and the shared modules)")
+            elif dst == src:
+                continue
+            elif src in SHARED_BELOW and dst in SOLVER_ROOMS:
+                bad.append(f"{mod} -> {dep} (shared machinery importing a solver room)")
+            elif (src in SOLVER_ROOMS and dst in SOLVER_ROOMS
+                  and (src, dep) not in ALLOWED_SIBLING_EDGES):
+                bad.append(f"{mod} -> {dep} (sibling rooms)")
+    return sorted(bad)
+
+
+def test_rooms_import_only_what_lies_below_them():
+    """Issue 14: the layout shows the architecture.  A solver room reads the
+    shared machinery and its own modules; the shared modules never reach up
+    into a room (``svmlab.__init__``'s lazy re-exports are the package's face,
+    not part of the machinery, and are not checked)."""
+    graph = import_graph()
+    for room in SOLVER_ROOMS:
+        assert any(m == room or m.startswith(room + ".") for m in graph), f"{room} is missing"
+    bad = layout_violations(graph)
+    assert not bad, "layout violations:\n" + "\n".join(bad)
+
+
+def test_room_checker_can_fail():
+    """The checker reports each kind of violation on a made-up graph, and
+    accepts the allowed edge."""
+    graph = {
+        "svmlab.cutting_plane.estimators": {"svmlab.smo._core", "svmlab._stepping"},
+        "svmlab.kernels._rows": {"svmlab.decomposition.irwls"},
+        "svmlab.smo._core": {"svmlab.viz.smo"},
+        "svmlab.decomposition._engines": {"svmlab.smo._pairstep", "svmlab.kernels.cache"},
+    }
+    bad = layout_violations(graph)
+    assert bad == [
+        "svmlab.cutting_plane.estimators -> svmlab.smo._core (sibling rooms)",
+        "svmlab.kernels._rows -> svmlab.decomposition.irwls "
+        "(shared machinery importing a solver room)",
+        "svmlab.smo._core -> svmlab.viz.smo (outside the rooms and the shared modules)",
+    ]
