@@ -1,4 +1,5 @@
-"""Package layout: no import cycle among the modules of ``svmlab``, and rooms that import only what lies below them.
+"""Package layout: no import cycle among the modules of ``svmlab``, and solver
+rooms that import only what lies below them.
 
 Issue 14: ``svmlab.cutting_plane.estimators`` and ``svmlab.cutting_plane._dask`` imported each
 other; the shared oracle machinery now lives in the leaf
