@@ -187,7 +187,8 @@ def test_bad_weights_refused_before_any_work(monkeypatch):
 
     # the passes are looked up in the oracle module (svmlab.cutting_plane._oracle)
     monkeypatch.setattr(oracle_mod, "cls_pass_dense", spy)
-    monkeypatch.setattr(oracle_mod, "cut_dense", spy)
+    monkeypatch.setattr(oracle_mod, "cut_update_dense", spy)
+    monkeypatch.setattr(oracle_mod, "margins_dense", spy)
     bad = np.ones(len(y))
     bad[7] = -0.5
     for method in METHODS:

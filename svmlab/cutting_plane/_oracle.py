@@ -44,12 +44,14 @@ from ._passes import (
     wsum_dense,
 )
 from ._ocas import (
-    cut_csr,
-    cut_dense,
+    cut_update_csr,
+    cut_update_dense,
     margins_csr,
     margins_csr_parallel,
     margins_dense,
     margins_dense_parallel,
+    permute_csr_rows,
+    row_grouping,
     use_parallel,
 )
 
@@ -149,56 +151,105 @@ class ClassifierOracle:
     (``class_weight[y_i] * sample_weight_i``), or None for the unweighted
     passes (the same compiled code as before weights existed)."""
 
-    def __init__(self, X, y, B, v=None):
-        self.X = X
-        self.y = y
+    def __init__(self, X, y, B, v=None, group_rows=False):
         self.B = float(B)
         self.n = X.shape[0]
         self.dim = X.shape[1] + 1
-        self.v = None if v is None else np.ascontiguousarray(v, dtype=np.float64)
+        v = None if v is None else np.ascontiguousarray(v, dtype=np.float64)
+        # group_rows (OCAS): a CSR matrix's short rows of varying length are
+        # stored grouped by length (_ocas.row_grouping); every per-row array
+        # of this oracle (y, v, margins, masks) is then in that order, and
+        # ``perm`` maps it back (row i here is row perm[i] of the caller's
+        # X).  The masks given out in ``detail`` are in the caller's order.
+        self.perm = None
+        if group_rows and sp.issparse(X):
+            perm = row_grouping(X.indptr)
+            if perm is not None:
+                data = np.empty_like(X.data)
+                indices = np.empty_like(X.indices)
+                indptr = np.empty_like(X.indptr)
+                permute_csr_rows(X.data, X.indices, X.indptr, perm, data, indices, indptr)
+                X = sp.csr_matrix((data, indices, indptr), shape=X.shape)
+                y = y[perm]
+                v = None if v is None else v[perm]
+                self.perm = perm
+        self.X = X
+        self.y = y
+        self.v = v
+        # CSR values as the compiled passes read them: None for a binary
+        # matrix (every stored value 1: a9a, w8a), so that the passes read
+        # only the column indices (the same sums, exactly: x * w = w for x = 1)
+        self.data = None
+        if sp.issparse(X):
+            data = X.data
+            binary = data.size > 0 and data.min() == 1.0 and data.max() == 1.0
+            self.data = None if binary else data
 
     def __call__(self, w, want_detail):
         g = np.zeros(self.dim)
         mask = np.zeros(self.n, dtype=np.uint8) if want_detail else NO_MASK
         X = self.X
         if sp.issparse(X):
-            cnt, loss, off = cls_pass_csr(X.data, *uidx(X), self.y, w, self.B, g, mask,
+            cnt, loss, off = cls_pass_csr(self.data, *uidx(X), self.y, w, self.B, g, mask,
                                           self.v)
         else:
             cnt, loss, off = cls_pass_dense(X, self.y, w, self.B, g, mask, self.v)
         inv = 1.0 / self.n
         g *= inv
-        detail = {"constraint": mask.astype(bool)} if want_detail else {}
+        detail = {"constraint": self._caller_order(mask)} if want_detail else {}
         return g, off * inv, loss * inv, int(cnt), detail
 
     # -- the two passes of OCAS (svmlab.cutting_plane._ocas) --------------------------------
     def margins(self, w):
-        """``y_i (w.[x_i, B])`` for every row (rows in parallel)."""
+        """``y_i (w.[x_i, B])`` for every row, in this oracle's row order (see
+        ``perm``); rows in parallel above ``PARALLEL_MIN_WORK``."""
         out = np.empty(self.n)
         X = self.X
         if sp.issparse(X):
             f = margins_csr_parallel if use_parallel(X.nnz) else margins_csr
-            f(X.data, *uidx(X), self.y, w, self.B, out)
+            f(self.data, *uidx(X), self.y, w, self.B, out)
         else:
             f = margins_dense_parallel if use_parallel(X.size) else margins_dense
             f(X, self.y, w, self.B, out)
         return out
 
+    #: the incremental cut is summed afresh every this many cuts (bounds the
+    #: rounding that the +/- updates accumulate; see cut_update_csr)
+    CUT_REFRESH = 32
+
     def cut(self, marg, want_detail):
         """The cut of R at the point whose margins are ``marg``:
-        ``(g, d, R, sum c, detail)`` as :meth:`__call__`."""
-        g = np.zeros(self.dim)
-        mask = np.zeros(self.n, dtype=np.uint8) if want_detail else NO_MASK
+        ``(g, d, R, sum c, detail)`` as :meth:`__call__`.
+
+        Consecutive OCAS cutting points are close, so the cut is updated
+        from the previous one (only the rows whose indicator changed are
+        added or removed: :func:`~._ocas.cut_update_csr`), and summed
+        afresh every :attr:`CUT_REFRESH` cuts."""
+        if getattr(self, "_cut_mask", None) is None or self._cut_calls % self.CUT_REFRESH == 0:
+            self._cut_mask = np.zeros(self.n, dtype=np.uint8)
+            self._cut_g = np.zeros(self.dim)
+            self._cut_calls = 0
+        self._cut_calls += 1
+        g = self._cut_g
+        mask = self._cut_mask
         X = self.X
         if sp.issparse(X):
-            cnt, loss, off = cut_csr(X.data, *uidx(X), self.y, marg, self.B, g, mask,
-                                     self.v)
+            cnt, loss, off, _ = cut_update_csr(self.data, *uidx(X), self.y, marg, self.B, g,
+                                               mask, self.v)
         else:
-            cnt, loss, off = cut_dense(X, self.y, marg, self.B, g, mask, self.v)
+            cnt, loss, off, _ = cut_update_dense(X, self.y, marg, self.B, g, mask, self.v)
         inv = 1.0 / self.n
-        g *= inv
-        detail = {"constraint": mask.astype(bool)} if want_detail else {}
-        return g, off * inv, loss * inv, int(cnt), detail
+        detail = {"constraint": self._caller_order(mask)} if want_detail else {}
+        return g * inv, off * inv, loss * inv, int(cnt), detail
+
+    def _caller_order(self, mask):
+        """A per-row uint8 mask of this oracle as booleans in the caller's row
+        order."""
+        if self.perm is None:
+            return mask.astype(bool)
+        out = np.empty(self.n, dtype=bool)
+        out[self.perm] = mask
+        return out
 
 
 class OrdinalOracle:

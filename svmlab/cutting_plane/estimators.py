@@ -376,8 +376,8 @@ class _OcasRun(_CuttingPlaneRun):
         self.primal_best = (self.C * 1.0 if v is None
                             else self.C * float(v.sum()) / self.n_loss)
         self._m_c = np.empty(n)             # margins of the cutting point
-        self._work_k = np.empty(n)          # work arrays of the line search
-        self._work_j = np.empty(n)
+        self._work_k = np.empty(2 * n)      # work arrays of the line search
+        self._work_j = np.empty(2 * n)
         self.last_primal = self.primal_best
 
     def _iterate(self, want_record):
@@ -671,7 +671,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 Xc = dense_as_csr(X, DENSE_TO_CSR)
                 if Xc is not None:
                     X = Xc
-            oracle = ClassifierOracle(X, y_pm, B, v)
+            oracle = ClassifierOracle(X, y_pm, B, v, group_rows=self.method == "ocas")
         self.classes_ = classes
         run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
         return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
@@ -691,8 +691,8 @@ def warm_up(background=False):
     numba initialising its typing and target registries once per process
     (``load_additional_registries``), not our functions: it is paid by the
     first compiled call of any kind.  This moves it out of the first fit:
-    it fits tiny problems with both methods, dense and CSR, and the ordinal
-    regressor.  With ``background=True`` it runs in a daemon thread and
+    it fits tiny problems with both methods, dense, CSR and binary CSR, and
+    the ordinal regressor.  With ``background=True`` it runs in a daemon thread and
     returns it (numba's compiler lock makes a fit that starts meanwhile
     wait, never fail), so an ``import`` cell can start it while the data
     loads.
@@ -702,8 +702,11 @@ def warm_up(background=False):
 
         X, y = make_classification(60, 4, random_state=0)
         Xs = sp.csr_matrix(X)
+        Xb = sp.csr_matrix((X > 0).astype(np.float64))  # binary CSR: index-only passes
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            for method in ("joachims", "ocas"):
+                CuttingPlaneClassifier(C=10.0, method=method, progress=False).fit(Xb, y)
             for Xi in (X, Xs):
                 for method in ("joachims", "ocas"):
                     CuttingPlaneClassifier(C=10.0, method=method, progress=False).fit(Xi, y)
@@ -772,12 +775,19 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
     There is no ``fit_intercept``: pairwise constraints are invariant to
     shifts of the scores, so ``intercept_`` is always ``[0.]``.
 
-    There is no ``method="ocas"`` here: OCAS's exact line search sorts the
-    breakpoints of the hinge terms along a line, and for OP4 those are the m
-    *pairs* (one breakpoint per pair with a different rate of change), so an
-    exact search would enumerate pairs, which Algorithm 2 exists to avoid.
-    (An inexact search, or one on the condensed sweep, is possible but is
-    not what the paper analyses.)
+    There is no ``method="ocas"`` here (a decision, issue 16).  OCAS applies
+    in principle: OP4 has a convex piecewise-quadratic primal and the same
+    cutting-plane model.  Its exact line search is what does not carry over
+    cheaply.  Along a line ``w_b + k delta`` a pairwise hinge term
+    ``max(0, 1 - (s_i(k) - s_j(k)))`` has its own breakpoint, so there are up
+    to m = O(n^2) of them, and the classifier's search, which collects and
+    partially sorts the breakpoints, would enumerate the pairs that
+    Algorithm 2 exists to avoid.  The slope along the line can be had
+    without pairs (sort the scores at k, then the condensed per-rank sweep,
+    O(n log n + R n)), so an exact search by bisection on the slope, until
+    no breakpoint is left in the bracket, is possible; but it costs one such
+    sweep per bisection step (tens per iteration, where Algorithm 2 makes
+    one), and neither Franc & Sonnenburg nor Joachims analyse that variant.
 
     ``decision_function(X)`` and ``predict(X)`` both return the ranking
     scores ``w'x`` (larger = higher rank).  ``score(X, y)`` is the fraction
