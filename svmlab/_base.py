@@ -62,11 +62,38 @@ is C and the iterates are exactly those of a scalar C.
   positive weight, ``fit`` raises a ValueError.
 * ``sample_weight=None`` and ``class_weight=None``, or weights that are
   all 1, give exactly the unweighted fit (same iterates, same ``alpha_``).
+
+Kernel values and threads (parameters of every kernel estimator)
+----------------------------------------------------------------
+``cache_dtype`` : {"auto", "float32", "float64"}, default="auto"
+    The type of the cached kernel values (LIBSVM's ``Qfloat`` is float32).
+    ``"auto"`` is float32 when the full kernel matrix does not fit in
+    ``cache_size`` at float64 -- the large problems, where rows are
+    recomputed and memory and BLAS speed matter -- and float64 when it does:
+    every row is then computed once, so float32 would only round the values
+    and make the readable references of :mod:`svmlab.reference` (which
+    compute in float64) drift from the steps taken.  The resolved type is the
+    fitted attribute ``cache_dtype_``.
+    float32 rows take half the memory, so ``cache_size`` holds twice as many,
+    and dense rows and blocks come from single-precision BLAS on a float32
+    copy of X (``4 n d`` more bytes); gradients, multipliers and the
+    intercept stay float64.  ``"float64"`` reproduces the float64 arithmetic
+    of the single rows bit for bit (the iterates of earlier versions).  The
+    precision of each path is stated in :mod:`svmlab.kernels._blocks`.
+``n_jobs`` : int or None, default=None
+    BLAS threads for large kernel blocks and rows, with scikit-learn's
+    conventions: ``None`` is 1 unless inside a ``joblib.parallel_config``
+    context, -1 all cores.  Solvers whose run is kernel rows throughout
+    (SMO) run with that many BLAS threads; those that also factorise small
+    matrices (IRWLS, chunking, decomposition) keep one thread for those and
+    use ``n_jobs`` threads for blocks of at least
+    :data:`svmlab._stepping.BLOCK_THREADS_MIN_WORK` multiply-adds (two
+    threads slowed 200 x 200 Cholesky factors on a busy 2-core machine).
 """
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,10 +101,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._stepping import SteppedFitMixin, with_callbacks
+from ._stepping import SteppedFitMixin, effective_n_jobs, with_callbacks
 from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_binary, check_weights,
                           to_csr32)
 from .kernels._rows import Kernel
+from .kernels.cache import n_slots_for
 
 __all__ = ["BaseKernelSVC", "example_bounds"]
 
@@ -95,6 +123,18 @@ def example_bounds(est, n):
     return np.ascontiguousarray(Cv, dtype=np.float64)
 
 
+def resolve_cache_dtype(cache_dtype, n, cache_size_mb):
+    """The type of the cached kernel values for ``n`` examples:
+    ``cache_dtype`` itself, or for ``"auto"`` float64 when every full row
+    fits in ``cache_size_mb`` at float64 (the whole kernel matrix is then
+    computed once: float32 would save no kernel work, only round it) and
+    float32 otherwise (LIBSVM's ``Qfloat``: twice the rows in the same
+    memory, single-precision BLAS for dense rows and blocks)."""
+    if cache_dtype != "auto":
+        return cache_dtype
+    return "float64" if n_slots_for(n, cache_size_mb, 8) >= n else "float32"
+
+
 class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
     """Base class: subclasses implement ``_make_run(X, y, kernel)``."""
 
@@ -102,6 +142,8 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         **SOLVER_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         "cache_size": [Interval(Real, 0.0, None, closed="neither")],
+        "cache_dtype": [StrOptions({"auto", "float32", "float64"})],
+        "n_jobs": [Integral, None],
         "progress": ["boolean"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
     }
@@ -143,6 +185,10 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         self._check_extra(X, y_pm)
         self.classes_ = classes
         kernel = Kernel(X, self.kernel, self.gamma, self.degree, self.coef0)
+        self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
+        if self.cache_dtype_ == "float32":
+            kernel.ensure_float32()  # the float32 copy of dense X for SGEMV/SGEMM
+        threads = effective_n_jobs(self.n_jobs)
         self._fit_X = X_all
         self._fit_y = y_all
         self._fit_keep = keep
@@ -150,6 +196,9 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         self._kernel_obj = kernel
         run = self._make_run(X, y_pm, kernel)
         run.kept = keep
+        run.n_jobs = threads
+        if run.blas_threads is None:
+            run.blas_threads = threads
         return run
 
     def _example_bounds(self, y_pm, classes, sample_weight):

@@ -192,12 +192,71 @@ def blas_thread_limit(threads):
         return nullcontext()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"blas_threads must be None or an integer >= 1, got {threads!r}.")
+    if _BLAS_ACTIVE and _BLAS_ACTIVE[-1] == threads:
+        # already inside this very limit (a step inside a run, a block inside
+        # a step): setting it again would cost ~15 us per SMO step
+        return nullcontext()
+    return _blas_limit(threads)
+
+
+#: the limits :func:`blas_thread_limit` has in force, innermost last
+_BLAS_ACTIVE: list = []
+
+
+def _blas_libraries():
+    """threadpoolctl's controllers of the loaded BLAS libraries (numpy's and
+    scipy's OpenBLAS; numba's ``np.dot`` calls scipy's, loaded first here),
+    found once."""
     global _BLAS_CONTROLLER
     if _BLAS_CONTROLLER is None:
+        import scipy.linalg.cython_blas  # noqa: F401  (numba's BLAS)
         from threadpoolctl import ThreadpoolController
 
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=threads, user_api="blas")
+        _BLAS_CONTROLLER = [lc for lc in ThreadpoolController().lib_controllers
+                            if lc.user_api == "blas"]
+    return _BLAS_CONTROLLER
+
+
+@contextmanager
+def _blas_limit(threads):
+    """Set every BLAS library to ``threads`` threads, and back on exit.
+    Calls the libraries' own get/set functions directly (a few
+    microseconds) rather than ``ThreadpoolController.limit`` (about 15 us,
+    paid at every step of a stepped SMO fit)."""
+    libs = _blas_libraries()
+    old = [lc.get_num_threads() for lc in libs]
+    for lc, o in zip(libs, old):
+        if o != threads:
+            lc.set_num_threads(threads)
+    _BLAS_ACTIVE.append(threads)
+    try:
+        yield
+    finally:
+        _BLAS_ACTIVE.pop()
+        for lc, o in zip(libs, old):
+            if o != threads:
+                lc.set_num_threads(o)
+
+
+def effective_n_jobs(n_jobs):
+    """The number of BLAS threads an estimator's ``n_jobs`` asks for, with
+    scikit-learn's conventions (``joblib.effective_n_jobs``): ``None`` is 1
+    unless inside a ``joblib.parallel_config(n_jobs=...)`` context, -1 is
+    every core, ``-k`` all but ``k - 1`` cores, and 0 is an error."""
+    import joblib
+
+    if n_jobs is not None and (isinstance(n_jobs, bool) or int(n_jobs) != n_jobs):
+        raise ValueError(f"n_jobs must be None or a nonzero integer, got {n_jobs!r}.")
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning; use None, a positive count or -1.")
+    return max(1, int(joblib.effective_n_jobs(n_jobs)))
+
+
+#: multiply-adds (rows x columns x features) from which a kernel block is
+#: computed with ``SolverRun.n_jobs`` BLAS threads; below it one thread is
+#: faster (waking a thread costs tens of microseconds, and 2**22
+#: multiply-adds take about 100 us on one core)
+BLOCK_THREADS_MIN_WORK = 1 << 22
 
 
 class SolverRun(ABC):
@@ -230,6 +289,24 @@ class SolverRun(ABC):
     #: leaves the BLAS as configured.  The IRWLS and decomposition solvers
     #: set 1 (their blocks are too small for threads to pay off).
     blas_threads = None
+    #: BLAS threads for large kernel blocks (the estimator's ``n_jobs``
+    #: through :func:`effective_n_jobs`; :meth:`svmlab._base.BaseKernelSVC.start`
+    #: sets it, and sets :attr:`blas_threads` to it too when the solver left
+    #: that at None, i.e. when the run is made of kernel rows and blocks
+    #: throughout, as SMO).  Solvers that keep ``blas_threads = 1`` for
+    #: their small factorisations wrap their large kernel blocks in
+    #: :meth:`block_threads`.
+    n_jobs = 1
+
+    def block_threads(self, work):
+        """Context manager for computing a kernel block of ``work``
+        multiply-adds (rows x columns x features): BLAS gets
+        :attr:`n_jobs` threads when ``n_jobs > 1`` and the block is large
+        (``work >= BLOCK_THREADS_MIN_WORK``), otherwise nothing changes (the
+        run's own :attr:`blas_threads` limit stays)."""
+        if self.n_jobs > 1 and work >= BLOCK_THREADS_MIN_WORK:
+            return blas_thread_limit(int(self.n_jobs))
+        return nullcontext()
 
     def __init__(self, estimator, max_iter=-1, progress=False):
         self.estimator = estimator

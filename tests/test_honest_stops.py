@@ -94,7 +94,8 @@ def test_smo_wss2_stall_with_tol_below_rounding():
     X, y = _problem(0)
     C, tol = 10.0, 1e-15
     with pytest.warns(ConvergenceWarning, match="stalled.*loosen tol"):
-        m = SMOClassifier(C=C, gamma=0.5, tol=tol, selection="wss2", progress=False).fit(X, y)
+        m = SMOClassifier(C=C, gamma=0.5, tol=tol, selection="wss2", progress=False,
+                          cache_dtype="float64").fit(X, y)
     assert m.converged_ is False and m.stop_reason_ == "stalled"
     _assert_feasible(m, y, C)
     K = rbf_kernel(X, X, gamma=0.5)

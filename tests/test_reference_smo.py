@@ -86,7 +86,7 @@ def _fast(X, y, kernel, kw, C, selection, seed, tol=1e-3, eps=1e-3, sample_weigh
           class_weight=None):
     assert n_slots_for(X.shape[0], CACHE_MB) >= X.shape[0]  # every row fits
     est = SMOClassifier(C=C, kernel=kernel, selection=selection, shrinking=False,
-                        cache_size=CACHE_MB, random_state=seed, tol=tol, eps=eps,
+                        cache_dtype="float64", cache_size=CACHE_MB, random_state=seed, tol=tol, eps=eps,
                         progress=False, class_weight=class_weight, **kw)
     records = []
     with warnings.catch_warnings():
@@ -185,7 +185,7 @@ def test_park_miller_equals_compiled_generator():
 @pytest.mark.parametrize("seed", [0, 7, 2024])
 def test_seed_is_the_estimators(seed):
     X, y = _data("moons")
-    run = SMOClassifier(random_state=seed, progress=False).start(X, y)
+    run = SMOClassifier(random_state=seed, cache_dtype="float64", progress=False).start(X, y)
     assert run.ist[core.IS_RNG] == ref_smo.park_miller_seed(seed)
 
 

@@ -137,8 +137,9 @@ def test_hook_invariants_and_replay(selection):
     X, y = _data("moons")
     C = 3.0
     recs = []
+    # float64 cached values: the replay below checks against a float64 K to 1e-9
     m = SMOClassifier(C=C, gamma=1.0, selection=selection, random_state=2,
-                      progress=False).fit(X, y, callback=recs.append)
+                      cache_dtype="float64", progress=False).fit(X, y, callback=recs.append)
     yp = R.to_pm(y, m.classes_)
     K = R.gram(X, "rbf", 1.0)
     alpha = np.zeros(len(y))
@@ -300,6 +301,10 @@ def test_labels_and_multiclass_wrappers():
 
 
 def test_no_jit_subprocess_same_alpha(tmp_path):
+    """JIT == NUMBA_DISABLE_JIT=1, bit for bit, with float64 cached values.
+    (float32 rows come from SGEMV: numba calls scipy's BLAS, the no-JIT path
+    numpy's, whose float32 sums may round differently; both paths then reach
+    the optimum, see tests/test_cache_dtype.py, but not along the same steps.)"""
     code = (
         "import numpy as np, sys\n"
         "from sklearn.datasets import make_moons\n"
@@ -312,12 +317,12 @@ def test_no_jit_subprocess_same_alpha(tmp_path):
         "for sel in ('platt', 'wss2'):\n"
         "    for k in ('rbf', 'linear'):\n"
         "        m = SMOClassifier(kernel=k, gamma=1.0, selection=sel, random_state=3,\n"
-        "                          progress=False).fit(X, y)\n"
+        "                          cache_dtype='float64', progress=False).fit(X, y)\n"
         "        out.append(m.alpha_)\n"
         "        # binary inputs, a tiny cache: parked phases, compaction,\n"
         "        # popcount kernels and the linear error cache (feature counts)\n"
         "        m = SMOClassifier(kernel=k, gamma=0.1, C=3.0, selection=sel,\n"
-        "                          random_state=3, cache_size=0.005,\n"
+        "                          random_state=3, cache_size=0.005, cache_dtype='float64',\n"
         "                          progress=False).fit(Xb, yb)\n"
         "        out.append(m.alpha_)\n"
         "np.save(sys.argv[1], np.concatenate(out))\n"

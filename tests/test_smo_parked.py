@@ -111,7 +111,7 @@ def test_gradient_exact_through_parked_phases(kernel, data):
         gamma, C = 0.05, 5.0
     # a cache too small for every row: parked phases pay off
     m = SMOClassifier(C=C, kernel=kernel, gamma=gamma, random_state=1, progress=False,
-                      cache_size=0.05)
+                      cache_size=0.05, cache_dtype="float64")  # checked against float64 K
     run = m.start(X, y)
     K = R.gram(X, kernel, gamma)
     yp = R.to_pm(y, m.classes_)

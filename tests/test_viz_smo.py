@@ -30,7 +30,8 @@ def toy():
 @pytest.fixture(scope="module")
 def smo_trace(toy):
     X, y = toy
-    est = SMOClassifier(C=C, kernel="rbf", gamma=GAMMA, random_state=0, progress=False)
+    est = SMOClassifier(C=C, kernel="rbf", gamma=GAMMA, random_state=0, cache_dtype="float64",
+                        progress=False)
     return record_trace(est, X, y)
 
 
@@ -208,7 +209,7 @@ def test_player_redraw_changes_artists_and_image(explorer):
 def test_eta_nonpositive_steps_with_sigmoid_kernel(toy):
     X, y = toy
     est = SMOClassifier(C=C, kernel="sigmoid", gamma=0.5, coef0=0.0, random_state=0,
-                        progress=False)
+                        cache_dtype="float64", progress=False)
     tr = record_trace(est, X, y)
     ypm = np.where(y == est.classes_[1], 1.0, -1.0)
     neg = [t for t, r in enumerate(tr) if r.eta <= 0]

@@ -5,6 +5,8 @@ keeps ``Kernel`` and ``Cache`` apart from ``Solver`` in ``svm.cpp``).
 =====================  ====================================================
 :mod:`._rows`          kernel values and rows (dense, CSR, bit-packed),
                        :class:`Kernel`, :class:`KernelData`
+:mod:`._blocks`        kernel blocks ``K[B, :]``, ``K[B, C]``: many rows at
+                       once (one GEMM for dense input)
 :mod:`.cache`          :class:`KernelCache`: LRU rows bounded in megabytes
 :mod:`._bits`          packing binary inputs into 64-bit words
 =====================  ====================================================
@@ -23,6 +25,13 @@ from ._rows import (  # noqa: F401
     resolve_gamma,
     row_dot,
 )
+from ._blocks import (  # noqa: F401
+    kernel_block,
+    kernel_block_cols,
+    kernel_block_cols_gemm,
+    kernel_block_gemm,
+    transform_block,
+)
 from .cache import KernelCache  # noqa: F401
 
 __all__ = [
@@ -30,10 +39,15 @@ __all__ = [
     "KernelData",
     "Kernel",
     "KernelCache",
+    "kernel_block",
+    "kernel_block_cols",
+    "kernel_block_cols_gemm",
+    "kernel_block_gemm",
     "kernel_row",
     "kernel_row_against",
     "kernel_row_subset",
     "kernel_value",
     "resolve_gamma",
     "row_dot",
+    "transform_block",
 ]

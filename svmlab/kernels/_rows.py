@@ -23,6 +23,15 @@ entry of ``X`` is visited once.
 
 The numba-facing description of a kernel is the :class:`KernelData` named
 tuple, which solvers pass straight into their ``@njit`` loops.
+
+Rows are float64 or float32 (the type of ``out``).  float64 rows are the
+arithmetic of earlier versions, bit for bit.  float32 rows (a float32 cache,
+LIBSVM's ``Qfloat``) of dense input use the float32 copy of the data
+(``KernelData.dense32``, :meth:`Kernel.ensure_float32`): SGEMV for a full
+row, the vectorised :func:`dot32` entry by entry for a subset, and the
+vectorised exp :func:`rbf_exp_row` for rbf rows; CSR and binary float32
+rows are the float64 values rounded once.  Many rows at once:
+:mod:`svmlab.kernels._blocks`.
 """
 
 from __future__ import annotations
@@ -32,7 +41,8 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from ._bits import is_binary, pack_rows, popcount
 
@@ -69,6 +79,12 @@ class KernelData(NamedTuple):
     of an integer (the squared distance ``|x_i|^2 + |x_j|^2 - 2 <x_i, x_j>``
     for rbf, the inner product for the other kernels).  Otherwise these are
     empty placeholders.
+
+    ``dense32`` is a float32 copy of ``dense`` (n x d, C-contiguous) for the
+    single-precision kernel rows and blocks (float32 cache rows, see
+    :mod:`svmlab.kernels._blocks`), made by :meth:`Kernel.ensure_float32`;
+    an empty (0 x 0) placeholder otherwise (float32 rows are then computed
+    from ``dense`` and rounded).
     """
 
     sparse: bool
@@ -88,6 +104,19 @@ class KernelData(NamedTuple):
     bcount: np.ndarray = np.zeros(0, np.int32)
     table: np.ndarray = np.zeros(0)
     bwork: np.ndarray = np.zeros(0, np.int32)
+    dense32: np.ndarray = np.zeros((0, 0), np.float32)
+
+
+def is_float64(a):
+    """Whether array ``a`` holds float64 values (in compiled code a
+    compile-time constant, so a branch on it costs nothing)."""
+    return a.dtype == np.float64
+
+
+@overload(is_float64)
+def _is_float64_ol(a):
+    flag = isinstance(a, types.Array) and a.dtype == types.float64
+    return lambda a: flag
 
 
 @njit(cache=True, inline="always")
@@ -103,6 +132,74 @@ def _transform(dot, sqi, sqj, ktype, gamma, coef0, degree):
         return (gamma * dot + coef0) ** degree
     else:
         return math.tanh(gamma * dot + coef0)
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.6931471803691238  # ln 2, high part (its last 32 bits are 0)
+_LN2_LO = 1.9082149292705877e-10  # ln 2 - _LN2_HI
+#: 1/k! for k = 0..11, Horner coefficients of exp(r) on |r| <= ln(2)/2
+_EXP_C = (1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+          1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800)
+
+
+@njit(cache=True, inline="always")
+def _exp_reduced(x):
+    """``(p, k)`` with ``exp(x) = p * 2**k`` for ``-700 <= x <= 0``:
+    Cody-Waite reduction ``x = k ln2 + r``, ``|r| <= ln(2)/2``, and the
+    degree-11 Taylor polynomial of exp(r) (truncation error below
+    ``0.35**12 / 12! < 7e-15``).  Branch-free, so LLVM vectorises a loop
+    over it (``math.exp`` is a scalar libm call)."""
+    k = np.floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = _EXP_C[11]
+    p = p * r + _EXP_C[10]
+    p = p * r + _EXP_C[9]
+    p = p * r + _EXP_C[8]
+    p = p * r + _EXP_C[7]
+    p = p * r + _EXP_C[6]
+    p = p * r + _EXP_C[5]
+    p = p * r + _EXP_C[4]
+    p = p * r + _EXP_C[3]
+    p = p * r + _EXP_C[2]
+    p = p * r + _EXP_C[1]
+    p = p * r + _EXP_C[0]
+    return p, k
+
+
+@njit(cache=True)
+def rbf_exp_row(o, sa, sq_cols, gamma, pbuf, kbuf):
+    """``o[c] = exp(-gamma * max(sa + sq_cols[c] - 2 o[c], 0))`` in place, for
+    a float32 block row: the rbf transform of the float32 blocks, in two
+    vectorisable passes (polynomial and exponent, then the scaling by
+    ``2**k``, made from the exponent bits of a float64: ``(k + 1023) <<
+    52``).  Relative error below 1e-13 against ``math.exp`` (tested), far
+    under the float32 rounding that follows.  Arguments below -700 (values
+    under 1e-304, which round to 0 in float32) are clamped to -700.
+
+    Parameters
+    ----------
+    o : float32 array (p,)
+        Inner products on entry, kernel values on return.
+    sa : float
+        ``||x_a||^2`` of the block row.
+    sq_cols : float64 array (p,)
+        ``||z_c||^2`` of the columns.
+    gamma : float
+    pbuf : float64 array (>= p,), kbuf : int64 array (>= p,)
+        Scratch.
+    """
+    p = o.shape[0]
+    for c in range(p):
+        d2 = sa + sq_cols[c] - 2.0 * np.float64(o[c])
+        d2 = d2 if d2 > 0.0 else 0.0
+        x = -gamma * d2
+        x = x if x > -700.0 else -700.0
+        pc, k = _exp_reduced(x)
+        pbuf[c] = pc
+        kbuf[c] = (np.int64(k) + 1023) << 52
+    scale = kbuf.view(np.float64)
+    for c in range(p):
+        o[c] = pbuf[c] * scale[c]
 
 
 @njit(cache=True, inline="always")
@@ -282,8 +379,9 @@ def kernel_value(kd, i, j):
 def kernel_row(kd, i, out):
     """Fill ``out[j] = K(x_i, x_j)`` for every training point j.
 
-    O(n d) for dense input (a BLAS matrix-vector product), O(nnz) for CSR,
-    O(n d / 64) for bit-packed binary input.
+    O(n d) for dense input (a BLAS matrix-vector product: DGEMV for a
+    float64 ``out``, SGEMV on the float32 copy for a float32 ``out``),
+    O(nnz) for CSR, O(n d / 64) for bit-packed binary input.
     """
     kernel_row_against(kd, i, kd, out)
 
@@ -298,7 +396,12 @@ def kernel_row_against(kd, i, kd2, out):
         _binary_row(kd, i, kd2, out)
         return
     n = out.shape[0]
+    sqi = kd.sqnorm[i]
+    sq2 = kd2.sqnorm
     if kd.sparse:
+        # the transform is applied to the float64 sum (then rounded once
+        # into a float32 ``out``); for float64 ``out`` this is the value of
+        # storing the sum and transforming it in place
         w = kd2.work
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
         for p in range(a0, a1):
@@ -308,27 +411,82 @@ def kernel_row_against(kd, i, kd2, out):
             s = 0.0
             for p in range(ip[j], ip[j + 1]):
                 s += dt[p] * w[ix[p]]
-            out[j] = s
+            out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
-    else:
+        return
+    if is_float64(out):
         out[:] = np.dot(kd2.dense, kd.dense[i])
-    if kd.ktype != LINEAR:
-        sqi = kd.sqnorm[i]
-        sq2 = kd2.sqnorm
+        if kd.ktype != LINEAR:
+            for j in range(n):
+                out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
+                                    kd.degree)
+        return
+    # a single-precision row (float32 cache): one SGEMV on the float32 copy
+    # when both sides have it, else the float64 GEMV; the transform in
+    # float64 from the inner product, rounded once
+    if kd.dense32.shape[0] == kd.dense.shape[0] and kd2.dense32.shape[0] == n and n > 0 \
+            and kd.dense32.shape[1] == kd.dense.shape[1]:
+        if kd.ktype == RBF:
+            # SGEMV into the row, then the vectorised exp, as the blocks
+            out[:] = np.dot(kd2.dense32, kd.dense32[i])
+            rbf_exp_row(out, sqi, sq2, kd.gamma, np.empty(n), np.empty(n, np.int64))
+            return
+        dots32 = np.dot(kd2.dense32, kd.dense32[i])
         for j in range(n):
-            out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j] = _transform(np.float64(dots32[j]), sqi, sq2[j], kd.ktype, kd.gamma,
+                                kd.coef0, kd.degree)
+    else:
+        dots = np.dot(kd2.dense, kd.dense[i])
+        for j in range(n):
+            out[j] = _transform(dots[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
+def dot32(a, b):
+    """``sum_k a_k b_k`` of two float32 vectors, accumulated in float64, in
+    any order (``fastmath`` reassociation: LLVM vectorises the sum).  The
+    float32 kernel rows' inner product when a row is computed entry by
+    entry (:func:`kernel_row_subset`).
+
+    A product of two float32 numbers is exact in float64 (48 significant
+    bits), so the only rounding is that of the float64 sum (relative
+    ~1e-16): the value, once transformed and rounded to float32, is the
+    same whatever order the compiler sums in -- the compiled function and
+    its ``NUMBA_DISABLE_JIT`` twin agree (a float32 accumulator, 1.6x
+    faster in isolation, made them differ in the last float32 bit, enough
+    to change an SMO run's path).  Its error against the float64 row is that
+    of rounding the inputs to float32, within the bound of
+    :mod:`svmlab.kernels._blocks`."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += np.float64(a[k]) * np.float64(b[k])
+    return s
 
 
 @njit(cache=True)
 def kernel_row_subset(kd, i, idx, m, out):
     """Fill ``out[j] = K(x_i, x_j)`` only for ``j in idx[:m]`` (other entries
     of ``out`` are left as they are).  Used by solvers that shrink their
-    active set (LIBSVM computes only the active part of a row, too)."""
+    active set (LIBSVM computes only the active part of a row, too).
+
+    Dense input: each entry a sequential float64 dot product (float64
+    ``out``: the arithmetic of earlier versions, kept bit for bit), or, for
+    a float32 ``out`` with the float32 copy of the data (a float32 cache),
+    :func:`dot32` on the float32 rows, vectorised (about 10x faster)."""
     if kd.binary:
         _binary_row_subset(kd, i, idx, m, out)
         return
     sqi = kd.sqnorm[i]
+    if not kd.sparse and not is_float64(out) and kd.dense32.shape[0] == kd.dense.shape[0] \
+            and kd.dense32.shape[1] == kd.dense.shape[1] and kd.dense.shape[0] > 0:
+        x32 = kd.dense32
+        xi = x32[i]
+        for t in range(m):
+            j = idx[t]
+            out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
+                                kd.coef0, kd.degree)
+        return
     if kd.sparse:
         w = kd.work
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
@@ -343,15 +501,39 @@ def kernel_row_subset(kd, i, idx, m, out):
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
     else:
-        xi = kd.dense[i]
+        # each entry the sequential float64 sum of earlier versions (bit for
+        # bit), four entries at a time: four independent add chains keep
+        # the floating-point adder busy (one chain waits on its previous add)
+        X = kd.dense
+        xi = X[i]
         d = xi.shape[0]
-        for t in range(m):
+        m4 = m - m % 4
+        for t in range(0, m4, 4):
+            j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+            s0 = s1 = s2 = s3 = 0.0
+            for k in range(d):
+                xk = xi[k]
+                s0 += xk * X[j0, k]
+                s1 += xk * X[j1, k]
+                s2 += xk * X[j2, k]
+                s3 += xk * X[j3, k]
+            sq = kd.sqnorm
+            out[j0] = _transform(s0, sqi, sq[j0], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j1] = _transform(s1, sqi, sq[j1], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j2] = _transform(s2, sqi, sq[j2], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j3] = _transform(s3, sqi, sq[j3], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+        for t in range(m4, m):
             j = idx[t]
-            xj = kd.dense[j]
+            xj = X[j]
             s = 0.0
             for k in range(d):
                 s += xi[k] * xj[k]
             out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+
+
+#: the implementation of :meth:`Kernel.block`, registered by
+#: :mod:`svmlab.kernels._blocks` when the package is imported
+_BLOCK_IMPL = [None]
 
 
 def resolve_gamma(gamma, X):
@@ -401,7 +583,8 @@ class Kernel:
     Attributes
     ----------
     data : KernelData
-        The raw arrays a numba solver loop receives.
+        The raw arrays a numba solver loop receives (with ``dense32``, the
+        float32 copy of dense X, once :meth:`ensure_float32` made it).
     gamma_ : float
         The resolved gamma.
     binary : bool
@@ -512,6 +695,8 @@ class Kernel:
                              data=np.ascontiguousarray(Xs.data, dtype=np.float64))
         else:
             sub = d._replace(dense=np.ascontiguousarray(d.dense[idx]))
+            if d.dense32.shape[0] == d.dense.shape[0] and d.dense.shape[0] > 0:
+                sub = sub._replace(dense32=np.ascontiguousarray(d.dense32[idx]))
         sub = sub._replace(sqnorm=np.ascontiguousarray(d.sqnorm[idx]))
         if d.binary:
             brows = np.ascontiguousarray(d.brows[idx])
@@ -520,12 +705,45 @@ class Kernel:
                                bwork=np.zeros(len(idx), np.int32))
         return sub
 
+    def ensure_float32(self):
+        """Keep a float32 copy of dense input (``data.dense32``) for
+        single-precision rows and blocks (SGEMV/SGEMM, see
+        :mod:`svmlab.kernels._blocks`); a no-op for sparse or bit-packed
+        input, or when the copy exists.  Costs ``4 n d`` bytes; made on
+        demand (the estimators make it when ``cache_dtype="float32"``)."""
+        d = self.data
+        if d.sparse or d.binary or d.dense32.shape[0] == d.dense.shape[0] > 0:
+            return self
+        if d.dense.shape[0] == 0:
+            return self
+        self.data = d._replace(dense32=np.ascontiguousarray(d.dense, dtype=np.float32))
+        return self
+
     def row(self, i, out=None):
-        """Kernel row ``K(x_i, X)`` as a new (or the given) float64 array."""
+        """Kernel row ``K(x_i, X)`` as a new (or the given) float64 array
+        (or a given float32 array: then the single-precision row)."""
         if out is None:
             out = np.empty(self.n_samples)
         kernel_row(self.data, int(i), out)
         return out
+
+    def block(self, rows, cols=None, *, dtype=np.float64, out=None):
+        """Kernel block ``K[rows, :]`` (or ``K[rows, cols]``) of the training
+        set, as a new (or the given, C-contiguous) array of ``dtype``
+        (float32 or float64).
+
+        float64 rows equal :meth:`row` bit for bit.  float32 blocks of dense
+        input are one SGEMM through numpy (``matmul`` releases the GIL; it
+        uses the float32 copy of :meth:`ensure_float32`, made here if
+        absent), then the compiled transform of
+        :func:`svmlab.kernels._blocks.transform_block`; other inputs call
+        the compiled :func:`~svmlab.kernels._blocks.kernel_block` /
+        :func:`~svmlab.kernels._blocks.kernel_block_cols`.  See
+        :mod:`svmlab.kernels._blocks` for the precision of each path (the
+        implementation lives there, :func:`svmlab.kernels._blocks.block`,
+        which that module registers here: this module cannot import it).
+        """
+        return _BLOCK_IMPL[0](self, rows, cols, dtype=dtype, out=out)
 
     def value(self, i, j):
         return kernel_value(self.data, int(i), int(j))

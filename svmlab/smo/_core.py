@@ -58,26 +58,56 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   Park-Miller "minimal standard" generator whose state is ``ist[IS_RNG]``
   (integer arithmetic that never overflows int64, so the compiled and the
   NUMBA_DISABLE_JIT paths draw the same numbers).
+* Named state.  :func:`smo_run` takes its state as seven named tuples
+  (:class:`KernelSide`, :class:`Problem`, :class:`Iterate`,
+  :class:`PlattLists`, :class:`Layout`, :class:`ErrorCache`,
+  :class:`Options`) and the record buffer, instead of 38 positional
+  arguments.  Every field is documented on its tuple.
 * Speed: numba updates reference counts (atomic operations) for every array
-  passed to a function it does not inline and for every array taken out of
-  a tuple; at tens of nanoseconds each that costs more than a step's own
-  work.  So :func:`smo_run` is one function whose per-step path takes its
-  arrays out of the tuples once and calls only scalar functions.
+  argument of a compiled function and for every array taken out of a tuple
+  or bound to a new name, and relies on an LLVM pass to remove the pairs
+  that cancel.  In a function as large as :func:`smo_run` that pass leaves
+  many of them in, and at tens of nanoseconds each they cost more than a
+  step's own work.  So :func:`smo_run` takes every array out of the named
+  tuples once per call, and its per-step path (Platt's examineExample and
+  takeStep) is written out in its body, in sections named after Platt's
+  procedures, calling only scalar functions and the small inlined loops
+  that were there before.  Decision (measured on w8a, linear kernel,
+  Platt, 1.2 million steps, best CPU time of two fits): moving the
+  per-step procedures into helpers (``inline="always"`` or ordinary
+  compiled functions taking the unpacked arrays) took 1.5 s to 1.8 s
+  instead of 0.82 s, about 30% of it in the reference-count functions
+  (``perf``); moving only the fall-back second-choice scans, the
+  non-bound list update and the error-cache update took 1.17 s; even the
+  end-of-pass bookkeeping as a function taking the named tuples (once per
+  pass, 11,448 passes) cost 5% (0.77 s: every array of every tuple gets
+  its count updated on entry and exit).  Helpers that run on rare events
+  do take arrays: the parked-phase transitions (:func:`_park`,
+  :func:`_repark`, :func:`_unpark`), unshrinking, shrinking, cache misses
+  (:func:`_fetch_miss`), ``Gbar`` changes and the records.
+* Records: the record buffer's slots are generated from the fields of
+  :class:`svmlab.smo._records.SMOStep` (``SLOT.<field>``, see
+  :mod:`svmlab.smo._records`); :func:`_record` writes one line per field.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from .._kkt import in_low, in_up, intercept
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
+from ._records import HEURISTICS, LAYOUT_ID, R_BUFFER, R_LAYOUT, R_SIZE, SLOT  # noqa: F401
 from ._simd import extremes
-from ..kernels.cache import cache_reset, get_row, get_row_against, get_row_subset, lru_hit
+from ..kernels.cache import (CacheData, cache_reset, get_row, get_row_against, get_row_subset,
+                             lru_hit)
 from ..kernels._bits import popcount
-from ..kernels._rows import kernel_row, kernel_row_against, kernel_row_subset, row_dot
+from ..kernels._rows import (KernelData, kernel_row, kernel_row_against, kernel_row_subset,
+                             row_dot)
 
-# --- integer state -----------------------------------------------------------
+# --- integer state (Iterate.ist) ----------------------------------------------
 IS_EXAMINE_ALL = 0  # Platt: current pass visits every (active) example
 IS_POS = 1  # Platt: next index of the current pass
 IS_NUM_CHANGED = 2  # Platt: successful steps in the current pass
@@ -88,27 +118,19 @@ IS_SHRINK_COUNTER = 6  # steps until the next shrinking check
 IS_UNSHRUNK = 7  # the one-time LIBSVM unshrink near the end happened
 IS_ITER = 8  # successful joint steps so far
 IS_NB = 9  # number of non-bound examples (0 < alpha < Cv)
-IS_PASSES = 10  # passes started (Platt)
-IS_PLEN = 11  # length of the current non-bound pass list (Platt)
-IS_COMPACT = 12  # a parked phase is on: rows against the layout (kdL, cdL)
-IS_REQUEST = 13  # the caller must build kdL/cdL: 1 for a new layout, 2 a compacted one
-IS_LAYOUT = 14  # size of the parked phase's current layout (rows of kdL)
-IS_LAYOUT0 = 15  # size of its layout at the park (rows of kdL0)
-IS_SIZE = 16
+IS_PLEN = 10  # length of the current non-bound pass list (Platt)
+IS_COMPACT = 11  # a parked phase is on: rows against the layout (kdL, cdL)
+IS_REQUEST = 12  # the caller must build kdL/cdL: 1 for a new layout, 2 a compacted one
+IS_LAYOUT = 13  # size of the parked phase's current layout (rows of kdL)
+IS_LAYOUT0 = 14  # size of its layout at the park (rows of kdL0)
+IS_SIZE = 15
 
+# --- float state (Iterate.fst) ------------------------------------------------
 FS_B = 0  # threshold b (svmlab sign: f(x) = sum alpha y K + b)
-FS_SIZE = 2
+FS_SIZE = 1
 
-# --- record buffer layout ----------------------------------------------------
-R_ITER, R_I1, R_I2, R_A1_OLD, R_A2_OLD, R_A1_NEW, R_A2_NEW = 0, 1, 2, 3, 4, 5, 6
-R_L, R_H, R_ETA, R_E1, R_E2, R_B_OLD, R_B_NEW = 7, 8, 9, 10, 11, 12, 13
-R_HEUR, R_CLIPPED, R_A2_UNC, R_Y1, R_Y2, R_EXALL = 14, 15, 16, 17, 18, 19
-R_K11, R_K12, R_K22, R_DW, R_NACTIVE, R_NB = 20, 21, 22, 23, 24, 25
-R_C1, R_C2 = 26, 27  # the pair's own upper bounds C_i1, C_i2
-R_SIZE = 28
-
+# --- which rule chose a pair (SMOStep.heuristic names them: HEURISTICS) --------
 H_MAXDIFF, H_NONBOUND, H_FULL, H_WSS2 = 0, 1, 2, 3
-HEURISTICS = ("max|E1-E2|", "nonbound-scan", "full-scan", "wss2")
 
 PLATT, WSS2 = 0, 1
 
@@ -120,6 +142,122 @@ _ONE = np.uint64(1)
 _RNG_M = 2147483647
 _RNG_A = 48271
 
+# ----------------------------------------------------------------------------
+# Named state: what smo_run reads and writes, grouped by concern.  n is the
+# number of training examples.  The caller (svmlab.smo._estimator.SMORun)
+# owns the arrays; the tuples only name them.
+
+
+class KernelSide(NamedTuple):
+    """The kernel side: the training set's kernel data and the row caches."""
+
+    #: the kernel over the training set (:class:`svmlab.kernels._rows.KernelData`)
+    kd: KernelData
+    #: the LRU cache of full kernel rows (length n; while examples are shrunk
+    #: only their active entries are valid)
+    cd: CacheData
+    #: parked phase: the current layout's rows, contiguous (``Kernel.subset_data``)
+    kdL: KernelData
+    #: parked phase: the layout's rows at the park (kept to restore gradients)
+    kdL0: KernelData
+    #: parked phase: the compact cache of rows against the layout, in the
+    #: memory of ``cd`` (or of a buffer of the same size)
+    cdL: CacheData
+    #: float64 (n,) scratch row for gradient reconstruction (length 0 when
+    #: Platt's linear SMO keeps no gradient)
+    full: np.ndarray
+
+
+class Problem(NamedTuple):
+    """The optimisation problem (read only)."""
+
+    #: float64 (n,) labels, +1 or -1
+    y: np.ndarray
+    #: float64 (n,) upper bounds ``C_i = C * weight_i``
+    Cv: np.ndarray
+    #: float64 (n,) kernel diagonal ``K(x_i, x_i)``
+    kdiag: np.ndarray
+    #: KKT tolerance (Platt: on ``y_i E_i``; wss2: on ``m - M``)
+    tol: float
+    #: Platt's ``eps``: smallest relative change of ``a2`` that counts as a step
+    eps: float
+
+
+class Iterate(NamedTuple):
+    """The iterate and the solver's own scalars."""
+
+    #: float64 (n,) the multipliers
+    alpha: np.ndarray
+    #: float64 (n,) ``G_i = sum_j alpha_j y_j K_ij`` (f without b) for active i
+    G: np.ndarray
+    #: float64 (2, n) ``Gbar[0] = sum_{alpha_j = C_j} C_j y_j K_j``; ``Gbar[1]``
+    #: the pending coefficients while examples are shrunk ((2, 0) when unused)
+    Gbar: np.ndarray
+    #: float64 (d,) the folded weight vector (linear kernel; length 0 otherwise)
+    w: np.ndarray
+    #: float64 (FS_SIZE,) float state: the threshold ``b``
+    fst: np.ndarray
+    #: int64 (IS_SIZE,) integer state (``IS_*``)
+    ist: np.ndarray
+
+
+class PlattLists(NamedTuple):
+    """Platt's bookkeeping: which examples are active, which non-bound."""
+
+    #: int8 (n,) ``ACTIVE``, ``SHRUNK`` or ``PARKED`` per example
+    active: np.ndarray
+    #: int64 (n,) the active examples, ``act[:ist[IS_N_ACTIVE]]``, in index order
+    act: np.ndarray
+    #: int64 (n,) the non-bound examples, ``nbi[:ist[IS_NB]]`` (unordered)
+    nbi: np.ndarray
+    #: int64 (n,) position of each example in ``nbi``, -1 if at a bound
+    nbp: np.ndarray
+    #: int64 (n,) the current non-bound pass, ``plist[:ist[IS_PLEN]]``
+    plist: np.ndarray
+
+
+class Layout(NamedTuple):
+    """A parked phase's layout (see :func:`_park`)."""
+
+    #: int64 (n,) position of each example in the current layout, -1 outside
+    pos: np.ndarray
+    #: int64 (n,) position of each example in the layout at the park, -1 outside
+    pos0: np.ndarray
+    #: float64 (n,) the multipliers at the park
+    aref: np.ndarray
+    #: int64 (n,) the layout's examples, ``lay[:ist[IS_LAYOUT]]``
+    lay: np.ndarray
+    #: float64 (n,) the layout's ``G - y``, in layout order
+    FL: np.ndarray
+    #: float64 (n,) 0 for a non-bound layout example, inf at a bound
+    BL: np.ndarray
+
+
+class ErrorCache(NamedTuple):
+    """Platt's error cache of the full passes, for binary inputs with the
+    linear kernel (every array empty when unused, see :func:`smo_run`)."""
+
+    #: float64 (n,) ``E - b`` of the non-bound examples, in ``nbi`` order
+    EF: np.ndarray
+    #: uint8 (64 * words, n) ``nbf[f, k] = 1`` if ``nbi[k]`` has feature f
+    nbf: np.ndarray
+    #: int32 (2, n) scratch: shared-feature counts of i1 and i2
+    cnt: np.ndarray
+
+
+class Options(NamedTuple):
+    """The run's options (constant during a fit, except ``want_rec``)."""
+
+    #: the kernel is linear (fold ``w``)
+    linear: bool
+    #: ``PLATT`` or ``WSS2``
+    selection: int
+    #: LIBSVM's shrinking (and parked phases)
+    shrinking: bool
+    #: successful steps between two shrinking checks
+    shrink_every: int
+    #: fill the record buffer at every step (the stepped path)
+    want_rec: bool
 
 @njit(cache=True, inline="always")
 def rng_next(ist):
@@ -545,35 +683,66 @@ def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, ful
 @njit(cache=True)
 def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, heur, y1, y2,
             K11, K12, K22, C1, C2):
-    rec[R_ITER] = ist[IS_ITER]
-    rec[R_I1] = i1
-    rec[R_I2] = i2
-    rec[R_A1_OLD] = a1
-    rec[R_A2_OLD] = a2
-    rec[R_A1_NEW] = a1n
-    rec[R_A2_NEW] = a2n
-    rec[R_L] = L
-    rec[R_H] = H
-    rec[R_ETA] = eta
-    rec[R_E1] = E1
-    rec[R_E2] = E2
-    rec[R_B_OLD] = b
-    rec[R_B_NEW] = bn
-    rec[R_HEUR] = heur
+    """Write the record of the step just taken into ``rec``, one line per
+    field of :class:`svmlab.smo._records.SMOStep` (its slots ``SLOT.<field>``
+    are generated from the fields; the run's cache counters are filled in
+    Python), plus the layout checksum in ``rec[R_LAYOUT]``.
+
+    Parameters
+    ----------
+    rec : float64 (R_BUFFER,)
+        The record buffer.
+    ist : int64 (IS_SIZE,)
+        Integer state, after the step (``IS_ITER`` counts it).
+    i1, i2 : int
+        The pair (``i2`` examined first).
+    a1, a2, a1n, a2n : float
+        Their multipliers before and after.
+    a2u : float
+        The unclipped maximiser of the segment (NaN when ``eta <= 0``).
+    L, H : float
+        The segment of ``a2``.
+    eta : float
+        ``K11 + K22 - 2 K12``.
+    E1, E2 : float
+        The errors ``f(x) - y`` before the step.
+    b, bn : float
+        The threshold before and after.
+    heur : int
+        ``H_*``: the rule that chose the pair.
+    y1, y2, K11, K12, K22, C1, C2 : float
+        Labels, kernel values and upper bounds of the pair.
+    """
+    rec[SLOT.iteration] = ist[IS_ITER]
+    rec[SLOT.i1] = i1
+    rec[SLOT.i2] = i2
+    rec[SLOT.a1_old] = a1
+    rec[SLOT.a2_old] = a2
+    rec[SLOT.a1_new] = a1n
+    rec[SLOT.a2_new] = a2n
+    rec[SLOT.L] = L
+    rec[SLOT.H] = H
+    rec[SLOT.eta] = eta
+    rec[SLOT.E1] = E1
+    rec[SLOT.E2] = E2
+    rec[SLOT.b_old] = b
+    rec[SLOT.b_new] = bn
+    rec[SLOT.heuristic] = heur
     clipped = (eta <= 0.0) or (a2u < L) or (a2u > H)
-    rec[R_CLIPPED] = 1.0 if clipped else 0.0
-    rec[R_A2_UNC] = a2u
-    rec[R_Y1] = y1
-    rec[R_Y2] = y2
-    rec[R_EXALL] = ist[IS_EXAMINE_ALL]
-    rec[R_K11] = K11
-    rec[R_K12] = K12
-    rec[R_K22] = K22
-    rec[R_DW] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
-    rec[R_NACTIVE] = ist[IS_N_ACTIVE]
-    rec[R_NB] = ist[IS_NB]
-    rec[R_C1] = C1
-    rec[R_C2] = C2
+    rec[SLOT.clipped] = 1.0 if clipped else 0.0
+    rec[SLOT.a2_unclipped] = a2u
+    rec[SLOT.y1] = y1
+    rec[SLOT.y2] = y2
+    rec[SLOT.examine_all] = ist[IS_EXAMINE_ALL]
+    rec[SLOT.K11] = K11
+    rec[SLOT.K12] = K12
+    rec[SLOT.K22] = K22
+    rec[SLOT.delta_objective] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
+    rec[SLOT.n_active] = ist[IS_N_ACTIVE]
+    rec[SLOT.n_nonbound] = ist[IS_NB]
+    rec[SLOT.C1] = C1
+    rec[SLOT.C2] = C2
+    rec[R_LAYOUT] = LAYOUT_ID
 
 
 @njit(cache=True)
@@ -637,12 +806,75 @@ def _fetch_miss(kd, cd, kdL, cdL, i, act, ist):
     return cd.slot_of[i]
 
 
+# ----------------------------------------------------------------------------
+# smo_run (its per-step path and the end of a pass are in its body, see the
+# module docstring).
+
+
+@njit(cache=True, inline="always")
+def _modes(linear, selection, shrinking, compact, binary, n_error_cache, n_cache_rows, n):
+    """The bookkeeping modes of one call of :func:`smo_run` (fixed within it).
+
+    Parameters
+    ----------
+    linear : bool
+        The kernel is linear.
+    selection : int
+        ``PLATT`` or ``WSS2``.
+    shrinking : bool
+        Shrinking (and parked phases) allowed.
+    compact : bool
+        A parked phase is on.
+    binary : bool
+        The inputs are bit-packed binary (``KernelData.binary``).
+    n_error_cache : int
+        Length of ``ErrorCache.EF`` (0: no error cache).
+    n_cache_rows : int
+        Slots of the full-row cache.
+    n : int
+        Number of examples.
+
+    Returns
+    -------
+    e_from_w : bool
+        Platt's linear SMO: full passes take E from the folded ``w`` (wss2
+        keeps ``G``, it needs the row of i anyway).
+    lin_w : bool
+        ``e_from_w`` outside a parked phase: no kernel rows at all.
+    use_rows : bool
+        Steps read kernel rows (``not lin_w``).
+    bin_ec : bool
+        Binary inputs with ``e_from_w``: full passes keep Platt's error cache
+        of the non-bound examples (``ErrorCache``).
+    bin_w : bool
+        ``bin_ec`` outside a parked phase.
+    can_park : bool
+        Parked phases pay off: shrinking, and not every full row fits in
+        the cache (or no full rows are cached at all, ``e_from_w``).
+    """
+    e_from_w = linear and selection == PLATT
+    lin_w = e_from_w and not compact
+    use_rows = not lin_w
+    bin_ec = e_from_w and binary and n_error_cache > 0
+    bin_w = bin_ec and not compact
+    can_park = shrinking and (e_from_w or n_cache_rows < n)
+    return e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park
+
+
 @njit(cache=True)
-def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, active, act, ist,
-            fst, rec, want_rec, linear, selection, shrinking, shrink_every, nbi, nbp,
-            plist, full, pos, pos0, aref, lay, FL, BL, EF, nbf, cnt, kmax):
+def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
+
+    Solves the SMO dual (Platt, MSR-TR-98-14, eq. 11; weights give each
+    example its own bound)::
+
+        max_alpha  sum_i alpha_i - 1/2 sum_ij y_i y_j K_ij alpha_i alpha_j
+        s.t.       0 <= alpha_i <= C_i,   sum_i y_i alpha_i = 0
+
+    by Platt's analytic joint steps on pairs chosen by his heuristics (or by
+    LIBSVM's WSS2, ``opt.selection``), until every example obeys the KKT
+    conditions within ``tol`` (wss2: ``m - M <= tol``).
 
     Returns early, for the caller to call again, when a parked phase begins
     (``ist[IS_REQUEST] = 1``: the caller first builds ``kdL``, the layout's
@@ -652,45 +884,67 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
     one ends.  So the mode (full or compact rows) and the layout are fixed
     within one call.
 
-    Written as one function on purpose: numba updates reference counts
-    (atomic operations) for every array handed to a function that is not
-    inlined, and for every array taken out of a tuple, which costs far more
-    than a step's own work on the non-bound examples.  So the per-step path
-    below (Platt's examineExample and takeStep, the cache lookups on a hit)
-    takes its arrays out of ``kd``/``cd``/``cdL`` once and calls only
-    scalar functions; helpers with arrays run once per pass, on cache
-    misses or on rare events."""
+    The arrays are taken out of the named tuples once, here.  The loop
+    reads as Platt's pseudo-code (TR section 4), in marked sections: the
+    main routine (passes, the end of a pass and the parked-phase
+    transitions), examineExample (first choice i2, KKT test, the three
+    second-choice rules) and takeStep (the analytic step is
+    :func:`svmlab.smo._pairstep.pair_step_box`, the update of ``w``, the
+    error cache, ``G``/``FL``, ``Gbar``, the non-bound list and ``b``
+    follows).  The per-step sections are written out rather than split into
+    helpers, for speed (measured, see the module docstring).
+
+    Parameters
+    ----------
+    ks : KernelSide
+        Kernel data and row caches (full rows; a parked phase's layout rows).
+    pb : Problem
+        Labels, bounds, kernel diagonal, ``tol`` and ``eps`` (read only).
+    it : Iterate
+        ``alpha``, ``G``, ``Gbar``, ``w`` and the scalar state ``fst``/``ist``
+        (updated in place).
+    pl : PlattLists
+        Active and non-bound examples, the current pass (updated in place).
+    lo : Layout
+        A parked phase's layout (updated in place).
+    ec : ErrorCache
+        Platt's error cache for binary inputs with the linear kernel (empty
+        arrays when unused; the caller passes empty ones when its feature
+        copy would not fit the memory budget).
+    rec : float64 (R_BUFFER,)
+        Record buffer, filled after every step when ``opt.want_rec``
+        (:mod:`svmlab.smo._records`).
+    opt : Options
+        Kernel kind, selection, shrinking and recording options.
+    kmax : int
+        Most successful joint steps to take in this call.
+    """
+    # ---- the named state, unpacked once (see the module docstring) ----
+    kd, cd, kdL, kdL0, cdL, full = ks.kd, ks.cd, ks.kdL, ks.kdL0, ks.cdL, ks.full
+    y, Cv, kdiag, tol, eps = pb.y, pb.Cv, pb.kdiag, pb.tol, pb.eps
+    alpha, G, Gbar, w, fst, ist = it.alpha, it.G, it.Gbar, it.w, it.fst, it.ist
+    active, act, nbi, nbp, plist = pl.active, pl.act, pl.nbi, pl.nbp, pl.plist
+    pos, pos0, aref, lay, FL, BL = lo.pos, lo.pos0, lo.aref, lo.lay, lo.FL, lo.BL
+    EF, nbf, cnt = ec.EF, ec.nbf, ec.cnt
+    linear, selection, shrinking, shrink_every = opt.linear, opt.selection, opt.shrinking, \
+        opt.shrink_every
+    want_rec = opt.want_rec
     n = alpha.shape[0]
     steps = 0
     if ist[IS_REQUEST]:
         return 0
     compact = ist[IS_COMPACT] != 0
-    # Platt's linear SMO takes E from the folded w in full mode; wss2 keeps G
-    # (it needs the row of i anyway), also for the linear kernel
-    e_from_w = linear and selection == PLATT
-    lin_w = e_from_w and not compact
-    use_rows = not lin_w
-    # binary inputs, linear kernel, Platt: full passes keep Platt's error
-    # cache for the non-bound examples, EF[k] = E - b of nbi[k], updated at
-    # every step with shared-feature counts from nbf (nbf[f, k] = 1 if nbi[k]
-    # has feature f, column k zero for k >= nb), instead of a sparse dot
-    # product per example (the caller passes an empty EF when nbf would
-    # not fit its memory budget)
-    bin_ec = e_from_w and kd.binary and EF.shape[0] > 0
-    bin_w = bin_ec and not compact
+    e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
+        linear, selection, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
     br = kd.brows
-    # parked phases pay off unless every full row fits in the cache
-    can_park = shrinking and (e_from_w or cd.rows.shape[0] < n)
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
     cc = cdL if compact else cd
-    # Platt's max |E1 - E2| over the non-bound examples is a vectorised scan
-    # for the extremes of E: over the layout in a parked phase (BL masks
-    # the examples at a bound), over the error cache in a binary linear full
-    # pass (BL is all zero outside parked phases)
+    R, c_slot, c_prev, c_next, c_meta = cc.rows, cc.slot_of, cc.prev, cc.next, cc.meta
+    # Platt's max |E1 - E2| scans the layout in a parked phase, the error
+    # cache in a binary linear full pass
     scan_E = lay if compact else nbi
     scan_F = FL if compact else EF
-    R, c_slot, c_prev, c_next, c_meta = cc.rows, cc.slot_of, cc.prev, cc.next, cc.meta
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
@@ -712,10 +966,13 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
                 break
             heur = H_WSS2
         else:
-            # ---- Platt's outer loop (TR section 2.2, main routine) ----
+            # ---- Platt's main routine (TR section 4): a pass over every
+            # example, then passes over the non-bound ones, until a full pass
+            # changes nothing ----
             plen = n if ist[IS_EXAMINE_ALL] else ist[IS_PLEN]
             if ist[IS_POS] >= plen:
-                # a pass has ended
+                # ---- a pass has ended: Platt's loop test, the next pass,
+                # and the parked-phase transitions (_park, _repark, _unpark) ----
                 if ist[IS_EXAMINE_ALL]:
                     ist[IS_EXAMINE_ALL] = 0
                 elif ist[IS_NUM_CHANGED] == 0:
@@ -733,7 +990,6 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
                         break
                 ist[IS_NUM_CHANGED] = 0
                 ist[IS_POS] = 0
-                ist[IS_PASSES] += 1
                 if ist[IS_EXAMINE_ALL] == 0:
                     # the non-bound examples at the start of the pass, in
                     # index order (an example becoming non-bound during the
@@ -770,6 +1026,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
                         BL[:ist[IS_LAYOUT0]] = 0.0
                     break  # the caller calls again, in full mode
                 continue
+            # ---- examineExample(i2): first choice, the next example of the pass ----
             if ist[IS_EXAMINE_ALL]:
                 i2 = ist[IS_POS]
             else:
@@ -794,7 +1051,8 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
             r2 = E2 * y2
             if not ((r2 < -tol and a2 < C2) or (r2 > tol and a2 > 0.0)):
                 continue
-            # ---- examineExample (TR section 2.2) for a KKT violator ----
+            # ---- examineExample(i2) for a KKT violator: second choice i1
+            # (TR section 2.2), the first of three rules whose step moves ----
             if use_rows:
                 s2 = c_slot[i2]
                 if s2 >= 0:
@@ -803,7 +1061,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
                     s2 = _fetch_miss(kd, cd, kdL, cdL, i2, act, ist)
             K22 = kdiag[i2]
             i1 = -1
-            # 1) the non-bound example maximising |E1 - E2|
+            # second choice 1) the non-bound example maximising |E1 - E2|
             nb = ist[IS_NB]
             t1 = -1
             if nb > 1 and (compact or bin_w):
@@ -845,7 +1103,7 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
                     i1 = t1
                     E1 = E1b
                     heur = H_MAXDIFF
-            # 2) the non-bound examples, then 3) the whole (active) set, each
+            # second choice 2) the non-bound examples, then 3) the whole (active) set, each
             # from a random start (a parked phase scans its active layout)
             for stage in range(2):
                 if i1 >= 0 or (stage == 0 and nb == 0):
@@ -881,7 +1139,9 @@ def smo_run(kd, cd, kdL, kdL0, cdL, y, Cv, tol, eps, kdiag, alpha, G, Gbar, w, a
             if i1 < 0:
                 continue
             ist[IS_NUM_CHANGED] += 1
-        # ---- takeStep's update (TR sections 2.1-2.3) for the pair (i1, i2) ----
+        # ---- takeStep(i1, i2): the step was computed above (pair_step_box);
+        # here the threshold (eqs. 20-21) and the update of w, the error
+        # cache, G (or FL), Gbar, alpha and the non-bound list ----
         a1 = alpha[i1]
         a2 = alpha[i2]
         y1 = y[i1]

@@ -57,7 +57,6 @@ records.  Its final intercept is LIBSVM's (mean over free SVs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
@@ -65,6 +64,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _core as core
+from ._records import SMOStep, decode_record
 from .._base import BaseKernelSVC
 from .._stepping import SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
@@ -78,66 +78,6 @@ __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
 #: it, the full passes take each non-bound error from ``w`` (a sparse dot
 #: product), as for other inputs: same algorithm, slower steps.
 ERROR_CACHE_BYTES = 1 << 26
-
-
-@dataclass(frozen=True, slots=True)
-class SMOStep:
-    """One successful joint SMO step (record passed to callbacks).
-
-    ``i1, i2`` the pair (``i2`` is the example chosen first, as in Platt's
-    ``examineExample``; in wss2 mode ``i1`` is LIBSVM's ``i`` and ``i2`` its
-    ``j``); ``a*_old``/``a*_new`` the multipliers before/after; ``[L, H]`` the
-    feasible segment for ``a2``; ``eta = K11 + K22 - 2 K12``; ``E1, E2`` the
-    errors ``f(x) - y`` before the step; ``b_old, b_new`` the threshold
-    (``intercept_``) before/after; ``heuristic`` which rule chose the pair
-    (``"max|E1-E2|"``, ``"nonbound-scan"``, ``"full-scan"`` or ``"wss2"``);
-    ``clipped`` whether ``a2_new`` is an end of the segment rather than the
-    unconstrained maximiser ``a2_unclipped`` (NaN when ``eta <= 0``);
-    ``delta_objective`` the increase of the dual objective W;
-    ``examine_all`` whether Platt's outer loop was in a full pass;
-    ``n_active`` examples not shrunk, ``n_nonbound`` examples with
-    ``0 < alpha < C``; ``cache_hits``/``cache_misses`` kernel-row cache counts
-    so far (full rows and rows over a parked phase's non-bound examples) and
-    ``kernel_evaluations`` the kernel values computed for those rows (misses
-    times the row length; full rows computed while shrunk cover only the
-    active examples, so this is an upper bound for them).  Platt's linear
-    SMO folds ``w`` and computes rows only during parked phases.
-    ``C1, C2`` are the pair's own upper bounds ``C_i = C * weight_i`` (equal
-    to ``C`` without weights): the step stays in the box ``[0, C1] x [0, C2]``
-    and ``[L, H]`` is cut from it (NaN in a record built by hand without them).
-    """
-
-    iteration: int
-    i1: int
-    i2: int
-    a1_old: float
-    a2_old: float
-    a1_new: float
-    a2_new: float
-    L: float
-    H: float
-    eta: float
-    E1: float
-    E2: float
-    b_old: float
-    b_new: float
-    heuristic: str
-    clipped: bool
-    a2_unclipped: float
-    y1: float
-    y2: float
-    examine_all: bool
-    K11: float
-    K12: float
-    K22: float
-    delta_objective: float
-    n_active: int
-    n_nonbound: int
-    cache_hits: int
-    cache_misses: int
-    kernel_evaluations: int
-    C1: float = np.nan
-    C2: float = np.nan
 
 
 class SMORun(SolverRun):
@@ -178,14 +118,19 @@ class SMORun(SolverRun):
         # row of i, so it caches rows for every kernel); a parked phase
         # caches rows against its layout in the same memory.
         self.e_from_w = self.linear and self.selection == core.PLATT
-        self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9)
+        # cache rows of the estimator's cache_dtype (float32: LIBSVM's
+        # Qfloat, twice the rows); the parked phases' compact cache views
+        # the same memory, so it has the same dtype (the core reads either)
+        cdt = np.dtype(getattr(estimator, "cache_dtype_", "float64"))
+        self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9, dtype=cdt)
+        self.kd = kernel.data  # with the float32 copy of dense X when cdt is float32
         self.cd = self.cache.data
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:
-            self._buf = np.empty(int(cache_size * (1 << 20)) // 8)
+            self._buf = np.empty(int(cache_size * (1 << 20)) // cdt.itemsize, dtype=cdt)
         self.kdL = self.kd  # placeholder until a parked phase
         self.kdL0 = self.kd
-        self.cdL = new_cache(1, 1e-9, row_len=1)
+        self.cdL = new_cache(1, 1e-9, row_len=1, dtype=cdt)
         self.layout_size = 0
         self._compact_counts = [0, 0, 0]  # hits, misses, kernel values of past phases
         self._miss_base = 0  # misses of the phase before its layout last changed
@@ -224,8 +169,9 @@ class SMORun(SolverRun):
         self.plist = np.zeros(n, dtype=np.int64)
         self.full = np.zeros(n if not self.e_from_w else 0)
         self.fst = np.zeros(core.FS_SIZE)
-        self.rec = np.zeros(core.R_SIZE)
-        self._empty_rec = np.zeros(core.R_SIZE)
+        # the record buffer (its slots: svmlab.smo._records, from SMOStep's fields)
+        self.rec = np.zeros(core.R_BUFFER)
+        self._empty_rec = np.zeros(core.R_BUFFER)
 
     def _call(self, kmax, want_rec):
         # smo_run returns early when a parked phase begins (build its layout
@@ -234,18 +180,24 @@ class SMORun(SolverRun):
         while total < kmax and self.ist[core.IS_DONE] == 0:
             if self.ist[core.IS_REQUEST]:
                 self._new_layout()
-            total += int(core.smo_run(
-                self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.y, self.Cv, self.tol,
-                self.eps,
-                self.kdiag, self.alpha, self.G, self.Gbar, self.w, self.active, self.act,
-                self.ist, self.fst, self.rec if want_rec else self._empty_rec, want_rec,
-                self.linear, self.selection, self.shrinking, self.shrink_every,
-                self.nbi, self.nbp, self.plist, self.full, self.pos, self.pos0, self.aref,
-                self.lay, self.FL, self.BL, self.EF, self.nbf, self.cnt,
-                int(kmax - total)))
+            total += int(core.smo_run(*self._core_state(want_rec), int(kmax - total)))
         if self.ist[core.IS_DONE] != 0 and not (self.converged or self.stalled):
             self._end_of_run()
         return total
+
+    def _core_state(self, want_rec):
+        """The named state :func:`svmlab.smo._core.smo_run` takes, over this
+        run's arrays (the tuples only name them; rebuilt per call, as a
+        parked phase replaces ``kdL``/``kdL0``/``cdL``), and the record buffer."""
+        return (core.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full),
+                core.Problem(self.y, self.Cv, self.kdiag, self.tol, self.eps),
+                core.Iterate(self.alpha, self.G, self.Gbar, self.w, self.fst, self.ist),
+                core.PlattLists(self.active, self.act, self.nbi, self.nbp, self.plist),
+                core.Layout(self.pos, self.pos0, self.aref, self.lay, self.FL, self.BL),
+                core.ErrorCache(self.EF, self.nbf, self.cnt),
+                self.rec if want_rec else self._empty_rec,
+                core.Options(self.linear, self.selection, self.shrinking, self.shrink_every,
+                             bool(want_rec)))
 
     def kkt_violators(self):
         """Examples violating Platt's KKT conditions (TR eq. 12) by more than
@@ -312,7 +264,7 @@ class SMORun(SolverRun):
             self.kdL0 = self.kdL
             slots = int(min(max(self._buf.shape[0] // m, 2), n))
             if slots * m > self._buf.shape[0]:
-                self._buf = np.empty(slots * m)
+                self._buf = np.empty(slots * m, dtype=self._buf.dtype)
             self.cdL = cache_from_buffer(self._buf[:slots * m].reshape(slots, m), n)
             self._miss_base = 0
         else:
@@ -347,24 +299,9 @@ class SMORun(SolverRun):
     def _step(self):
         if self._call(1, True) == 0:
             return None
-        r = self.rec
-        return SMOStep(
-            iteration=int(r[core.R_ITER]), i1=int(r[core.R_I1]), i2=int(r[core.R_I2]),
-            a1_old=float(r[core.R_A1_OLD]), a2_old=float(r[core.R_A2_OLD]),
-            a1_new=float(r[core.R_A1_NEW]), a2_new=float(r[core.R_A2_NEW]),
-            L=float(r[core.R_L]), H=float(r[core.R_H]), eta=float(r[core.R_ETA]),
-            E1=float(r[core.R_E1]), E2=float(r[core.R_E2]),
-            b_old=float(r[core.R_B_OLD]), b_new=float(r[core.R_B_NEW]),
-            heuristic=core.HEURISTICS[int(r[core.R_HEUR])],
-            clipped=bool(r[core.R_CLIPPED]), a2_unclipped=float(r[core.R_A2_UNC]),
-            y1=float(r[core.R_Y1]), y2=float(r[core.R_Y2]),
-            examine_all=bool(r[core.R_EXALL]) and self.selection == core.PLATT,
-            K11=float(r[core.R_K11]), K12=float(r[core.R_K12]), K22=float(r[core.R_K22]),
-            delta_objective=float(r[core.R_DW]), n_active=int(r[core.R_NACTIVE]),
-            n_nonbound=int(r[core.R_NB]), cache_hits=self.cache_hits,
-            cache_misses=self.cache_misses, kernel_evaluations=self.kernel_evaluations,
-            C1=float(r[core.R_C1]), C2=float(r[core.R_C2]),
-        )
+        return decode_record(self.rec, self.selection == core.PLATT,
+                             cache_hits=self.cache_hits, cache_misses=self.cache_misses,
+                             kernel_evaluations=self.kernel_evaluations)
 
     @property
     def b(self):
@@ -431,6 +368,18 @@ class SMOClassifier(BaseKernelSVC):
         cache only in parked phases; wss2 needs the row of its first index
         at every step, so it caches rows (and keeps the gradient) for every
         kernel, the folded ``w`` besides.
+    cache_dtype : {"auto", "float32", "float64"}, default="auto"
+        Type of the cached kernel values (LIBSVM's ``Qfloat``): float32 holds
+        twice as many rows in ``cache_size`` and computes dense rows with
+        single-precision BLAS; ``"float64"`` gives the float64 arithmetic of
+        earlier versions bit for bit.  ``"auto"``: float32 unless the whole
+        kernel matrix fits in ``cache_size`` at float64 (then every row is
+        computed once, and float64 costs nothing); the choice made is
+        ``cache_dtype_`` (see :mod:`svmlab._base`).
+    n_jobs : int or None, default=None
+        BLAS threads for large kernel blocks (``None``: 1 unless in a
+        ``joblib.parallel_config`` context; -1: all cores; see
+        :mod:`svmlab._base`).
     shrinking : bool, default=True
         LIBSVM's shrinking, and parked phases when the cache cannot hold
         every row (see :mod:`svmlab.smo._estimator`).  ``False`` runs Platt's loops on
@@ -516,7 +465,8 @@ class SMOClassifier(BaseKernelSVC):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  eps=1e-6, cache_size=40, shrinking=True, selection="platt", max_iter=-1,
-                 random_state=None, progress=True, class_weight=None):
+                 random_state=None, progress=True, class_weight=None, cache_dtype="auto",
+                 n_jobs=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -525,6 +475,8 @@ class SMOClassifier(BaseKernelSVC):
         self.tol = tol
         self.eps = eps
         self.cache_size = cache_size
+        self.cache_dtype = cache_dtype
+        self.n_jobs = n_jobs
         self.shrinking = shrinking
         self.selection = selection
         self.max_iter = max_iter
