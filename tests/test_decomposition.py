@@ -70,7 +70,9 @@ def test_q2_smo_engine_is_smo():
 def test_records_recomputed_in_test():
     X, y = _data(120, seed=4)
     C = 5.0
-    est = DecompositionClassifier(C=C, gamma=0.5, engine="qp", working_set_size=6)
+    # float64 cache: the records' objectives are checked to 1e-9
+    est = DecompositionClassifier(C=C, gamma=0.5, engine="qp", working_set_size=6,
+                                  cache_dtype="float64")
     recs = list(est.iter_fit(X, y))
     assert len(recs) == est.n_iter_ and est.converged_
     K = gram(X, gamma=0.5)
@@ -150,3 +152,25 @@ def test_partial_selection_matches_full_stable_sort():
         v[rng.random(n) < 0.3] = np.inf
         k = int(rng.integers(0, n + 2))
         np.testing.assert_array_equal(_smallest(v, k), np.argsort(v, kind="stable")[:k])
+
+
+def test_restore_equality_projects_drift_onto_the_free_multipliers():
+    """The working set's equality constraint after an engine answer that
+    drifted: the drift leaves through the free multipliers, the box holds,
+    and an answer already on the constraint is returned untouched."""
+    from svmlab.decomposition.estimators import restore_equality
+
+    rng = np.random.default_rng(3)
+    yB = np.where(rng.random(12) < 0.5, -1.0, 1.0)
+    C = np.full(12, 5.0)
+    a_old = rng.uniform(0, 5, 12)
+    a_old[[0, 1]] = [0.0, 5.0]                    # two at a bound
+    exact = a_old.copy()
+    assert restore_equality(exact, a_old, yB, C) is exact
+    drifted = a_old + yB * 3e-7 * (np.arange(12) > 1)   # only free ones move
+    assert abs(yB @ drifted - yB @ a_old) > 1e-6
+    fixed = restore_equality(drifted, a_old, yB, C)
+    assert abs(yB @ fixed - yB @ a_old) <= 1e-12 * 6
+    assert np.all(fixed >= 0) and np.all(fixed <= C)
+    assert fixed[0] == 0.0 and fixed[1] == 5.0    # bounds untouched
+    assert np.max(np.abs(fixed - drifted)) < 1e-6  # a small correction

@@ -3,7 +3,8 @@
 same steps as the fast estimators.
 
 Configuration where both must agree: no shrinking, the default 200 MB
-cache (every row of these small sets fits), the same ``random_state`` for
+cache (every row of these small sets fits) with float64 values
+(``cache_dtype="float64"``), the same ``random_state`` for
 IRWLS's random selection, and the reference given the kernel matrix built
 from the fast kernel's own rows on data whose dot products are exact, so
 that both see the same kernel values to the last bit.
@@ -49,6 +50,11 @@ from svmlab.reference import irwls as ref_irwls
 from svmlab.reference import subproblem as ref_subproblem
 from svmlab.reference import _rounding
 from svmlab.reference._source import source_text, tags_of
+
+#: the references compute in float64; the fast solvers are compared with
+#: float64 cached kernel values (the float32 default rounds the rows they
+#: read, so the two would see different kernel values)
+REF_DTYPE = "float64"
 
 
 def _dataset(name):
@@ -140,6 +146,7 @@ def _ref_subproblem(sub):
     sp.K, sp.y, sp.r, sp.C, sp.tol, sp.s0, sp.m = sub.K, sub.y, sub.r, sub.C, sub.tol, sub.s0, sub.m
     sp.beta, sp.Kb, sp.sets, sp.b = sub.beta.copy(), sub.Kb.copy(), sub.sets.copy(), sub.b
     sp.release = "all" if sub.rule == "irwls" else "worst"
+    sp.release_cap = sub.release_cap
     sp.mode, sp.ridge, sp.max_iter = sub.mode, _ridge(sub.K), sub.max_iter
     sp.n_iter, sp.done, sp.moved, sp.method = sub.n_iter, sub.done, sub.moved, sub.method
     sp.seen, sp.bad, sp.degenerate = set(sub._seen), sub._bad, sub._degenerate
@@ -161,7 +168,7 @@ def _ref_state(run, K):
 
 def _replay_irwls(X, y, K, C, ws, seed, selection="random"):
     """Replay a fast IRWLS fit step by step; returns ``(steps, excused, modes)``."""
-    run = IRWLSClassifier(C=C, gamma=1.0, working_set_size=ws, random_state=seed,
+    run = IRWLSClassifier(cache_dtype=REF_DTYPE, C=C, gamma=1.0, working_set_size=ws, random_state=seed,
                           selection=selection).start(X, y)
     steps, excused, modes = 0, 0, set()
     while True:
@@ -192,12 +199,12 @@ def _replay_irwls(X, y, K, C, ws, seed, selection="random"):
 def _replay_outer(scheme, X, y, K, C, q):
     """Replay a fast chunking/decomposition fit step by step."""
     if scheme == "chunking":
-        run = ChunkingClassifier(C=C, gamma=1.0, working_set_size=q).start(X, y)
+        run = ChunkingClassifier(cache_dtype=REF_DTYPE, C=C, gamma=1.0, working_set_size=q).start(X, y)
 
         def select(v, y_, a, C_, notes):
             return ref_chunking.chunk_select(v, y_, a, C_, q, notes)
     else:
-        run = DecompositionClassifier(C=C, gamma=1.0, working_set_size=q,
+        run = DecompositionClassifier(cache_dtype=REF_DTYPE, C=C, gamma=1.0, working_set_size=q,
                                       shrinking=False).start(X, y)
 
         def select(v, y_, a, C_, notes):
@@ -270,7 +277,7 @@ def test_irwls_cases_cover_both_modes():
     for name, C, ws, seed in IRWLS_CASES:
         X, y = _dataset(name)
         modes = set()
-        IRWLSClassifier(C=C, gamma=1.0, working_set_size=ws, random_state=seed).fit(
+        IRWLSClassifier(cache_dtype=REF_DTYPE, C=C, gamma=1.0, working_set_size=ws, random_state=seed).fit(
             X, y, callback=lambda rec: modes.add(rec.mode))
         assert "table1" in modes
         both += modes == {"table1", "line"}
@@ -294,7 +301,7 @@ def test_irwls_free_run_bitwise_until_line_search(name, C, ws, seed):
     X, y = _dataset(name)
     K = _fast_gram(X, 1.0)
     fast = []
-    est = IRWLSClassifier(C=C, gamma=1.0, working_set_size=ws, random_state=seed).fit(
+    est = IRWLSClassifier(cache_dtype=REF_DTYPE, C=C, gamma=1.0, working_set_size=ws, random_state=seed).fit(
         X, y, callback=fast.append)
     ref = ref_irwls.fit(K, y, C, working_set_size=ws, random_state=seed)
     first_line = next((k for k, r in enumerate(fast) if r.mode == "line"), len(fast))
@@ -334,7 +341,7 @@ def test_irwls_random_selection_draws_like_the_estimator():
     K = _fast_gram(X, 1.0)
     first = {}
     for seed in (0, 1):
-        fast = next(iter(IRWLSClassifier(C=1.0, gamma=1.0, working_set_size=20,
+        fast = next(iter(IRWLSClassifier(cache_dtype=REF_DTYPE, C=1.0, gamma=1.0, working_set_size=20,
                                          random_state=seed).iter_fit(X, y)))
         ref = ref_irwls.fit(K, y, 1.0, working_set_size=20, random_state=seed, max_iter=1)
         assert np.array_equal(fast.working_set, ref.records[0].working_set)
@@ -376,7 +383,7 @@ def test_replay_detects_a_modified_reference(monkeypatch):
         with pytest.raises(AssertionError, match="working set differs"):
             _replay_outer("decomposition", X, y, K, 1.0, 8)
     # and a record changed by 1e-9 is caught by the comparison itself
-    fast = next(iter(IRWLSClassifier(C=1.0, gamma=1.0, working_set_size=20,
+    fast = next(iter(IRWLSClassifier(cache_dtype=REF_DTYPE, C=1.0, gamma=1.0, working_set_size=20,
                                      random_state=0).iter_fit(X, y)))
     ref = ref_irwls.fit(K, y, 1.0, working_set_size=20, random_state=0, max_iter=2).records
     _same_irwls_step(fast, ref[0], 1e-10)

@@ -7,6 +7,7 @@ Examples::
     python -m svmlab.bench --suite platt --size full
     python -m svmlab.bench --suite peers,irwls --out results/
     python -m svmlab.bench --suite linear --size full   # equal-objective comparison
+    python -m svmlab.bench --suite dense --size full    # dense real-valued data (issue 15)
 
 Every suite trains the peers (LIBSVM = sklearn SVC, LIBLINEAR = sklearn
 LinearSVC) in the same run; the tables print time ratios against them and
@@ -37,6 +38,7 @@ SUITE_MODULES = {
     "joachims": "svmlab.bench.joachims",
     "peers": "svmlab.bench.peers",
     "linear": "svmlab.bench.linear",
+    "dense": "svmlab.bench.dense",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")

@@ -54,7 +54,7 @@ def _fit(ctx, case, name, model, X, y):
             return None, None
 
 
-def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=200, decomposition=True,
+def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=None, decomposition=True,
                  smo=True):
     from sklearn.svm import SVC
 
@@ -73,11 +73,14 @@ def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=200, decomposit
                     objective_kind="dual", n_sv=int(len(svc.support_)),
                     accuracy=accuracy(svc, Xt, yt), peer=True,
                     extra={"C": C, "sigma": sigma, "gamma": gamma, "n": n}))
-    m = IRWLSClassifier(C=C, gamma=gamma, tol=TOL, working_set_size=min(ws, n),
+    # ws=None: the estimator's default working set (min(400, n))
+    m = IRWLSClassifier(C=C, gamma=gamma, tol=TOL,
+                        working_set_size=None if ws is None else min(ws, n),
                         cache_size=CACHE_MB, random_state=0, progress=ctx.progress)
     m, secs = _fit(ctx, case, "IRWLS", m, X, y)
+    sw = min(400, n) if ws is None else min(ws, n)
     if m is not None:
-        _emit_model(ctx, case, f"svmlab IRWLS (Sw={min(ws, n)})", m, secs, X, y_pm, gamma, Xt,
+        _emit_model(ctx, case, f"svmlab IRWLS (Sw={sw})", m, secs, X, y_pm, gamma, Xt,
                     yt, extra={"chunks": int(m.n_chunks_)})
     if smo:
         m = SMOClassifier(C=C, gamma=gamma, tol=TOL, cache_size=CACHE_MB, random_state=0,

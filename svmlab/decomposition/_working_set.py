@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kkt import intercept_from_v, up_low
+from .._kkt import intercept_from_v, up_low, violating_pair
 
 __all__ = ["max_violating_pair", "steepest_feasible", "chunk_select", "irwls_select",
            "kkt_violations", "SELECTIONS"]
@@ -140,49 +140,75 @@ def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
       only, no random picks.
     * Our addition, shared with the rest of the family: the maximal
       violating pair is always included, which guarantees progress.
+    * Our addition (issue 15): the completion is balanced by the sign of
+      ``e_i``, the direction in which ``beta_i`` must move (up for
+      ``e_i > 0``).  ``sum beta`` is fixed inside the working set, so
+      violators that all move one way can hardly move at all (SVMlight's
+      reason for taking q/2 from each side).  Up to half of the room goes
+      to each sign, in the strategy's order of ``|e_i|``; a side with too
+      few candidates leaves its share to the other.  Without it, on
+      gauss-m 4000 (C=1) a working set of 200 changed ~60 multipliers and
+      the fit took 453 working sets; with it 291 (random_state=0).
     * Room left over is filled with non-candidates of lowest ``|e_i|``.
     """
     n = len(e)
     m = min(m, n)
-    ye = y * e
-    conds = [(sets == 2) & (ye > tol), (sets == 3) & (ye < -tol), (sets == 1) & (np.abs(e) > tol)]
-    cand = conds[0] | conds[1] | conds[2]
     ae = np.abs(e)
+    ye = y * e
+    in_s1 = sets == 1
+    conds = [(sets == 2) & (ye > tol), (sets == 3) & (ye < -tol), in_s1 & (ae > tol)]
+    cand = conds[0] | conds[1] | conds[2]
     # random tie-breaking, then stable sorts
     perm = rng.permutation(n)
     chosen: list[int] = []
     taken = np.zeros(n, bool)
 
     def take(idx):
-        for k in idx:
-            k = int(k)
-            if len(chosen) >= m:
-                return
-            if not taken[k]:
-                taken[k] = True
-                chosen.append(k)
+        """Append the untaken entries of ``idx`` (distinct indices), in
+        order, until the working set is full."""
+        idx = np.asarray(idx, dtype=np.int64)
+        idx = idx[~taken[idx]][:m - len(chosen)]
+        taken[idx] = True
+        chosen.extend(idx.tolist())
 
     if v is not None:
-        i, j, gap = max_violating_pair(v, y, alpha, C)
-        if gap > tol:
+        # the maximal violating pair, compiled (svmlab._kkt.violating_pair:
+        # the first index on ties, as max_violating_pair's argmax/argmin)
+        Cv = np.full(n, float(C)) if np.ndim(C) == 0 else np.ascontiguousarray(C, np.float64)
+        _, i, _, j = violating_pair(np.ascontiguousarray(v, np.float64),
+                                    np.ascontiguousarray(y, np.float64),
+                                    np.ascontiguousarray(alpha, np.float64), Cv)
+        if i >= 0 and j >= 0 and v[i] - v[j] > tol:
             take([i, j])
     if strategy == "random":
+        classes = (y == -1.0, y == 1.0)
         for c in conds:
-            for cls in (-1.0, 1.0):
-                pool = np.flatnonzero(c & (y == cls) & ~taken)
+            for in_cls in classes:
+                # the six pools are disjoint, so only earlier picks of the
+                # maximal violating pair can be taken already
+                pool = np.flatnonzero(c & in_cls)
+                if len(pool):
+                    pool = pool[~taken[pool]]
                 if len(pool):
                     take([rng.choice(pool)])
     n_cand = int(cand.sum())
-    s1 = perm[(sets[perm] == 1) & ~cand[perm]]
+    s1 = perm[(in_s1 & ~cand)[perm]]
     room_s1 = m - len(chosen) - min(n_cand, m - len(chosen))
     room_s1 = max(room_s1, (m - len(chosen)) // 2)
     take(s1[:room_s1])
-    cidx = perm[cand[perm] & ~taken[perm]]
-    if strategy == "largest":
-        cidx = cidx[np.argsort(-ae[cidx], kind="stable")]
-    else:
-        cidx = cidx[np.argsort(ae[cidx], kind="stable")]
-    take(cidx)
-    rest = perm[~taken[perm]]
-    take(rest[np.argsort(ae[rest], kind="stable")])
-    return np.array(sorted(chosen), dtype=np.int64)
+    # the rest are untaken and distinct: only the first ``room`` of each
+    # stable sort are needed (_smallest: the same indices in the same order
+    # as the full stable argsort, without sorting all n)
+    cidx = perm[(cand & ~taken)[perm]]
+    # balanced by the sign of e (the direction beta_i moves: sum beta is
+    # fixed, so the up-movers need down-movers to pair with)
+    room = m - len(chosen)
+    pos, neg = cidx[e[cidx] > 0], cidx[e[cidx] < 0]
+    kp = min(len(pos), max(room // 2, room - len(neg)))
+    for part, k in ((pos, kp), (neg, room - kp)):
+        key = -ae[part] if strategy == "largest" else ae[part]
+        take(part[_smallest(key, k)])
+    if len(chosen) < m:
+        rest = perm[(~taken)[perm]]
+        take(rest[_smallest(ae[rest], m - len(chosen))])
+    return np.sort(np.array(chosen, dtype=np.int64))

@@ -27,6 +27,18 @@ with LIBSVM's maximal-violating-pair selection, and
 ``DecompositionClassifier(engine="irwls")`` is the paper's Table 2
 experiment (IRWLS inside SVMlight's decomposition).
 
+``engine="smo"`` with a working set of more than two samples (the default
+is 1024, see :meth:`DecompositionClassifier.blocked_default_ws`) is the
+ThunderSVM / cuML scheme, :class:`BlockedDecompositionRun`
+(:mod:`svmlab.decomposition._blocked`): LIBSVM's first-order ranking picks
+q examples, half of them kept from the last step with their kernel rows;
+the rows come as kernel blocks (one GEMM, float32 by default), an SMO with
+WSS2 solves the sub-problem, and ``G`` is updated from the multipliers that
+changed only.  It is svmlab's fastest kernel solver on large dense data
+(MNIST, Fashion-MNIST, ijcnn1: see ``benchmarks/README.md``).  It does not
+shrink (``shrinking`` is ignored on that path): ranking all n samples is
+O(n) per outer step, small next to the rows.
+
 Stopping rule (all members): the maximal violation
 ``max_{I_up} v - min_{I_low} v <= tol`` with ``v_i = y_i - (K beta)_i``
 (LIBSVM's ``m(alpha) - M(alpha)``), which bounds every KKT violation by tol
@@ -38,6 +50,11 @@ KKT condition has held (it could not enter a violating pair) for
 is optimal every variable is restored and optimality is re-checked.  The
 kernel cache keeps full rows, so ``G`` stays exact for every sample and
 un-shrinking needs no gradient reconstruction.
+
+Kernel values: chunking builds its sub-problem matrix ``K[B, B]`` from the
+LRU cache's rows and, for rows not cached, from the kernel layer's blocks
+(:meth:`svmlab.kernels.Kernel.block`, see ``DecompositionRun._chunk_block``);
+the blocked path computes all of its rows as blocks.
 
 One step (record) is one outer iteration: one sub-problem solved.
 """
@@ -51,13 +68,46 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC, example_bounds
+from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
+                       block_smo, gather_block, select_working_set)
 from ._engines import ENGINES, add_rows, kernel_block_counted, solve_subproblem
-from .._kkt import intercept_from_v, up_low
+from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
 from .._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
 from ..kernels.cache import KernelCache
 
 __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord"]
+
+
+def restore_equality(a_new, a_old, yB, C):
+    """Put the working set back on the equality constraint
+    ``sum_B y_i alpha_i = const`` when the engine's answer drifted from it.
+
+    The engines keep the constraint to their own tolerance (the line-search
+    mode accepts ``|sum beta - s0| <= 1e-9 (1 + C m)``), and the clip and
+    snap to the box above add rounding of their own.  Drift beyond
+    ``1e-12 (1 + max C)`` is taken out of the free multipliers of the working
+    set in equal shares (a projection onto the constraint along the free
+    coordinates), clipped to the box, at most three times; smaller drift is
+    left alone, so an exact engine answer is returned bit for bit.  Returns
+    the corrected copy (or ``a_new`` itself)."""
+    Cb = np.broadcast_to(np.asarray(C, dtype=float), a_new.shape)
+    limit = 1e-12 * (1.0 + float(Cb.max(initial=0.0)))
+    resid = float(yB @ a_new - yB @ a_old)
+    if abs(resid) <= limit:
+        return a_new
+    a = a_new.copy()
+    for _ in range(3):
+        free = (a > 0.0) & (a < Cb)
+        k = int(free.sum())
+        if k == 0:
+            break
+        a[free] -= yB[free] * (resid / k)
+        np.clip(a, 0.0, Cb, out=a)
+        resid = float(yB @ a - yB @ a_old)
+        if abs(resid) <= limit:
+            break
+    return a
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +118,9 @@ class DecompositionRecord:
     ``engine`` and ``engine_iterations`` (inner iterations of the engine);
     ``dual_objective`` W(alpha) after the step; ``max_violation`` the gap
     ``m - M`` before the step; ``n_active`` variables not shrunk;
-    ``alpha_B`` the new multipliers of B; ``b`` the sub-problem's intercept.
+    ``alpha_B`` the new multipliers of B; ``b`` the sub-problem's intercept;
+    ``rows_computed`` the kernel rows computed in this step (the blocked
+    ``engine="smo"`` path; None on the others).
     """
 
     iteration: int
@@ -81,6 +133,7 @@ class DecompositionRecord:
     n_active: int
     alpha_B: np.ndarray
     b: float
+    rows_computed: int | None = None
 
 
 class DecompositionRun(SolverRun):
@@ -102,7 +155,8 @@ class DecompositionRun(SolverRun):
         self.tol = float(est.tol)
         self.scheme, self.q, self.engine, self.shrinking = scheme, q, engine, shrinking
         self.shrink_after = 100
-        self.cache = KernelCache(kernel, est.cache_size)
+        self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
+        self.kernel = kernel
         self.kd = kernel.data
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
@@ -113,6 +167,31 @@ class DecompositionRun(SolverRun):
 
     def dual_objective(self):
         return float(self.alpha.sum() - 0.5 * np.dot(self.alpha * self.y, self.G))
+
+    def _chunk_block(self, B):
+        """``K[B, B]`` of a chunking step (every support vector plus the M
+        worst violators) as a float64 matrix for the engines: the rows of B
+        held in the LRU cache are gathered from it; the others are full rows
+        from the kernel layer (:meth:`svmlab.kernels.Kernel.block`, in the
+        cache's dtype, at most 256 rows per block), of which the columns B
+        are kept.  Decision: full rows rather than ``K[B_missing, B]``, so
+        that with ``cache_dtype="float64"`` every entry is bit for bit the
+        value of the row the cache would hold (a product over the subset
+        sums in another order), and the fast path replays the readable
+        reference exactly."""
+        cd = self.cache.data
+        slots = cd.slot_of[B]
+        have = slots >= 0
+        K = np.empty((len(B), len(B)))
+        if have.any():
+            K[have] = cd.rows[np.ix_(slots[have], B)]
+        miss = np.flatnonzero(~have)
+        n = len(self.y)
+        for a in range(0, len(miss), 256):
+            rows = miss[a:a + 256]
+            K[rows] = self.kernel.block(B[rows], dtype=cd.rows.dtype)[:, B]
+            self._direct_evals += len(rows) * n
+        return K
 
     def _select(self, v):
         if self.scheme == "chunking":
@@ -150,8 +229,11 @@ class DecompositionRun(SolverRun):
                 f"no working set of two or more variables could be selected while the "
                 f"maximal violation is {gap:.3g} > tol")
             return None
-        Kbb, n_direct = kernel_block_counted(self.kd, self.cache.data, B, B)
-        self._direct_evals += int(n_direct)
+        if self.scheme == "chunking":
+            Kbb = self._chunk_block(B)
+        else:
+            Kbb, n_direct = kernel_block_counted(self.kd, self.cache.data, B, B)
+            self._direct_evals += int(n_direct)
         aB = self.alpha[B]
         beta_B = y[B] * aB
         r = v[B] + Kbb @ beta_B  # = y_B - G_in
@@ -163,6 +245,7 @@ class DecompositionRun(SolverRun):
         a_new[a_new < snap] = 0.0
         high = a_new > C - snap
         a_new[high] = C if np.ndim(C) == 0 else C[high]
+        a_new = restore_equality(a_new, aB, y[B], C)
         d = y[B] * (a_new - aB)
         nz = d != 0.0
         if not nz.any():
@@ -212,6 +295,120 @@ class DecompositionRun(SolverRun):
                 "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
 
+class BlockedDecompositionRun(SolverRun):
+    """The ThunderSVM-style blocked decomposition (:mod:`svmlab.decomposition._blocked`):
+    ``DecompositionClassifier(engine="smo")`` with ``working_set_size > 2``.
+
+    State: alpha, ``G = K (alpha y)`` (float64), the kept half of the last
+    working set, the row store (``cache_dtype`` rows).  Every outer step is
+    one :class:`DecompositionRecord`; the fast path runs the same
+    :meth:`_step_impl` without building records, so both take the same
+    steps."""
+
+    step_name = "outer step"
+    #: None here: :meth:`svmlab._base.BaseKernelSVC.start` sets ``n_jobs``
+    #: threads (the row blocks are large GEMMs, which threads do speed up;
+    #: the sub-problem is compiled code that calls no BLAS)
+    blas_threads = None
+
+    def __init__(self, est, X, y, kernel, q):
+        super().__init__(est, est.max_iter, est.progress)
+        n = len(y)
+        self.n, self.y = n, y
+        self.n_samples = n
+        self.q = int(min(q, n))
+        self.half = max(self.q // 2, 1) if self.q < n else 0
+        self.Cb = example_bounds(est, n)
+        self.Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(self.Cb, float), (n,)))
+        self.tol = float(est.tol)
+        dtype = est.cache_dtype_
+        self.store = RowStore(kernel, n, float(est.cache_size), self.q, dtype)
+        self.alpha = np.zeros(n)
+        self.G = np.zeros(n)
+        self.keep_half = np.zeros(0, np.int64)
+        self._clock = 0  # outer steps taken, for the row store's LRU stamps
+        self.b = 0.0
+        self.Kbb = np.empty((self.q, self.q))
+
+    def dual_objective(self):
+        return float(self.alpha.sum() - 0.5 * np.dot(self.alpha * self.y, self.G))
+
+    def _step_impl(self, make_record):
+        y, Cv = self.y, self.Cv
+        v = y - self.G
+        gap = float(kkt_violation(v, y, self.alpha, Cv))
+        if gap <= self.tol:
+            self.converged = True
+            return None
+        excl = np.zeros(self.n, bool)
+        excl[self.keep_half] = True
+        new = select_working_set(v, y, self.alpha, Cv, self.q - len(self.keep_half), excl)
+        B = np.concatenate([self.keep_half, new])
+        if len(B) < 2:
+            self._mark_stalled(
+                f"no working set of two or more variables could be selected while the "
+                f"maximal violation is {gap:.3g} > tol")
+            return None
+        m = len(B)
+        Kbb = self.Kbb[:m, :m]
+        self._clock += 1
+        self.store.block_BB(B, self._clock, Kbb)
+        aB = self.alpha[B].copy()
+        vB = v[B].copy()
+        a_old = self.alpha[B]
+        eps = max(self.tol, INNER_FRACTION * gap)
+        n_inner, _, _ = block_smo(Kbb, y[B], aB, Cv[B], vB, eps,
+                                  INNER_STEPS_PER_EXAMPLE * m)
+        d = y[B] * (aB - a_old)
+        nz = np.flatnonzero(d != 0.0)
+        if len(nz) == 0:
+            self._mark_stalled(
+                f"the block SMO made no progress on a working set of {m} samples while "
+                f"the maximal violation is {gap:.3g} > tol")
+            return None
+        # full rows only for the multipliers that changed (one block for
+        # those not stored yet), then one pass over them for G
+        slots, n_rows = self.store.fetch(B[nz], self._clock)
+        add_changed_rows(self.store.buf, slots, np.ascontiguousarray(d[nz]), self.G)
+        self.alpha[B] = aB
+        self.b = float(intercept(vB, y[B], aB, Cv[B]))
+        self.keep_half = B[m - self.half:] if self.half else np.zeros(0, np.int64)
+        if not make_record:
+            return True
+        return DecompositionRecord(
+            iteration=self.n_iter + 1,
+            working_set=B.copy(),
+            subproblem_size=m,
+            engine="smo",
+            engine_iterations=int(n_inner),
+            dual_objective=self.dual_objective(),
+            max_violation=gap,
+            n_active=self.n,
+            alpha_B=aB.copy(),
+            b=self.b,
+            rows_computed=int(n_rows),
+        )
+
+    def _step(self):
+        return self._step_impl(True)
+
+    def _advance(self, max_steps):
+        k = 0
+        while k < max_steps:
+            if self._step_impl(False) is None:
+                break
+            k += 1
+        return k
+
+    def result(self):
+        v = self.y - self.G
+        b = intercept_from_v(v, self.y, self.alpha, self.Cb)
+        return {"alpha": self.alpha.copy(), "intercept": b,
+                "kernel_evaluations": self.store.rows_computed * self.n
+                + self.store.block_entries,
+                "kernel_rows": self.store.rows_computed}
+
+
 class _DecompositionBase(BaseKernelSVC):
     _parameter_constraints = {
         **BaseKernelSVC._parameter_constraints,
@@ -244,12 +441,43 @@ class DecompositionClassifier(_DecompositionBase):
     tol : float, default=1e-3
         Stop when the maximal KKT violation ``m - M`` is <= tol.
     working_set_size : int or None, default=None
-        q, the working-set size (None: 10, or n if smaller).  q = 2 with
-        ``engine="smo"`` is SMO.
+        q, the working-set size (None: 10, or n if smaller; on the blocked
+        path :meth:`blocked_default_ws`, 1024).  q = 2 with ``engine="smo"``
+        is SMO with the maximal violating pair.
+    selection : {"auto", "steepest", "blocked"}, default="auto"
+        How working sets follow one another.  ``"steepest"``: SVMlight's
+        steepest feasible direction, a fresh working set each outer step
+        (Osuna/Joachims; every engine).  ``"blocked"``: the ThunderSVM/cuML
+        scheme, :class:`BlockedDecompositionRun`: half the working set and
+        its kernel rows kept from the last outer step, the new rows as one
+        kernel block, the sub-problem solved by SMO (needs ``engine="smo"``
+        and q > 2).  ``"auto"``: ``"blocked"`` for ``engine="smo"`` with
+        q > 2 (the fastest svmlab path on large dense data), else
+        ``"steepest"``.  The live family explorer of notebook 06 uses
+        ``"steepest"``, so that switching the engine changes only the
+        sub-problem solver.
     engine : {"qp", "irwls", "smo"}, default="qp"
-        Sub-problem solver (:mod:`svmlab.decomposition._engines`).
+        Sub-problem solver (:mod:`svmlab.decomposition._engines`;
+        :func:`svmlab.decomposition._blocked.block_smo` on the blocked path).
     shrinking : bool, default=True
+        SVMlight's shrinking (not used by the blocked path).
     cache_size : float, default=200 (MB)
+        The kernel row cache; on the blocked path the row store, which holds
+        ``cache_size`` MB of full rows in ``cache_dtype`` but never fewer
+        than q rows (its bound: ``max(cache_size MB, q n itemsize)``), plus
+        a scratch block of at most 256 rows and the q x q sub-problem.
+    cache_dtype : {"auto", "float32", "float64"}, default="auto"
+        Type of the cached kernel values (LIBSVM's ``Qfloat``): float32 holds
+        twice as many rows in ``cache_size`` and computes dense rows with
+        single-precision BLAS; ``"float64"`` gives the float64 arithmetic of
+        earlier versions bit for bit.  ``"auto"``: float32 unless the whole
+        kernel matrix fits in ``cache_size`` at float64 (then every row is
+        computed once, and float64 costs nothing); the choice made is
+        ``cache_dtype_`` (see :mod:`svmlab._base`).
+    n_jobs : int or None, default=None
+        BLAS threads for large kernel blocks (``None``: 1 unless in a
+        ``joblib.parallel_config`` context; -1: all cores; see
+        :mod:`svmlab._base`).
     max_iter : int, default=-1 (outer steps)
         -1 means LIBSVM's safeguard cap ``max(10_000_000, 100 * n_samples)``
         (see :mod:`svmlab._stepping`); an explicit value overrides it.  A
@@ -272,7 +500,8 @@ class DecompositionClassifier(_DecompositionBase):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", shrinking=True, cache_size=200.0,
-                 max_iter=-1, progress=True, class_weight=None):
+                 max_iter=-1, progress=True, class_weight=None, cache_dtype="auto",
+                 n_jobs=None, selection="auto"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -283,12 +512,53 @@ class DecompositionClassifier(_DecompositionBase):
         self.engine = engine
         self.shrinking = shrinking
         self.cache_size = cache_size
+        self.cache_dtype = cache_dtype
+        self.n_jobs = n_jobs
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight
+        self.selection = selection
+
+    _parameter_constraints = {
+        **_DecompositionBase._parameter_constraints,
+        "selection": [StrOptions({"auto", "steepest", "blocked"})],
+    }
+
+    def _check_extra(self, X, y):
+        super()._check_extra(X, y)
+        q = self.working_set_size
+        if self.selection == "blocked" and (self.engine != "smo" or (q is not None and q <= 2)):
+            raise ValueError(
+                f"selection='blocked' needs engine='smo' and working_set_size > 2 (or None), "
+                f"got engine={self.engine!r}, working_set_size={q!r}; use "
+                f"selection='steepest' for SVMlight's selection with this engine.")
+
+    #: default working-set size of the blocked path (``engine="smo"``)
+    _default_blocked_ws = 1024
+
+    def blocked_default_ws(self, n):
+        """The blocked path's default working-set size for n samples: 1024
+        (ThunderSVM's on a GPU; on two cores 1024 was faster than 256 and
+        512 on MNIST and Fashion-MNIST, and as fast as 512 on ijcnn1), at
+        most n, and at most half the rows that ``cache_size`` holds in
+        ``cache_dtype``, so that rows outlive their working set (at least
+        2)."""
+        item = np.dtype(self.cache_dtype_).itemsize
+        fit = int(float(self.cache_size) * (1 << 20) // (item * max(n, 1)))
+        return max(2, min(self._default_blocked_ws, n, fit // 2))
 
     def _make_run(self, X, y, kernel):
-        return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(len(y)),
+        n = len(y)
+        q_user = self.working_set_size
+        blocked = self.selection == "blocked" or (
+            self.selection == "auto" and self.engine == "smo" and (q_user is None or q_user > 2))
+        if blocked:
+            if self.working_set_size is not None:
+                q = int(self.working_set_size)
+            else:
+                q = self.blocked_default_ws(n)
+            return BlockedDecompositionRun(self, X, y, kernel, q)
+        return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(n),
                                 self.engine, self.shrinking)
 
 
@@ -304,7 +574,7 @@ class ChunkingClassifier(_DecompositionBase):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", cache_size=200.0, max_iter=-1,
-                 progress=True, class_weight=None):
+                 progress=True, class_weight=None, cache_dtype="auto", n_jobs=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -314,6 +584,8 @@ class ChunkingClassifier(_DecompositionBase):
         self.working_set_size = working_set_size
         self.engine = engine
         self.cache_size = cache_size
+        self.cache_dtype = cache_dtype
+        self.n_jobs = n_jobs
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight

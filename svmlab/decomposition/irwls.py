@@ -36,6 +36,57 @@ Algorithm (paper's numbering):
 
 One step (record) is one IRWLS iteration.  ``intercept_`` is ``b``:
 ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
+
+Kernel values (issue 15).  The working-set block ``K_ww`` comes from the
+kernel-block layer (:func:`svmlab.decomposition._engines.kernel_block_counted`
+over :func:`svmlab.kernels.kernel_block_cols`) and is float64 whatever
+``cache_dtype`` is: it is factorised by Cholesky, and the sub-problem's
+stopping test (0.9 tol) is read from it.  ``G_in = G_w - K_ww beta_w``
+takes ``G = K beta`` from the global gradient, which the samples whose
+multiplier changed update with full rows from the row cache
+(:func:`svmlab.decomposition._engines.add_rows`); with the default
+``cache_dtype="auto"`` those rows are LIBSVM's ``Qfloat``, so ``G``
+carries their rounding (relative 6e-8 per term, far below ``tol``) while
+``K_ww``, ``beta`` and ``b`` stay float64.  ``cache_dtype="float64"``
+gives the float64 iterates that the readable reference
+(:mod:`svmlab.reference.irwls`) reproduces step for step.
+
+Where the time goes (measured on the issue-15 cases, 200-sample working
+sets, the default before this follow-up): mostly in the line-search mode of the sub-problems (an active-set
+method that frees or bounds a few samples per iteration), then the G
+updates, the section 3 selection, the Table 1 iterations (scipy, in
+Python) and the blocks.  On the 2-D sets (banana, gauss-m) the system (3)
+of Table 1 is numerically singular (smooth RBF kernel on many nearby
+points), so Table 1 gives way to the line-search mode after one or two
+iterations of each working set; on diabetes its first full release of
+violators clips hundreds of samples at once and leaves the plane
+``sum beta = s0``, so the same happens a few iterations later.
+
+Two decisions of ours (issue 15, follow-up) cut the work on those cases:
+
+* the section 3 selection balances the violators it adds by the sign of
+  ``e_i`` (:func:`svmlab.decomposition._working_set.irwls_select`): a
+  working set whose violators all need ``beta`` to move the same way
+  cannot move them (``sum beta`` is fixed inside it);
+* the line-search safeguard can free only the worst violators after a
+  full step (:data:`svmlab.decomposition._engines.RELEASE_CAP`): freeing a
+  few hundred at once makes S1 large, and the active-set iterations that
+  then bound most of them again, one per iteration, cost ``O(|S1|^2)``
+  each.  A cap of 10 halved gauss-m's time, but it stalled IRWLS on a
+  linear-kernel problem, so the default frees every violator (the cap is
+  0, off).
+
+On gauss-m 4000 (C=1, 200-sample working sets) the balanced selection
+took 453 working sets down to 291.  A third decision: Table 1 takes a
+``K_11`` that Cholesky cannot factor as a singular (3) at once (no LU of
+the bordered matrix, which found (3) singular on every such block and
+cost ~17% of gauss-m's time).  Measured with the defaults (no release
+cap; best of 3 seeds, same tol and cache, one run): gauss-m 6.7x
+LIBSVM's time, diabetes 5.1x; with a release cap of 10 they were 2.2x
+and 3.1x (and banana 4900 0.57x, splice 0.86x, Adult6 0.23x).  Left on
+gauss-m: the line-search mode bounds one sample per iteration (18-37 thousand iterations); on diabetes (LIBSVM: 10 ms) the
+line-search iterations (~12 ms), the 400 x 400 kernel blocks (~7 ms),
+Table 1 in Python (~11 ms) and the G updates (~3 ms).
 """
 
 from __future__ import annotations
@@ -56,6 +107,9 @@ from ._working_set import SELECTIONS, irwls_select
 from ..kernels.cache import KernelCache
 
 __all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
+
+#: working_set_size=None means min(DEFAULT_WORKING_SET, n_samples)
+DEFAULT_WORKING_SET = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +177,11 @@ class IRWLSRun(SolverRun):
         self.Cb = example_bounds(est, n)
         self.tol = float(est.tol)
         ws = est.working_set_size
-        self.m = min(200, n) if ws is None else int(ws)
+        # None: min(DEFAULT_WORKING_SET, n); see IRWLSClassifier's docstring
+        self.m = min(DEFAULT_WORKING_SET, n) if ws is None else int(ws)
         self.strategy = est.selection
         self.rng = check_random_state(est.random_state)
-        self.cache = KernelCache(kernel, est.cache_size)
+        self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
         self.kd = kernel.data
         self.beta = np.zeros(n)
         self.G = np.zeros(n)  # G = K beta (no b)
@@ -305,14 +360,32 @@ class IRWLSClassifier(BaseKernelSVC):
     tol : float, default=1e-3
         Tolerance of the stopping conditions (9)-(11).
     working_set_size : int or None, default=None
-        Size of Sw (section 2.1); None means ``min(200, n_samples)``.  Must be
-        in ``[2, n_samples]``.
+        Size of Sw (section 2.1); None means ``min(400, n_samples)``.  Must be
+        in ``[2, n_samples]``.  (Our default: 400 rather than the 200 of
+        earlier versions, measured in one run against 200 on the issue-15
+        cases: diabetes 3.2x instead of 5.0x LIBSVM's time (4 working
+        sets instead of 15: its ~200 free SVs fit in one), gauss-m 2.7x
+        instead of 3.3x, banana, splice and Adult6 within noise (0.7x,
+        0.9-1.0x, 0.25x).  A working set should hold the free SVs with room
+        to spare; larger ones cost O(m^2) memory and O(|S1|^3) factors.)
     selection : {"random", "largest", "smallest"}, default="random"
         Section 3 strategy for completing the working set (see
         :func:`svmlab.decomposition._working_set.irwls_select`).
     random_state : int, RandomState or None
     cache_size : float, default=200
         Kernel-row cache in MB.
+    cache_dtype : {"auto", "float32", "float64"}, default="auto"
+        Type of the cached kernel values (LIBSVM's ``Qfloat``): float32 holds
+        twice as many rows in ``cache_size`` and computes dense rows with
+        single-precision BLAS; ``"float64"`` gives the float64 arithmetic of
+        earlier versions bit for bit.  ``"auto"``: float32 unless the whole
+        kernel matrix fits in ``cache_size`` at float64 (then every row is
+        computed once, and float64 costs nothing); the choice made is
+        ``cache_dtype_`` (see :mod:`svmlab._base`).
+    n_jobs : int or None, default=None
+        BLAS threads for large kernel blocks (``None``: 1 unless in a
+        ``joblib.parallel_config`` context; -1: all cores; see
+        :mod:`svmlab._base`).
     max_iter : int, default=-1
         Maximum number of IRWLS iterations (records); -1 means LIBSVM's
         safeguard cap ``max(10_000_000, 100 * n_samples)`` (see
@@ -353,7 +426,8 @@ class IRWLSClassifier(BaseKernelSVC):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, selection="random", random_state=None,
-                 cache_size=200.0, max_iter=-1, progress=True, class_weight=None):
+                 cache_size=200.0, max_iter=-1, progress=True, class_weight=None,
+                 cache_dtype="auto", n_jobs=None):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -364,6 +438,8 @@ class IRWLSClassifier(BaseKernelSVC):
         self.selection = selection
         self.random_state = random_state
         self.cache_size = cache_size
+        self.cache_dtype = cache_dtype
+        self.n_jobs = n_jobs
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight
@@ -374,7 +450,7 @@ class IRWLSClassifier(BaseKernelSVC):
         if ws is not None and ws > n:
             raise ValueError(
                 f"working_set_size={ws} is larger than the number of samples ({n}); "
-                "use a value in [2, n_samples] or None for min(200, n_samples)."
+                "use a value in [2, n_samples] or None for min(400, n_samples)."
             )
 
     def _make_run(self, X, y, kernel):

@@ -15,7 +15,8 @@ The twin of :class:`svmlab.IRWLSClassifier` on a dense kernel matrix ``K``
   the sub-problem goes back to its last feasible point and continues with
   line-search iterations
   (:func:`svmlab.reference.subproblem.line_search_iteration`, releasing
-  every violator, only the worst one while steps are degenerate).
+  every violator after a full step -- at most ``release_cap`` of the worst
+  when one is set -- and only the worst one while steps are degenerate).
 * Section 2.1 chunking (:func:`step`, :func:`fit`): IRWLS runs on a working
   set Sw; the other samples enter through ``G_in = K_{w,in} beta_in`` and
   ``Gb_in = sum beta_in``; the sub-problem is solved to ``0.9 tol``.
@@ -125,10 +126,10 @@ def select_working_set(e, y, sets, m, rng, tol, v, alpha, C, strategy="random", 
     perm = rng.permutation(n)  # random order used to break ties below
     chosen, taken = [], np.zeros(n, bool)
 
-    def take(indices, keys=None):
+    def take(indices, keys=None, limit=m):
         last_key = None
         for p, k in enumerate(indices):
-            if len(chosen) == m:
+            if len(chosen) == limit:
                 if last_key is not None and not taken[k] and near(keys[p], last_key):
                     ties.append("the last sample taken and the first left out tie")
                 return
@@ -150,9 +151,15 @@ def select_working_set(e, y, sets, m, rng, tol, v, alpha, C, strategy="random", 
     room = max(m - free - min(int(cand.sum()), m - free), (m - free) // 2)
     take(perm[(sets[perm] == S1) & ~cand[perm]][:room])  # [sel-keep-S1]
     pool = perm[cand[perm] & ~taken[perm]]
-    key = -np.abs(e[pool]) if strategy == "largest" else np.abs(e[pool])
-    order = np.argsort(key, kind="stable")
-    take(pool[order], key[order])  # [sel-violators]
+    # as many violators whose beta must go up (e > 0) as down (e < 0):
+    # sum beta is fixed, so one side alone could hardly move
+    room = m - len(chosen)
+    pos, neg = pool[e[pool] > 0], pool[e[pool] < 0]
+    k_pos = min(len(pos), max(room // 2, room - len(neg)))
+    for part, limit in ((pos, len(chosen) + k_pos), (neg, m)):
+        key = -np.abs(e[part]) if strategy == "largest" else np.abs(e[part])
+        order = np.argsort(key, kind="stable")
+        take(part[order], key[order], limit)  # [sel-violators]
     rest = perm[~taken[perm]]
     order = np.argsort(np.abs(e[rest]), kind="stable")
     take(rest[order], np.abs(e[rest])[order])  # [sel-fill]
@@ -234,7 +241,7 @@ def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, selection="random",
     _rounding.reset()
     rng = random_state if isinstance(random_state, np.random.RandomState) else \
         np.random.RandomState(random_state)
-    m = min(200, n) if working_set_size is None else int(working_set_size)
+    m = min(400, n) if working_set_size is None else int(working_set_size)  # as svmlab
     st = ChunkingState(K, y, C, tol, m, selection, rng)
     records, ties = [], []
     while max_iter < 0 or len(records) < max_iter:
@@ -256,9 +263,10 @@ def explain(record):
     :func:`line_search_iteration` that ``record`` ran, read off the record.
     An iteration that left Table 1 (``mode == "line"`` with method
     ``lstsq``) is shown as Table 1's singular branch; the other exits from
-    Table 1 (downhill, repeated sets) and the worst-violator release of
-    degenerate line-search steps cannot be read off a record: they show as
-    an ordinary line-search iteration."""
+    Table 1 (downhill, repeated sets), the worst-violator release of
+    degenerate line-search steps and the cap on released violators
+    (``release-cap``) cannot be read off a record: they show as an
+    ordinary line-search iteration."""
     na, nb, nc, nd = record.moved
     table1 = record.mode == "table1" or record.method == "lstsq"
     p = "t1" if table1 else "ls"

@@ -17,7 +17,9 @@ solves the linear system (3) of the paper on S1 (:func:`solve_system3`).
 method (Nocedal & Wright, Algorithm 16.3) that svmlab's ``"qp"`` engine
 runs (``release="worst"``: one violator freed per iteration) and that
 IRWLS falls back to when Table 1 fails (``release="all"``, see
-:mod:`svmlab.reference.irwls`).  Ties: among equal violations the smallest
+:mod:`svmlab.reference.irwls`: after a full step it frees the
+``release_cap`` worst violators; every one with the default
+``RELEASE_CAP = 0``).  Ties: among equal violations the smallest
 index is freed; every sample whose bound is reached within a relative
 1e-12 of the step length is clipped.
 
@@ -31,7 +33,6 @@ rounding can decide).
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.linalg as sla
@@ -43,6 +44,11 @@ __all__ = ["S1", "S2", "S3", "up_low", "intercept_from_v", "max_violating_pair",
            "solve_system3", "Subproblem", "line_search_iteration"]
 
 S1, S2, S3 = 1, 2, 3
+
+
+#: the line-search mode of IRWLS frees at most this many violators after a
+#: full step (svmlab.decomposition._engines.RELEASE_CAP; 0, the default: all)
+RELEASE_CAP = 0
 
 
 def up_low(y, alpha, C):
@@ -71,8 +77,9 @@ def solve_system3(K11, rhs, c, ridge=0.0):
 
     Cholesky of ``K11 + rr I`` and a Schur complement for b:
     u = A^-1 rhs, w = A^-1 1, b = (1'u - c) / 1'w, d = u - b w.
-    ``ridge = 0`` (Table 1): no ridge; if Cholesky fails, LU of the bordered
-    matrix; if that is singular too, ``d = None`` (Table 1 cannot continue).
+    ``ridge = 0`` (Table 1): no ridge; if Cholesky fails, (3) counts as
+    singular: ``d = None`` (Table 1 cannot continue; as svmlab, which
+    decides so since issue 15 instead of trying LU of the bordered matrix).
     ``ridge > 0`` (line search): rr grows x100 from ``ridge`` until the
     factorisation works.  Returns ``(d, b, method)``."""
     m = len(rhs)
@@ -94,16 +101,9 @@ def solve_system3(K11, rhs, c, ridge=0.0):
         if ridge == 0.0:
             break
         rr *= 100.0
-    M = np.block([[K11 + rr * np.eye(m), ones[:, None]], [ones[None, :], np.zeros((1, 1))]])
     if ridge == 0.0:
-        with warnings.catch_warnings():  # an exactly singular M: checked below
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu, piv = sla.lu_factor(M, check_finite=False)
-        pivots = np.abs(np.diag(lu))
-        if np.all(np.isfinite(lu)) and pivots.min() > 1e-12 * max(1.0, pivots.max()):
-            sol = sla.lu_solve((lu, piv), np.append(rhs, c), check_finite=False)
-            return sol[:m], float(sol[m]), "lu"
-        return None, 0.0, "lstsq"
+        return None, 0.0, "lstsq"  # K11 not positive definite: (3) singular
+    M = np.block([[K11 + rr * np.eye(m), ones[:, None]], [ones[None, :], np.zeros((1, 1))]])
     sol = np.linalg.lstsq(M, np.append(rhs, c), rcond=None)[0]
     return sol[:m], float(sol[m]), "lstsq"
 
@@ -123,13 +123,17 @@ def max_violating_pair(v, y, alpha, C, ties=None):
 
 class Subproblem:
     """The dual restricted to a working set: ``max r'beta - 1/2 beta'K beta``,
-    ``sum beta = s0``, ``0 <= y beta <= C``.  ``release="all"`` is IRWLS,
-    ``"worst"`` the classical active-set QP (one violator per iteration)."""
+    ``sum beta = s0``, ``0 <= y beta <= C``.  ``release="all"`` is IRWLS
+    (Table 1 frees every violator; its line-search safeguard the
+    ``release_cap`` worst, 0 for all), ``"worst"`` the classical active-set
+    QP (one violator per iteration)."""
 
-    def __init__(self, K, y, beta, r, C, tol, s0, release="all", mode="table1"):
+    def __init__(self, K, y, beta, r, C, tol, s0, release="all", mode="table1",
+                 release_cap=RELEASE_CAP):
         self.K, self.y, self.r, self.C, self.tol, self.s0 = K, y, r, C, tol, s0
         self.beta = np.array(beta, dtype=float)
         self.release, self.mode, self.m = release, mode, len(y)
+        self.release_cap = release_cap  # line search, release="all": at most this many
         self.Kb = K @ self.beta
         self.sets = self.sets_from_beta()
         self.b = intercept_from_v(r - self.Kb, y, np.clip(y * self.beta, 0, C), C)
@@ -230,8 +234,17 @@ def line_search_iteration(sp):
                 nc, nd = int(c_mask[k]), int(d_mask[k])  # [release-worst]
                 sp.sets[k] = S1  # [release-worst]
         else:
-            nc, nd = int(c_mask.sum()), int(d_mask.sum())  # [rule-c, rule-d]
-            sp.sets[c_mask | d_mask] = S1  # [rule-c, rule-d]
+            released = np.flatnonzero(c_mask | d_mask)  # [rule-c, rule-d]
+            if 0 < sp.release_cap < len(released):
+                # at most release_cap of them: the worst first, the
+                # smaller index on equal violations
+                viol = np.where(c_mask, ye, -ye)[released]
+                order = np.argsort(-viol, kind="stable")
+                sp.ties += near(viol[order[sp.release_cap - 1]],  # (tie bookkeeping)
+                                viol[order[sp.release_cap]], abs(viol[order[0]]))
+                released = released[order[:sp.release_cap]]  # [release-cap]
+            nc, nd = int(c_mask[released].sum()), int(d_mask[released].sum())  # [rule-c, rule-d]
+            sp.sets[released] = S1  # [rule-c, rule-d]
         if sp.feasible():
             sp.best_W = sp.objective()
             sp.save_feasible()

@@ -1,0 +1,455 @@
+"""Blocked decomposition: the ThunderSVM / cuML scheme on a CPU.
+
+Problem (the SVC dual of :mod:`svmlab._base`, LIBSVM's minimisation form)::
+
+    min_alpha  1/2 sum_ij alpha_i alpha_j y_i y_j K_ij - sum_i alpha_i
+    s.t.       0 <= alpha_i <= C_i,   sum_i y_i alpha_i = 0
+
+with ``G = K (alpha * y)`` kept for every sample and ``v = y - G`` (so
+``v_i = -y_i grad_i``, the quantity of :mod:`svmlab._kkt`).
+
+One outer step (Wen et al., ThunderSVM, JMLR 2018; cuML's SMO solver; the
+Osuna/SVMlight family with a modern engine):
+
+1. **Working set.**  Rank I_up by ``v`` (largest first) and I_low by ``v``
+   (smallest first), LIBSVM's first-order rule, and take examples from the
+   two lists alternately.  The first step takes q of them; every later step
+   keeps the half chosen last time (with its kernel rows) and adds q/2 new
+   ones (ThunderSVM keeps the newer half, so each example stays for two
+   consecutive steps).
+2. **Rows.**  ``K[B_new, :]`` for the new examples whose rows are not
+   already held, as one kernel block (:func:`row_block`; float32 by
+   default, ``cache_dtype``), into a row store of ``cap`` full rows
+   (:class:`RowStore`).  Decision: unlike ThunderSVM, which keeps exactly
+   the working set's rows, the store keeps as many rows as ``cache_size``
+   allows and evicts the least recently used: on a CPU the rows are the
+   cost, and support vectors re-enter the working set often.  The store
+   never holds fewer rows than the working set (``q`` rows even when
+   ``cache_size`` is smaller: that is the stated bound of one block), and
+   it is filled through a scratch block of at most ``SCRATCH_ROWS`` rows.
+3. **Sub-problem.**  :func:`block_smo`: SMO with LIBSVM's WSS2 pair
+   selection (Fan, Chen and Lin 2005) on ``K[B, B]`` (gathered from the
+   rows, float64), the other multipliers fixed.  Decision (the stopping
+   rule): ThunderSVM's, the sub-problem stops when its own maximal
+   violation is ``<= max(tol, INNER_FRACTION * gap)`` (``gap`` the outer
+   violation ``m - M``) or after ``INNER_STEPS_PER_EXAMPLE * q`` pair
+   steps.  The first pair is the global maximal violating pair's WSS2
+   partner, so every outer step with ``gap > tol`` moves.
+4. **Gradient.**  ``G += K[B_changed, :]^T (delta alpha * y)``, only the
+   multipliers that changed, accumulated in float64 from the stored rows
+   (:func:`add_changed_rows`).
+5. **Stop** when ``m - M <= tol`` over all samples
+   (:func:`svmlab._kkt.kkt_violation`); a step in which no multiplier moves
+   while ``m - M > tol`` is a stall (``converged_ = False``, warning).
+
+The readable one-screen version of the same loop is
+:func:`blocked_decomposition_np` (NumPy only; a test oracle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._kkt import in_low, in_up
+from ..smo._pairstep import pair_step_box
+
+__all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
+           "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
+           "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS", "blocked_decomposition_np"]
+
+#: the sub-problem stops at ``max(tol, INNER_FRACTION * outer gap)`` (ThunderSVM)
+INNER_FRACTION = 0.1
+#: and after at most this many pair steps per working-set example
+INNER_STEPS_PER_EXAMPLE = 10
+#: rows computed per kernel block when filling scattered store slots
+SCRATCH_ROWS = 256
+
+
+# --------------------------------------------------------------------------
+# kernel rows
+
+def row_block(kernel, rows, dtype, out=None):
+    """``K[rows, :]`` as one block of the given dtype (the kernel layer's
+    :meth:`svmlab.kernels.Kernel.block`: one GEMM for dense input)."""
+    return kernel.block(rows, dtype=dtype, out=out)
+
+
+class RowStore:
+    """Full kernel rows ``K(x_i, X)`` of ``cap`` samples, least recently
+    used evicted first.  ``buf`` (cap, n) in ``dtype``; ``slot_of[i]`` the
+    slot of sample i (-1: not held); ``owner[s]`` the sample in slot s;
+    ``stamp[s]`` the outer step that last used it.  ``cap`` rows take
+    ``cap * n * itemsize`` bytes: ``cache_size`` MB, but at least the
+    working set ``q``."""
+
+    def __init__(self, kernel, n, cache_mb, q, dtype):
+        self.kernel = kernel
+        self.dtype = np.dtype(dtype)
+        item = self.dtype.itemsize
+        cap = int(cache_mb * (1 << 20) // (item * max(n, 1)))
+        self.cap = int(min(max(cap, q), n))
+        self.buf = np.empty((self.cap, n), self.dtype)
+        self.slot_of = np.full(n, -1, np.int64)
+        self.owner = np.full(self.cap, -1, np.int64)
+        self.stamp = np.full(self.cap, -1, np.int64)
+        self.scratch = None
+        self.rows_computed = 0  # full rows computed
+        self.block_entries = 0  # entries of the K[B_missing, B] blocks
+
+    def fetch(self, B, step):
+        """Make the rows of every sample of ``B`` present; return their slots
+        and the number of rows computed.  Decision: plain LRU (evicting the
+        rows of free support vectors last computed as many rows on ijcnn1
+        and took longer)."""
+        slots = self.slot_of[B]
+        miss = np.flatnonzero(slots < 0)
+        if len(miss):
+            pinned = np.zeros(self.cap, bool)
+            pinned[slots[slots >= 0]] = True
+            free = np.flatnonzero(~pinned)
+            k = len(miss)
+            # least recently used first (empty slots have stamp -1)
+            key = self.stamp[free]
+            if k < len(free):
+                part = np.argpartition(key, k - 1)[:k]
+                take = free[part]
+            else:
+                take = free[:k]
+            take = np.sort(take)
+            old = self.owner[take]
+            self.slot_of[old[old >= 0]] = -1
+            new_rows = B[miss]
+            self._compute(new_rows, take)
+            self.owner[take] = new_rows
+            self.slot_of[new_rows] = take
+            slots[miss] = take
+            self.rows_computed += k
+        self.stamp[slots] = step
+        return slots, len(miss)
+
+    def block_BB(self, B, step, out):
+        """``K[B, B]`` into ``out`` (float64, (q, q)): gathered from the
+        stored rows where a row is held, the other rows computed as one
+        kernel block ``K[B_missing, B]`` (q columns, not n: a sample whose
+        multiplier does not change never needs its full row).  Returns the
+        slots of B (-1 where no row is held)."""
+        slots = self.slot_of[B]
+        have = np.flatnonzero(slots >= 0)
+        if len(have):
+            gather_block(self.buf, slots[have], have, B, out)
+            self.stamp[slots[have]] = step
+        miss = np.flatnonzero(slots < 0)
+        if len(miss):
+            out[miss] = self.kernel.block(B[miss], B, dtype=self.dtype)
+            self.block_entries += len(miss) * len(B)
+        return slots
+
+    def _compute(self, rows, slots):
+        """Rows ``rows`` into ``buf[slots]`` (slots sorted): runs of
+        consecutive slots are written in place, one block each; the rest go
+        through a scratch block."""
+        k = len(rows)
+        start = 0
+        while start < k:
+            end = start + 1
+            while end < k and slots[end] == slots[end - 1] + 1:
+                end += 1
+            if end - start >= 16:
+                for a in range(start, end, 4 * SCRATCH_ROWS):
+                    b = min(end, a + 4 * SCRATCH_ROWS)
+                    row_block(self.kernel, rows[a:b], self.dtype,
+                              out=self.buf[slots[a]:slots[a] + (b - a)])
+                start = end
+                continue
+            # gather short runs into one scratch block
+            idx = []
+            while start < k and len(idx) < SCRATCH_ROWS:
+                end = start + 1
+                while end < k and slots[end] == slots[end - 1] + 1:
+                    end += 1
+                if end - start >= 16:
+                    break
+                idx.extend(range(start, end))
+                start = end
+            idx = np.asarray(idx, np.int64)
+            n = self.buf.shape[1]
+            if self.scratch is None or self.scratch.shape[0] < len(idx):
+                # at most SCRATCH_ROWS + 15 rows (short runs are < 16)
+                self.scratch = np.empty((max(len(idx), min(SCRATCH_ROWS, k)), n), self.dtype)
+            out = self.scratch[:len(idx)]
+            row_block(self.kernel, rows[idx], self.dtype, out=out)
+            scatter_rows(out, slots[idx], self.buf)
+
+
+@njit(cache=True)
+def scatter_rows(src, slots, buf):
+    """``buf[slots[k]] = src[k]`` (row copies into scattered store slots).
+
+    Parameters
+    ----------
+    src : float32 or float64 array (k, n)
+        Freshly computed rows.
+    slots : int64 array (k,)
+        Their slots in the store.
+    buf : array (cap, n) of the same dtype
+        The row store, written in place.
+    """
+    for k in range(slots.shape[0]):
+        buf[slots[k], :] = src[k]
+
+
+@njit(cache=True)
+def gather_block(buf, slots, at, B, out):
+    """``out[at[k], c] = buf[slots[k], B[c]]``: the rows of ``K[B, B]`` whose
+    full kernel rows are stored, in float64.
+
+    Parameters
+    ----------
+    buf : float32 or float64 array (cap, n)
+        The row store.
+    slots : int64 array (k,)
+        Slots of the stored rows.
+    at : int64 array (k,)
+        Which row of ``out`` each one fills (its position in B).
+    B : int64 array (q,)
+        The working set (sample indices).
+    out : float64 array (q, q)
+        Filled in place (the other rows are left as they are).
+    """
+    q = B.shape[0]
+    for k in range(slots.shape[0]):
+        r = buf[slots[k]]
+        o = out[at[k]]
+        for c in range(q):
+            o[c] = r[B[c]]
+
+
+@njit(cache=True)
+def add_changed_rows(buf, slots, coef, G):
+    """``G += sum_k coef[k] * buf[slots[k]]`` accumulated in float64: the
+    gradient update ``G += K[B_changed, :]^T (delta alpha * y)``.
+
+    Parameters
+    ----------
+    buf : float32 or float64 array (cap, n)
+        The row store.
+    slots : int64 array (m,)
+        Slots of the rows of the samples whose multiplier changed.
+    coef : float64 array (m,)
+        ``y_i (alpha_i_new - alpha_i_old)`` of those samples.
+    G : float64 array (n,)
+        ``K (alpha * y)``, updated in place.
+    """
+    n = G.shape[0]
+    m = slots.shape[0]
+    k = 0
+    # two rows per pass: half the passes over G
+    while k + 1 < m:
+        r1 = buf[slots[k]]
+        r2 = buf[slots[k + 1]]
+        c1 = coef[k]
+        c2 = coef[k + 1]
+        for j in range(n):
+            G[j] += c1 * np.float64(r1[j]) + c2 * np.float64(r2[j])
+        k += 2
+    if k < m:
+        r1 = buf[slots[k]]
+        c1 = coef[k]
+        for j in range(n):
+            G[j] += c1 * np.float64(r1[j])
+
+
+@njit(cache=True)
+def block_smo(K, y, alpha, C, v, eps, max_steps):
+    """SMO with WSS2 pair selection on one working set, in place.
+
+    Solves, over the working set B with everything else fixed::
+
+        min_{alpha_B}  1/2 a' Q_BB a - sum_B alpha_i + (fixed part)' a
+        s.t.           0 <= alpha_i <= C_i,  sum_B y_i alpha_i = const
+
+    (``Q = y y' * K``), from the feasible ``alpha``, with ``v = y - G``
+    restricted to B (the fixed samples' contribution is inside ``v``).
+
+    Parameters
+    ----------
+    K : float64 array (q, q)
+        ``K[B, B]``.
+    y : float64 array (q,)
+        Labels +1 / -1.
+    alpha : float64 array (q,)
+        Multipliers of B, updated in place.
+    C : float64 array (q,)
+        Their upper bounds C_i.
+    v : float64 array (q,)
+        ``y_i - G_i`` for i in B, updated in place as alpha moves.
+    eps : float
+        Stop when the sub-problem's maximal violation ``m - M`` is <= eps.
+    max_steps : int
+        At most this many pair steps.
+
+    Returns
+    -------
+    (int, float, bool)
+        Pair steps taken, the sub-problem's violation at the start, and
+        whether the last selected pair could not move (a stall inside B).
+    """
+    q = y.shape[0]
+    gap0 = -1.0
+    steps = 0
+    stuck = False
+    while steps < max_steps:
+        # i: argmax v over I_up (first order); m - M the violation
+        m = -np.inf
+        M = np.inf
+        i = -1
+        for k in range(q):
+            vk = v[k]
+            if in_up(y[k], alpha[k], C[k]) and vk > m:
+                m = vk
+                i = k
+            if in_low(y[k], alpha[k], C[k]) and vk < M:
+                M = vk
+        if gap0 < 0.0:
+            gap0 = m - M if i >= 0 and M < np.inf else 0.0
+        if i < 0 or M == np.inf or m - M <= eps:
+            break
+        # j: WSS2, argmin over I_low with v_t < m of -(m - v_t)^2 / a_it
+        Kii = K[i, i]
+        j = -1
+        best = np.inf
+        for t in range(q):
+            if in_low(y[t], alpha[t], C[t]):
+                bb = m - v[t]
+                if bb > 0.0:
+                    aa = Kii + K[t, t] - 2.0 * K[i, t]
+                    if aa <= 0.0:
+                        aa = 1e-12
+                    val = -bb * bb / aa
+                    if val <= best:
+                        best = val
+                        j = t
+        if j < 0:
+            stuck = True
+            break
+        moved, aj, ai, _, _, _, _ = pair_step_box(
+            y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
+            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
+        )
+        if not moved:
+            stuck = True
+            break
+        dj = y[j] * (aj - alpha[j])
+        di = y[i] * (ai - alpha[i])
+        alpha[j] = aj
+        alpha[i] = ai
+        for k in range(q):
+            v[k] -= K[k, j] * dj + K[k, i] * di
+        steps += 1
+    return steps, gap0, stuck
+
+
+def _best(idx, key, k):
+    """The k entries of ``idx`` with the smallest ``key``, sorted by key,
+    ties by index (as a stable sort of all of them would give): a partition
+    finds the k-th key, then every entry at least as good is sorted."""
+    if k < len(idx):
+        kk = key[idx]
+        kth = np.partition(kk, k - 1)[k - 1]
+        idx = idx[kk <= kth]
+    order = np.lexsort((idx, key[idx]))
+    return idx[order[:k]]
+
+
+def select_working_set(v, y, alpha, C, q_new, exclude):
+    """LIBSVM's first-order ranking, ThunderSVM's alternation: up to
+    ``q_new`` samples not in ``exclude`` (bool mask), taken alternately from
+    I_up by decreasing ``v`` and from I_low by increasing ``v`` (a sample in
+    both lists is taken once).  Returns the indices in the order taken."""
+    pos = y > 0
+    up = np.where(pos, alpha < C, alpha > 0) & ~exclude
+    low = np.where(pos, alpha > 0, alpha < C) & ~exclude
+    iu = _best(np.flatnonzero(up), -v, q_new)
+    il = _best(np.flatnonzero(low), v, q_new)
+    taken = np.zeros(len(v), bool)
+    out = []
+    a = b = 0
+    while len(out) < q_new and (a < len(iu) or b < len(il)):
+        if a < len(iu):
+            t = iu[a]
+            a += 1
+            if not taken[t]:
+                taken[t] = True
+                out.append(t)
+                if len(out) == q_new:
+                    break
+        if b < len(il):
+            t = il[b]
+            b += 1
+            if not taken[t]:
+                taken[t] = True
+                out.append(t)
+    return np.asarray(out, np.int64)
+
+
+# --------------------------------------------------------------------------
+# the readable twin (NumPy only, a full kernel matrix): a test oracle
+
+def blocked_decomposition_np(K, y, C, tol, q, max_outer=100000):
+    """The whole blocked decomposition on a precomputed float64 kernel
+    matrix ``K`` (n, n), NumPy only: returns ``(alpha, outer_steps)``.
+    Same selection and stopping rules as the compiled path; the
+    sub-problem is solved by plain-Python WSS2 SMO."""
+    n = len(y)
+    Cv = np.broadcast_to(np.asarray(C, float), (n,)).copy()
+    alpha = np.zeros(n)
+    G = np.zeros(n)
+    half = None
+    for step in range(max_outer):
+        v = y - G
+        pos = y > 0
+        up = np.where(pos, alpha < Cv, alpha > 0)
+        low = np.where(pos, alpha > 0, alpha < Cv)
+        gap = (v[up].max() - v[low].min()) if up.any() and low.any() else 0.0
+        if gap <= tol:
+            return alpha, step
+        excl = np.zeros(n, bool)
+        if half is None:
+            B = select_working_set(v, y, alpha, Cv, q, excl)
+        else:
+            excl[half] = True
+            B = np.concatenate([half, select_working_set(v, y, alpha, Cv, q - len(half), excl)])
+        half = B[len(B) - q // 2:]  # the last q/2 stay for the next step
+        a = alpha[B].copy()
+        vb = v[B].copy()
+        Kb = K[np.ix_(B, B)]
+        eps = max(tol, INNER_FRACTION * gap)
+        for _ in range(INNER_STEPS_PER_EXAMPLE * len(B)):
+            upb = np.where(y[B] > 0, a < Cv[B], a > 0)
+            lowb = np.where(y[B] > 0, a > 0, a < Cv[B])
+            i = int(np.argmax(np.where(upb, vb, -np.inf)))
+            m = vb[i]
+            if not upb.any() or not lowb.any() or m - vb[lowb].min() <= eps:
+                break
+            bb = m - vb
+            aa = Kb[i, i] + np.diag(Kb) - 2 * Kb[i]
+            aa = np.where(aa <= 0, 1e-12, aa)
+            score = np.where(lowb & (bb > 0), -bb * bb / aa, np.inf)
+            j = int(len(score) - 1 - np.argmin(score[::-1]))  # last index on ties
+            moved, aj, ai, *_ = pair_step_box(y[B][j], y[B][i], a[j], a[i], -vb[j], -vb[i], 0.0,
+                                              Kb[j, j], Kb[j, i], Kb[i, i], Cv[B][j], Cv[B][i],
+                                              1e-12)
+            if not moved:
+                break
+            dj = y[B][j] * (aj - a[j])
+            di = y[B][i] * (ai - a[i])
+            a[j], a[i] = aj, ai
+            vb -= Kb[:, j] * dj + Kb[:, i] * di
+        d = y[B] * (a - alpha[B])
+        if not np.any(d != 0):
+            return alpha, step
+        G += K[B].T @ d
+        alpha[B] = a
+    return alpha, max_outer
+
