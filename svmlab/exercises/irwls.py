@@ -93,7 +93,7 @@ def recorded_irwls_fits():
                                      ("xor", "xor", 20, 10.0, 1.0)]:
         X, y = toy_2d(kind, n=40, random_state=2)
         est = IRWLSClassifier(C=C, kernel="rbf", gamma=gamma, working_set_size=ws,
-                              random_state=0, progress=False)
+                              random_state=0, cache_dtype="float64", progress=False)
         recs = quiet_fit(est, X, y)
         out.append((name, est, recs, np.where(np.asarray(y) == est.classes_[1], 1.0, -1.0)))
     return tuple(out)

@@ -101,6 +101,13 @@ __all__ = [
     "DATASETS",
 ]
 
+#: the explorers fit with float64 cached kernel values (``cache_dtype``): the
+#: readable references in :mod:`svmlab.reference` compute in float64, so the
+#: source panel and the exercises show exactly the steps that ran (the float32
+#: default is for speed on large data; on these toy sets it changes nothing a
+#: student can see except that the reference would drift from the trace)
+EXACT = "float64"
+
 #: the 2-D sets the live explorers offer (``svmlab.datasets.toy_2d`` kinds and Gauss-M)
 DATASETS = ("moons", "blobs", "xor", "duplicates", "gauss-m")
 _USER = "your data"
@@ -581,7 +588,7 @@ def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt
         controls["gamma"].disabled = v["kernel"] == "linear"
         est = SMOClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
                             selection=v["selection"], random_state=int(v["seed"]),
-                            progress=False)
+                            cache_dtype=EXACT, progress=False)
         tr = record_trace(est, X, y, max_steps=max_steps)
         if not tr.records:
             raise ValueError("the solver took no step (alpha = 0 is already optimal)")
@@ -794,7 +801,8 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
         est = IRWLSClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
                               selection=v["selection"],
                               working_set_size=min(int(v["working_set_size"]), len(X)),
-                              random_state=int(v["seed"]), progress=False)
+                              random_state=int(v["seed"]), cache_dtype=EXACT,
+                              progress=False)
         tr = irwls_trace(est, X, y, max_steps=max_steps)
         if not tr.records:
             raise ValueError("IRWLS took no iteration")
@@ -869,10 +877,13 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
     def build(v, X, y):
         _check_2d(X)
         controls["gamma"].disabled = v["kernel"] == "linear"
-        kw = dict(C=v["C"], kernel=v["kernel"], gamma=v["gamma"], progress=False)
+        kw = dict(C=v["C"], kernel=v["kernel"], gamma=v["gamma"], cache_dtype=EXACT,
+                  progress=False)
         q = int(v["working_set_size"])
         ests = {"chunking": ChunkingClassifier(working_set_size=q, engine=v["engine"], **kw),
-                "decomposition": DecompositionClassifier(working_set_size=q,
+                # SVMlight's selection for every engine: the engine control
+                # changes only the sub-problem solver (see 06, section 4)
+                "decomposition": DecompositionClassifier(working_set_size=q, selection="steepest",
                                                          engine=v["engine"], **kw),
                 "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
         t0 = time.perf_counter()
