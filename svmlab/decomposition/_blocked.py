@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._kkt import in_low, in_up
+from .._kkt import in_low, violating_pair
 from ..smo._pairstep import pair_step_box
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
@@ -301,16 +301,7 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
     stuck = False
     while steps < max_steps:
         # i: argmax v over I_up (first order); m - M the violation
-        m = -np.inf
-        M = np.inf
-        i = -1
-        for k in range(q):
-            vk = v[k]
-            if in_up(y[k], alpha[k], C[k]) and vk > m:
-                m = vk
-                i = k
-            if in_low(y[k], alpha[k], C[k]) and vk < M:
-                M = vk
+        m, i, M, _ = violating_pair(v, y, alpha, C)
         if gap0 < 0.0:
             gap0 = m - M if i >= 0 and M < np.inf else 0.0
         if i < 0 or M == np.inf or m - M <= eps:

@@ -136,7 +136,23 @@ class DecompositionRecord:
     rows_computed: int | None = None
 
 
-class DecompositionRun(SolverRun):
+class _OuterStepRun(SolverRun):
+    """The stepping contract for runs whose ``_step_impl(make_record)``
+    takes one outer step (a record, or None at the end)."""
+
+    def _step(self):
+        return self._step_impl(True)
+
+    def _advance(self, max_steps):
+        k = 0
+        while k < max_steps:
+            if self._step_impl(False) is None:
+                break
+            k += 1
+        return k
+
+
+class DecompositionRun(_OuterStepRun):
     """State: alpha, ``G = K (alpha y)``, the active (unshrunk) set."""
 
     step_name = "outer step"
@@ -277,17 +293,6 @@ class DecompositionRun(SolverRun):
             b=float(b),
         )
 
-    def _step(self):
-        return self._step_impl(True)
-
-    def _advance(self, max_steps):
-        k = 0
-        while k < max_steps:
-            if self._step_impl(False) is None:
-                break
-            k += 1
-        return k
-
     def result(self):
         v = self.y - self.G
         b = intercept_from_v(v, self.y, self.alpha, self.Cb)
@@ -295,7 +300,7 @@ class DecompositionRun(SolverRun):
                 "kernel_evaluations": self.cache.kernel_evaluations + self._direct_evals}
 
 
-class BlockedDecompositionRun(SolverRun):
+class BlockedDecompositionRun(_OuterStepRun):
     """The ThunderSVM-style blocked decomposition (:mod:`svmlab.decomposition._blocked`):
     ``DecompositionClassifier(engine="smo")`` with ``working_set_size > 2``.
 
@@ -388,17 +393,6 @@ class BlockedDecompositionRun(SolverRun):
             b=self.b,
             rows_computed=int(n_rows),
         )
-
-    def _step(self):
-        return self._step_impl(True)
-
-    def _advance(self, max_steps):
-        k = 0
-        while k < max_steps:
-            if self._step_impl(False) is None:
-                break
-            k += 1
-        return k
 
     def result(self):
         v = self.y - self.G
