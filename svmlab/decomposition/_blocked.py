@@ -53,6 +53,7 @@ from numba import njit
 
 from .._kkt import in_low, violating_pair
 from ..smo._pairstep import pair_step_box
+from ._engines import pair_update
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
@@ -324,19 +325,9 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
         if j < 0:
             stuck = True
             break
-        moved, aj, ai, _, _, _, _ = pair_step_box(
-            y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
-            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
-        )
-        if not moved:
+        if not pair_update(K, y, alpha, C, v, i, j):
             stuck = True
             break
-        dj = y[j] * (aj - alpha[j])
-        di = y[i] * (ai - alpha[i])
-        alpha[j] = aj
-        alpha[i] = ai
-        for k in range(q):
-            v[k] -= K[k, j] * dj + K[k, i] * di
         steps += 1
     return steps, gap0, stuck
 

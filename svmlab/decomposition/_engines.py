@@ -1012,6 +1012,47 @@ class ActiveSetSubproblem:
 # --------------------------------------------------------------------------
 # SMO engine: analytic pair steps on the sub-problem
 # --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def pair_update(K, y, alpha, C, v, i, j):
+    """One analytic SMO step on the pair (i, j) of a dense sub-problem, in
+    place: Platt's step on the box ``[0, C_j] x [0, C_i]``
+    (:func:`svmlab.smo._pairstep.pair_step_box`, E = -v, b = 0), then
+    ``v -= K[:, j] dj + K[:, i] di``.  Shared by :func:`smo_engine` and the
+    blocked decomposition's :func:`svmlab.decomposition._blocked.block_smo`.
+
+    Parameters
+    ----------
+    K : float64 array (q, q)
+        The sub-problem's kernel matrix.
+    y, C : float64 arrays (q,)
+        Labels (+1 / -1) and upper bounds C_i.
+    alpha : float64 array (q,)
+        Multipliers, updated in place.
+    v : float64 array (q,)
+        ``y_t - G_t`` (= -E_t up to b), updated in place.
+    i, j : int
+        The pair (i from I_up, j from I_low).
+
+    Returns
+    -------
+    bool
+        Whether the pair moved (False leaves everything unchanged).
+    """
+    moved, aj, ai, _, _, _, _ = pair_step_box(
+        y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
+        K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
+    )
+    if not moved:
+        return False
+    dj = y[j] * (aj - alpha[j])
+    di = y[i] * (ai - alpha[i])
+    alpha[j] = aj
+    alpha[i] = ai
+    for k in range(v.shape[0]):
+        v[k] -= K[k, j] * dj + K[k, i] * di
+    return True
+
+
 @njit(cache=True)
 def smo_engine(K, y, alpha, r, C, tol, max_iter):
     """Maximal-violating-pair SMO on the sub-problem (in place on ``alpha``).
@@ -1036,18 +1077,8 @@ def smo_engine(K, y, alpha, r, C, tol, max_iter):
         vi, i, vj, j = violating_pair(v, y, alpha, C)
         if i < 0 or j < 0 or vi - vj <= tol:
             break
-        moved, aj, ai, _, _, _, _ = pair_step_box(
-            y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
-            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
-        )
-        if not moved:
+        if not pair_update(K, y, alpha, C, v, i, j):
             break
-        dj = y[j] * (aj - alpha[j])
-        di = y[i] * (ai - alpha[i])
-        alpha[j] = aj
-        alpha[i] = ai
-        for k in range(m):
-            v[k] -= K[k, j] * dj + K[k, i] * di
         it += 1
     # intercept: mean over free of v, else middle of the interval
     b = intercept(v, y, alpha, C)
