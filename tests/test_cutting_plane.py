@@ -211,7 +211,7 @@ def test_iterations_do_not_grow_with_n():
         (np.array([[0.0, np.nan], [1.0, 1.0]]), [0, 1], "NaN|infinity"),
         (np.array([[0.0, np.inf], [1.0, 1.0]]), [0, 1], "NaN|infinity"),
         (np.ones((4, 2)), [1, 1, 1, 1], "single class"),
-        (np.ones((4, 2)), [0, 1, 2, 0], "binary|classes"),
+        (np.ones((4, 2)), [[0, 1], [1, 0], [0, 1], [1, 1]], "single-output|multilabel|1d"),
         (np.ones((4, 2)), [0, 1, 0], "inconsistent|samples"),
         (np.ones(4), [0, 1, 0, 1], "2D|2-D|Expected 2D"),
     ],

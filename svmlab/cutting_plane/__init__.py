@@ -11,6 +11,7 @@ OCAS (Franc and Sonnenburg, 2008).
                        constraint, the sorted ordinal sweep)
 :mod:`._qp`            the reduced QP over the cuts (simplex dual)
 :mod:`._ocas`          OCAS's line search and cut
+:mod:`._ovr`           one-vs-rest over k > 2 classes (the run of k binary runs)
 :mod:`._dask`          the same oracles over Dask arrays
 =====================  ====================================================
 
@@ -23,10 +24,11 @@ from .estimators import (  # noqa: F401
     CuttingPlaneOrdinalRegressor,
     CuttingPlaneRecord,
     OcasRecord,
+    OneVsRestRecord,
     OrdinalCuttingPlaneRecord,
     ordered_pair_fraction,
     warm_up,
 )
 
 __all__ = ["CuttingPlaneClassifier", "CuttingPlaneOrdinalRegressor", "CuttingPlaneRecord",
-           "OcasRecord", "OrdinalCuttingPlaneRecord", "ordered_pair_fraction", "warm_up"]
+           "OcasRecord", "OneVsRestRecord", "OrdinalCuttingPlaneRecord", "ordered_pair_fraction", "warm_up"]

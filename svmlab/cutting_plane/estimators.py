@@ -94,6 +94,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 from ._oracle import ClassifierOracle, OrdinalOracle, check_ranks
 from ._qp import qp_rounding_floor, solve_simplex_qp
 from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
+from ._ovr import OneVsRestRecord, OneVsRestRun, ovr_weights
 from .._stepping import SolverRun, SteppedFitMixin, with_callbacks
 from .._validation import check_binary, check_data, check_weights, to_csr32
 
@@ -103,6 +104,7 @@ __all__ = [
     "CuttingPlaneRecord",
     "OrdinalCuttingPlaneRecord",
     "OcasRecord",
+    "OneVsRestRecord",
     "ordered_pair_fraction",
     "warm_up",
 ]
@@ -501,18 +503,33 @@ def _check_not_multiclass(y):
     try:
         kind = type_of_target(y, input_name="y")
     except ValueError:
-        return  # left to check_binary, which explains it
+        return None  # left to check_binary, which explains it
     if kind in ("binary", "multiclass"):
         labels = np.unique(np.asarray(y))
         if len(labels) == 1:
             raise ValueError(
                 f"y contains 1 class ({labels[0]!r}): a single class cannot "
                 "train a classifier, which needs two classes.")
-    if kind in ("multiclass", "multiclass-multioutput"):
+    if kind == "multiclass-multioutput":
         raise ValueError(
-            "Only binary classification is supported. The type of the target "
-            f"is {kind}. Wrap CuttingPlaneClassifier in "
-            "sklearn.multiclass.OneVsRestClassifier for more classes.")
+            "Only single-output classification is supported. The type of the "
+            f"target is {kind}.")
+    return kind
+
+
+def _check_classes(X, y):
+    """``(X, y_idx, classes)`` for a binary or multiclass problem: X as
+    :func:`svmlab._validation.check_binary` returns it (float64 C-contiguous
+    or canonical CSR), ``y_idx`` the index of each label in ``classes``."""
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import check_X_y
+
+    X, y = check_X_y(X, y, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
+                     y_numeric=False, ensure_all_finite=True)
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    X = to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
+    return X, y_idx, classes
 
 
 class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
@@ -574,6 +591,15 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     coef_ : (1, n_features);  intercept_ : (1,);  classes_ : (2,)
     n_iter_ : cutting-plane iterations (= constraints added).
     converged_ : whether ``xi' <= xi + epsilon`` held at the end.
+
+    More than two classes: one-vs-rest, as LinearSVC
+    (:mod:`svmlab.cutting_plane._ovr`, which also states how weights apply).
+    ``coef_`` is then (k, n_features), ``intercept_`` (k,), ``n_iter_`` (k,)
+    the iterations of each class's problem (``max_iter`` bounds each), the
+    per-problem attributes below are (k,) arrays (``dual_coef_`` a list),
+    ``decision_function`` gives (n, k) and ``predict`` the largest; records
+    are :class:`~svmlab.cutting_plane._ovr.OneVsRestRecord`.  Dask input is
+    binary only.
     dual_coef_ : OP3 multipliers of the final working set;
     working_set_size_, xi_, dual_objective_ (OP3 value, a lower bound on the
     optimum), qp_steps_ (pair steps of the inner QP solver), fit_time_.
@@ -613,7 +639,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
 
     @with_callbacks
@@ -650,7 +676,8 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 del self.feature_names_in_
         else:
             X_in = X
-            _check_not_multiclass(y)
+            if _check_not_multiclass(y) == "multiclass" and len(np.unique(np.asarray(y))) > 2:
+                return self._start_ovr(X, y, sample_weight, B)
             X, y_pm, classes = check_binary(X, y)
             validate_data(self, X_in, reset=True, skip_check_array=True)
             if hasattr(sample_weight, "compute"):
@@ -663,22 +690,127 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 X = to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
             if not weighted:
                 v = None  # the unweighted passes (v_i = 1 is the same arithmetic)
-            if self.method == "ocas" and not sp.issparse(X) and X.size:
-                # OCAS reads mostly-zero dense rows (images) as CSR: the passes
-                # then cost O(nnz) (MNIST's pixels are 81% zeros: 5x faster).
-                # Algorithm 1 keeps the dense passes, so its steps stay the
-                # ones the readable reference replays.
-                Xc = dense_as_csr(X, DENSE_TO_CSR)
-                if Xc is not None:
-                    X = Xc
+            X = self._ocas_data(X)
             oracle = ClassifierOracle(X, y_pm, B, v, group_rows=self.method == "ocas")
         self.classes_ = classes
         run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
         return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
                          self.progress, ordinal=False)
 
+    def _ocas_data(self, X):
+        """OCAS reads mostly-zero dense rows (images) as CSR: the passes then
+        cost O(nnz) (MNIST's pixels are 81% zeros: 5x faster).  Algorithm 1
+        keeps the dense passes, so its steps stay the ones the readable
+        reference replays."""
+        if self.method == "ocas" and not sp.issparse(X) and X.size:
+            Xc = dense_as_csr(X, DENSE_TO_CSR)
+            if Xc is not None:
+                return Xc
+        return X
+
+    def _start_ovr(self, X, y, sample_weight, B):
+        """The one-vs-rest run of k > 2 classes (:mod:`svmlab.cutting_plane._ovr`);
+        every check runs here, before any solver work."""
+        X_in = X
+        X, y_idx, classes = _check_classes(X, y)
+        validate_data(self, X_in, reset=True, skip_check_array=True)
+        k = len(classes)
+        if hasattr(sample_weight, "compute"):
+            sample_weight = sample_weight.compute()
+        sw = None
+        if sample_weight is not None:
+            from sklearn.utils.validation import _check_sample_weight
+
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                      ensure_non_negative=True)
+        # class_weight_ (k,): "balanced" is n / (k count(label))
+        if self.class_weight is not None:
+            from sklearn.utils.class_weight import compute_class_weight
+
+            if isinstance(self.class_weight, dict):
+                unknown = [c for c in self.class_weight if c not in set(classes.tolist())]
+                if unknown:
+                    raise ValueError(f"class_weight has labels {unknown!r} that are not in "
+                                     f"the training classes {classes.tolist()!r}.")
+                for c, wc in self.class_weight.items():
+                    if not (np.isfinite(wc) and wc >= 0):
+                        raise ValueError(f"class_weight[{c!r}] = {wc!r}: class weights must "
+                                         "be finite and non-negative.")
+            cw = np.asarray(compute_class_weight(self.class_weight, classes=classes,
+                                                 y=classes[y_idx]), dtype=np.float64)
+        else:
+            cw = np.ones(k)
+        vs = [ovr_weights(y_idx, k, c, sw, cw) for c in range(k)]
+        for c, v in enumerate(vs):
+            if v is not None and (not np.any(v[y_idx == c] > 0) or not np.any(v[y_idx != c] > 0)):
+                raise ValueError(
+                    f"sample_weight and class_weight give zero weight to every example of "
+                    f"class {classes[c]} or of the rest; each one-vs-rest problem needs "
+                    "examples of positive weight on both sides.")
+        self.class_weight_ = cw
+        self.classes_ = classes
+        Xo = self._ocas_data(X)
+        run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
+
+        def make_run(c):
+            y_pm = np.where(y_idx == c, 1.0, -1.0)
+            v = vs[c]
+            Xc = Xo
+            if v is not None and np.any(v <= 0):
+                keep = np.flatnonzero(v > 0)
+                Xc, y_pm, v = Xo[keep], y_pm[keep], v[keep]
+                Xc = to_csr32(Xc) if sp.issparse(Xc) else np.ascontiguousarray(Xc)
+            oracle = ClassifierOracle(Xc, y_pm, B, v, group_rows=self.method == "ocas")
+            return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
+                             self.progress, ordinal=False)
+
+        return OneVsRestRun(self, make_run, classes, X.shape[0], self.progress)
+
+    def _fitted_attributes(self, run):
+        if not isinstance(run, OneVsRestRun):
+            return super()._fitted_attributes(run)
+        res = run.class_results()
+        d = self.n_features_in_
+        coef = np.zeros((run.k, d))
+        intercept = np.zeros(run.k)
+        B = run.B if run.B is not None else (1.0 if self.fit_intercept else 0.0)
+        for c, r in enumerate(res):
+            if r is not None:
+                coef[c] = r["w"][:-1]
+                intercept[c] = float(r["w"][-1] * B)
+        iters = run.iterations.copy()
+        if run._run is not None:
+            iters[run.current] = run._run.n_iter
+
+        def per_class(key, dtype):
+            return np.array([r[key] if r is not None else 0 for r in res], dtype=dtype)
+
+        return {
+            "coef_": coef,
+            "intercept_": intercept,
+            "n_iter_": iters,
+            "converged_": bool(run.converged),
+            "stop_reason_": run.stop_reason,
+            "fit_time_": float(run.elapsed),
+            "dual_coef_": [r["alpha"] if r is not None else np.zeros(0) for r in res],
+            "working_set_size_": per_class("working_set_size", np.int64),
+            "xi_": per_class("xi", np.float64),
+            "dual_objective_": per_class("dual", np.float64),
+            "qp_steps_": per_class("qp_steps", np.int64),
+        }
+
+    def decision_function(self, X):
+        """``w'x + b``: shape (n,) for two classes (positive: ``classes_[1]``),
+        (n, k) for k > 2 classes (column c: class c against the rest)."""
+        X = self._validate_X_predict(X)
+        if self.coef_.shape[0] == 1:
+            return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
+        return np.asarray(X @ self.coef_.T) + self.intercept_[None, :]
+
     def predict(self, X):
         d = self.decision_function(X)
+        if d.ndim == 2:
+            return self.classes_[np.argmax(d, axis=1)]
         return self.classes_[(d > 0).astype(int)]
 
 
