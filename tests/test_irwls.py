@@ -60,6 +60,51 @@ def test_kernels_and_large_C(kernel, gamma, C):
     _check_vs_libsvm(m, X, y, C, kernel, gamma, 3, 1.0)
 
 
+@pytest.mark.parametrize("cap", [0, 1, 10])
+def test_linear_kernel_no_subproblem_runs_to_max_iter(cap, monkeypatch):
+    # issue 15: the linear kernel (rank 3 here: make_classification's 2
+    # redundant features) stalled IRWLS with a release cap, and made its
+    # sub-problems run to max_iter without one: a freed violator alone at
+    # S1 empty cannot move (sum beta fixed), and the nearly singular K_11
+    # took the direction off the plane sum beta = s0.  Every working set
+    # must now end on its own (done before 50 m + 200 iterations) and the
+    # fit converge to LIBSVM's optimum
+    import svmlab.decomposition._engines as eng
+    monkeypatch.setattr(eng, "RELEASE_CAP", cap)
+    X, y = _data(200, seed=1)
+    m = IRWLSClassifier(C=0.1, kernel="linear", working_set_size=60, random_state=0)
+    per_chunk = {}
+    for r in m.iter_fit(X, y):
+        per_chunk[r.chunk] = per_chunk.get(r.chunk, 0) + 1
+    assert m.converged_
+    assert max(per_chunk.values()) < 50 * 60 + 200, per_chunk
+    _check_vs_libsvm(m, X, y, 0.1, "linear", 1.0)
+
+
+def test_line_mode_direction_stays_on_the_plane_with_singular_K11():
+    # a rank-2 kernel (linear, 2-D points): the sub-problem solved in the
+    # line-search mode keeps sum beta = s0 to rounding and stops at a KKT
+    # point (it used to wander off the plane by 1e-7 and run to max_iter)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 2))
+    y = np.where(X[:, 0] - X[:, 1] + 0.7 * rng.standard_normal(60) > 0, 1.0, -1.0)
+    K = X @ X.T
+    C, tol = 0.1, 1e-3
+    sub = ActiveSetSubproblem(K, y, np.zeros(60), y.copy(), C, tol, mode="line", s0=0.0)
+    while not sub.done:
+        sub.iterate()
+        assert abs(sub.beta.sum()) <= 1e-12
+    assert sub.n_iter < sub.max_iter
+    a = y * sub.beta
+    e = y - K @ sub.beta - sub.b
+    free = (a > 1e-12) & (a < C - 1e-12)
+    assert np.all(y[a <= 0] * e[a <= 0] <= tol * 1.0001)
+    assert np.all(y[a >= C] * e[a >= C] >= -tol * 1.0001)
+    assert np.all(np.abs(e[free]) <= tol * 1.0001)
+    _, _, W_ref = libsvm_dual(X, y, C, "linear", 1.0)
+    assert abs(dual_objective(K, y, np.clip(a, 0, C)) - W_ref) <= 1e-3 * abs(W_ref)
+
+
 def test_whole_set_in_one_chunk_and_sparse_input():
     import scipy.sparse as sp
     X, y = _data(150, seed=2)

@@ -313,8 +313,12 @@ def test_line_mode_with_non_symmetric_input_reaches_kkt():
 
 @pytest.mark.parametrize("cap", [1, 3, 10])
 def test_line_mode_release_cap_frees_the_worst_and_reaches_the_optimum(cap):
-    # the line-search mode frees at most ``cap`` violators after a full step,
-    # the worst ones; every cap (and no cap, 0) reaches LIBSVM's optimum
+    # the line-search mode frees at most ``cap`` violators after a full step:
+    # the worst of each sign of e (the direction beta_i must move), up to
+    # half of the cap each, a sign with fewer leaving its share to the other;
+    # with S1 empty a cap of 1 frees the worst of each sign (one sample
+    # alone cannot move: sum beta is fixed).  Every cap (and no cap, 0)
+    # reaches LIBSVM's optimum
     rng = np.random.default_rng(7)
     X = rng.standard_normal((120, 2))
     y = np.where(X[:, 0] + 0.8 * rng.standard_normal(120) > 0, 1.0, -1.0)
@@ -328,21 +332,42 @@ def test_line_mode_release_cap_frees_the_worst_and_reaches_the_optimum(cap):
         while not sub.done:
             S2_before = sub.sets == 2
             S3_before = sub.sets == 3
-            ye = y * (sub.r - sub.Kb - sub.b)
+            s1_empty = not np.any(sub.sets == 1)
             sub.iterate()
+            degenerate = sub._degenerate  # a zero step frees one (or a pair)
             freed = np.flatnonzero((S2_before | S3_before) & (sub.sets == 1))
             nc, nd = sub.moved[2], sub.moved[3]
             assert nc + nd == len(freed)
             if release_cap and len(freed):
-                assert len(freed) <= release_cap
-                # the freed are the worst violators of the step's point
-                b = sub.b
-                viol = np.where(S2_before, y * (sub.r - sub.Kb - b), 0.0)
-                viol = np.where(S3_before, -y * (sub.r - sub.Kb - b), viol)
-                others = np.setdiff1d(np.flatnonzero(viol > sub.tol), freed)
-                if len(others):
-                    n_capped += 1
-                    assert viol[freed].min() >= viol[others].max()
+                k = 1 if degenerate else release_cap
+                e = sub.r - sub.Kb - sub.b
+                viol = np.where(S2_before, y * e, 0.0)
+                viol = np.where(S3_before, -y * e, viol)
+                cand = np.flatnonzero(viol > sub.tol)
+                assert set(freed) <= set(cand)
+                grow = e > 0
+                if k == 1 and s1_empty:
+                    # the worst of each sign
+                    want = [c[np.argmax(viol[c])] for c in (cand[grow[cand]], cand[~grow[cand]])
+                            if len(c)]
+                    np.testing.assert_array_equal(freed, np.sort(want))
+                    continue
+                assert len(freed) <= k
+                if len(freed) == len(cand):
+                    continue
+                n_capped += 1
+                if k == 1:
+                    # S1 not empty: the single worst violator
+                    assert viol[freed[0]] == viol[cand].max()
+                    continue
+                npos = int(grow[cand].sum())
+                kp = min(npos, max(k // 2, k - (len(cand) - npos)))
+                assert int(grow[freed].sum()) == kp
+                for side in (grow, ~grow):
+                    f, o = freed[side[freed]], np.setdiff1d(cand[side[cand]], freed)
+                    if len(f) and len(o):
+                        # the freed are the worst violators of their sign
+                        assert viol[f].min() >= viol[o].max()
         W = dual_objective(K, y, sub.alpha)
         assert abs(W - W_ref) <= 1e-6 * abs(W_ref), (release_cap, W, W_ref)
         if release_cap:

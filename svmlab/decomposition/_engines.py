@@ -63,7 +63,10 @@ Where the time of the line-search mode goes (issue 15, IRWLS at LIBSVM's
 speed): it is an active-set method, so a working set of 200 takes ~150
 iterations on gauss-m (C=1), each O(|S1|^2) for the factor update and the
 two solves plus O(|S1| m) for ``K beta``, and a fresh O(|S1|^3 / 3) factor
-after each release of violators.  The compiled loops are therefore written
+after each release of violators.  (Since then ``K beta`` is updated on S1
+only, O(|S1|^2) per iteration, and on the other samples once per full
+step, :func:`_flush_pending`; and at most :data:`RELEASE_CAP` violators
+are freed at a time.)  The compiled loops are therefore written
 for the memory layout: the factor is only read by rows (the back
 substitution with ``L'`` as row updates, :func:`chol_solve2` solving for
 ``rhs`` and ``1`` in one pass, :func:`chol_delete` taking its rotations row
@@ -108,17 +111,31 @@ ENGINES = ("qp", "irwls", "smo")
 
 S1, S2, S3 = 1, 2, 3
 #: How many violators of (9)/(10) the line-search mode of the "irwls" rule
-#: frees after a full step: the RELEASE_CAP worst (all of them when there
-#: are fewer); 0, the default, frees every violator (the paper's safeguard).
-#: Measured (issue 15): freeing every violator at once (up to a few hundred
-#: on gauss-m) makes S1 large, and the active-set iterations that bound them
-#: again one by one cost O(|S1|^2) each; a cap of 10 took gauss-m 4000 from
-#: 6.7x to 2.2x LIBSVM's time.  But with a cap (10, 20 or 50) IRWLS stalls
-#: on a linear-kernel 2-D problem (tests/test_irwls.py,
-#: test_kernels_and_large_C[linear]: three working sets in a row change no
-#: multiplier with a KKT violation of 0.01 left), so the cap is off by
-#: default and available as ``ActiveSetSubproblem(release_cap=...)``.
-RELEASE_CAP = 0
+#: frees after a full step: at most RELEASE_CAP, the worst of each sign of
+#: ``e`` (:func:`_release_pick`); 0 frees every violator (the paper's
+#: safeguard).  Measured (issue 15): freeing every violator at once (up to
+#: a few hundred on gauss-m) makes S1 large, and the active-set iterations
+#: that bound them again one by one cost O(|S1|^2) each; a cap of 10 took
+#: gauss-m 4000 from 6.4x to 2.4x LIBSVM's time, Adult6 from 1.1x to 0.7x
+#: (caps of 5 and 20 within noise of 10).
+#:
+#: The cap used to stall IRWLS on a linear-kernel problem
+#: (tests/test_irwls.py, test_kernels_and_large_C[linear]: three working
+#: sets in a row changed no multiplier).  Causes found and fixed:
+#: (1) the cap freed the worst violators whatever their sign; at a point
+#: with S1 empty they all needed ``sum beta`` to move one way, so the
+#: step was zero, and the zero-step rule then freed the single worst
+#: violator, which alone cannot move either (its step is fixed to 0 by the
+#: equality): freed, bounded again, freed, until ``max_iter``, when the
+#: sub-problem fell back to its starting point.  Now the cap frees the
+#: worst of each sign, and the single release frees one of each sign
+#: when S1 is empty.  (2) With a rank-deficient kernel (the linear one, S1
+#: larger than the rank) the ridge-regularised direction lost ``1'd = c``
+#: to cancellation (1e-7), so the iterate never passed the feasibility
+#: test that ends the sub-problem; the direction is now put back on the
+#: plane.  Both also ran without a cap (sub-problems at ``max_iter``: 6531
+#: IRWLS iterations on that test problem, now ~270).
+RELEASE_CAP = 10
 
 
 # --------------------------------------------------------------------------
@@ -368,8 +385,8 @@ def chol_factor(K, order, n, rr, L):
 
 # state vector of the compiled line-search iterations (see line_iterations)
 _ST_B, _ST_NORD, _ST_RR, _ST_BESTW, _ST_FB, _ST_DEGEN, _ST_NITER, _ST_DONE = range(8)
-_ST_NA, _ST_NB, _ST_NC, _ST_ND, _ST_METHOD, _ST_KMAX = range(8, 14)
-_ST_SIZE = 14
+_ST_NA, _ST_NB, _ST_NC, _ST_ND, _ST_METHOD, _ST_KMAX, _ST_NPEND = range(8, 15)
+_ST_SIZE = 15
 _METHODS = ("cholesky", "cholesky+ridge", "bounds")
 
 
@@ -387,8 +404,147 @@ def _bounds_b(r, Kb, y, beta, C):
 
 
 @njit(cache=True)
+def _is_symmetric(K):
+    """Whether ``K == K.T`` bit for bit (stops at the first difference;
+    ``np.array_equal(K, K.T)`` compared every entry through a temporary)."""
+    m = K.shape[0]
+    for i in range(m):
+        for j in range(i):
+            if K[i, j] != K[j, i]:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _flush_pending(K, Kb, sets, pend, pidx, npend, inp, clear=True):
+    """Apply the deferred ``K beta`` update to the samples outside S1 and
+    clear it; returns the new count of pending entries (0).
+
+    Parameters
+    ----------
+    K : float64 array (m, m)
+        The sub-problem's kernel matrix (row k read at ``pidx``).
+    Kb : float64 array (m,), updated in place
+        ``K beta``: exact on S1 (``sets == 1``); outside S1 it lacks
+        ``K[k, pidx] @ pend[pidx]``, which this adds.
+    sets : int8 array (m,)
+        1 = S1, 2 = S2, 3 = S3.
+    pend : float64 array (m,), zeroed on ``pidx`` on return
+        Changes of beta since the last flush.
+    pidx : int64 array (m,)
+        ``pidx[:npend]``: the samples whose ``pend`` is non-zero.
+    npend : int
+    inp : bool array (m,), cleared on ``pidx`` on return
+        Marks the samples in ``pidx[:npend]``.
+    clear : bool
+        False: only add the pending part to ``Kb`` (a copy for Python),
+        keep ``pend``, ``inp`` and return ``npend``.
+
+    Our decision (issue 15): a blocked line-search step changes every beta
+    of S1, and updating ``K beta`` on all m samples cost ``|S1| m`` per
+    step, more than the factor update and the solves (``|S1|^2``) when
+    S1 is small (~40 of m = 400 on gauss-m).  Only S1's entries are needed
+    until the next full step (the next right-hand side); the others are
+    needed by the release test after a full step, so they are brought up to
+    date then (and before returning to Python): ``(m - |S1|) * npend``
+    once per full step instead of ``m * |S1|`` per step.  A sample that
+    leaves S1 is put into the deferred state by subtracting its pending
+    part.  The sums differ from the step-by-step update only in rounding
+    (the naive twin :mod:`svmlab.reference.subproblem` updates step by
+    step)."""
+    m = Kb.shape[0]
+    if npend == 0:
+        return 0
+    for k in range(m):
+        if sets[k] != 1:
+            Kk = K[k]
+            acc = 0.0
+            for a in range(npend):
+                j = pidx[a]
+                acc += Kk[j] * pend[j]
+            Kb[k] += acc
+    if not clear:
+        return npend
+    for a in range(npend):
+        j = pidx[a]
+        pend[j] = 0.0
+        inp[j] = False
+    return 0
+
+
+@njit(cache=True)
+def _release_pick(vval, vpos, npos, kmax, nF):
+    """Which violators of (9)/(10) a full line-search step frees (rules c/d):
+    positions into ``vval``.
+
+    Parameters
+    ----------
+    vval : float64 array (nv,)
+        Minus the violation of each violator (``-y e`` on S2, ``y e`` on
+        S3): the worst first in ascending order.
+    vpos : bool array (nv,)
+        Whether its error ``e_i`` is positive, i.e. ``beta_i`` must grow
+        (S2 with ``y = +1``, S3 with ``y = -1``).
+    npos : int
+        ``vpos.sum()``.
+    kmax : int
+        How many to free: 0 all; 1 the single worst (the ``"qp"`` rule, a
+        zero step); else at most ``kmax``, the worst of each sign (below).
+    nF : int
+        |S1|.
+
+    Our decisions (issue 15), made because ``sum beta`` is fixed in the
+    sub-problem, so the freed samples can only move together with samples
+    moving ``beta`` the other way:
+
+    * the single release (``kmax = 1``) frees the worst violator of *each*
+      sign when S1 is empty: then b is the middle of the interval of the
+      bounded samples, the two extreme violators tie, and one of them
+      alone cannot move (its step is fixed to 0 by the equality); freeing
+      it, bounding it again and freeing it once more cycled until
+      ``max_iter``, and the working set changed nothing (a stall);
+    * the cap (``kmax > 1``) frees up to ``kmax // 2`` of the worst of
+      each sign, a sign with fewer leaving its share to the other (as the
+      working-set selection :func:`svmlab.decomposition._working_set.irwls_select`):
+      the ``kmax`` worst overall were often all of one sign, which cannot
+      move against the equality, so the step was zero and the release
+      fell back to one sample at a time.
+
+    Ties: the lower position first (a stable sort)."""
+    nv = vval.shape[0]
+    if kmax <= 0 or nv <= kmax and not (kmax == 1 and nF == 0):
+        return np.arange(nv)
+    order = np.argsort(vval, kind="mergesort")
+    if kmax == 1 and nF > 0:
+        return order[:1]
+    nneg = nv - npos
+    if kmax == 1:
+        kp = 1 if npos > 0 else 0
+        kn = 1 if nneg > 0 else 0
+    else:
+        kp = min(npos, max(kmax // 2, kmax - nneg))
+        kn = min(nneg, kmax - kp)
+    out = np.empty(kp + kn, np.int64)
+    a = 0
+    gp = 0
+    gn = 0
+    for q in range(nv):
+        k = order[q]
+        if vpos[k]:
+            if gp < kp:
+                out[a] = k
+                a += 1
+                gp += 1
+        elif gn < kn:
+            out[a] = k
+            a += 1
+            gn += 1
+    return np.sort(out)
+
+
+@njit(cache=True)
 def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets, fbeta, fKb,
-                    L, order, st, KT):
+                    L, order, st, KT, Kout, pend, pidx, inp):
     """Up to ``max_steps`` line-search-mode iterations of
     :class:`ActiveSetSubproblem`, compiled (solve (3) on S1 with the kept
     Cholesky factor of ``K_11 + rr I``,
@@ -400,9 +556,18 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     (m,).  ``KT`` is ``K`` transposed (C-contiguous; ``K`` itself when it is
     symmetric): the update ``Kb += K[:, i] delta`` reads row i of ``KT``,
     contiguous, instead of a strided column of ``K``.  ``st[_ST_KMAX]``
-    caps how many violators a full step frees (the worst first, the lower
-    index on ties; 0: all; see :data:`RELEASE_CAP`); ``qp`` and a zero
-    step free the single worst."""
+    caps how many violators a full step frees (:func:`_release_pick`: the
+    worst of each sign of e, the lower index on ties; 0: all; see
+    :data:`RELEASE_CAP`); ``qp`` and a zero step free the single worst (one
+    of each sign when S1 is empty).  The direction is put back on the
+    plane ``1'd = c`` before the step.
+
+    ``Kb`` is the state's own ``K beta``, up to date on S1 and, outside S1,
+    lacking the changes ``pend`` of the samples ``pidx[:st[_ST_NPEND]]``
+    (marked in ``inp``), which :func:`_flush_pending` applies after each
+    full step; ``Kout`` receives ``K beta`` up to date everywhere (for
+    Python) on return, without changing the state, so that the iterates do
+    not depend on how the iterations are split into calls."""
     m = y.shape[0]
     Cmax = 0.0
     for i in range(m):
@@ -418,6 +583,8 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     rhs = np.empty(m)
     vidx = np.empty(m, np.int64)
     vval = np.empty(m)
+    vpos = np.empty(m, np.bool_)
+    npend = int(st[_ST_NPEND])
     done_steps = 0
     while done_steps < max_steps and st[_ST_DONE] == 0.0:
         nF = 0
@@ -427,6 +594,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
         na = nb = nc = nd = 0
         full = True
         if nF == 0:
+            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
             st[_ST_B] = _bounds_b(r, Kb, y, beta, C)
             st[_ST_METHOD] = 2
         else:
@@ -485,6 +653,8 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         rr *= 100.0
                     if not got:
                         st[_ST_NORD] = -1.0
+                        st[_ST_NPEND] = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+                        Kout[:] = Kb
                         return done_steps, True
                     st[_ST_RR] = rr
                 st[_ST_NORD] = n
@@ -503,19 +673,34 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                     break
             if not ok:
                 st[_ST_NORD] = -1.0
+                st[_ST_NPEND] = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+                Kout[:] = Kb
                 return done_steps, True
             b = (usum - c) / den
             st[_ST_METHOD] = 0 if st[_ST_RR] == ridge else 1
+            # the direction, put back on the plane 1'd = c: with a nearly
+            # singular K_11 (a rank-deficient kernel such as the linear one
+            # with |S1| above its rank) u and w are ~1/ridge large and
+            # u - b w loses the equality to cancellation (1e-7 on
+            # tests/test_irwls.py's linear case); the iterate then never
+            # passes the feasibility test below, the sub-problem runs to
+            # max_iter and falls back to its start point, a stall.  One
+            # sample in S1: the equality fixes its step to c exactly (the
+            # sign of u - b w - c, rounding, would decide between a blocked
+            # step and a tiny one)
+            d = np.empty(n)
+            dsum = 0.0
+            for q in range(n):
+                d[q] = u[q] - b * w[q]
+                dsum += d[q]
+            corr = (c - dsum) / n
+            for q in range(n):
+                d[q] = d[q] + corr if n > 1 else c
             # step to the first bound
             t = 1.0
             tq = np.empty(n)
-            d = np.empty(n)
             for q in range(n):
                 i = order[q]
-                # one sample in S1: the equality constraint fixes its step to
-                # c exactly (u - b w = c up to rounding, whose sign would
-                # decide between a blocked step and a tiny one)
-                d[q] = u[q] - b * w[q] if n > 1 else c
                 yd = y[i] * d[q]
                 yo = y[i] * beta[i]
                 if yd < 0:
@@ -545,12 +730,32 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         sets[i] = 3
                 beta[i] = new
                 delta = new - old
+                d[q] = delta
                 if delta != 0.0:
+                    if not inp[i]:
+                        inp[i] = True
+                        pidx[npend] = i
+                        npend += 1
+                    pend[i] += delta
+                    # K beta on the rows of S1 now (they give the next rhs)
                     kt = KT[i]
-                    for k in range(m):
+                    for p in range(n):
+                        k = order[p]
                         Kb[k] += kt[k] * delta
+            if not full:
+                # samples leaving S1: back to "K beta minus the pending part"
+                for q in range(n):
+                    k = order[q]
+                    if sets[k] != 1:
+                        Kk = K[k]
+                        acc = 0.0
+                        for a in range(npend):
+                            j = pidx[a]
+                            acc += Kk[j] * pend[j]
+                        Kb[k] -= acc
             st[_ST_B] = b
         if full:
+            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
             b = st[_ST_B]
             # release the violators of (9)/(10) (rules c/d): all of them, at
             # most ``st[_ST_KMAX]`` of the worst (0: no cap), or the single
@@ -558,20 +763,22 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
             # the lower index on equal violations
             kmax = 1 if (qp or st[_ST_DEGEN] != 0.0) else int(st[_ST_KMAX])
             nv = 0
+            npos = 0
             for i in range(m):
                 ye = y[i] * (r[i] - Kb[i] - b)
                 if sets[i] == 2 and ye > tol:
                     vidx[nv] = i
                     vval[nv] = -ye
+                    vpos[nv] = y[i] > 0
+                    npos += vpos[nv]
                     nv += 1
                 elif sets[i] == 3 and ye < -tol:
                     vidx[nv] = i
                     vval[nv] = ye
+                    vpos[nv] = y[i] < 0
+                    npos += vpos[nv]
                     nv += 1
-            if kmax > 0 and nv > kmax:
-                pick = np.argsort(vval[:nv], kind="mergesort")[:kmax]
-            else:
-                pick = np.arange(nv)
+            pick = _release_pick(vval[:nv], vpos[:nv], npos, kmax, nF)
             for q in range(pick.shape[0]):
                 i = vidx[pick[q]]
                 if sets[i] == 2:
@@ -596,6 +803,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
         st[_ST_NITER] += 1
         done_steps += 1
         if st[_ST_DONE] == 0.0 and st[_ST_NITER] >= max_iter:
+            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
             beta[:] = fbeta
             Kb[:] = fKb
             st[_ST_B] = st[_ST_FB]
@@ -603,6 +811,13 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                 a = y[i] * beta[i]
                 sets[i] = 2 if a <= 0.0 else (3 if a >= C[i] else 1)
             st[_ST_DONE] = 1.0
+    # Kout: K beta up to date on every sample, for Python (the state itself
+    # keeps its deferred part, so that the iterates do not depend on how
+    # the iterations are split into calls)
+    st[_ST_NPEND] = npend
+    Kout[:] = Kb
+    if npend > 0:
+        _flush_pending(K, Kout, sets, pend, pidx, npend, inp, False)
     return done_steps, False
 
 
@@ -729,15 +944,16 @@ class ActiveSetSubproblem:
         and rule d every S3 sample with ``y e < -tol`` into S1.  If the sets
         ever repeat (Table 1 is not guaranteed to terminate), the iteration
         returns to the last feasible point and continues with line-search
-        steps (releasing the ``release_cap`` worst violators after each
-        full step), which decrease the dual monotonically.
+        steps (releasing at most ``release_cap`` of the worst violators,
+        balanced by the sign of e, after each full step), which decrease the dual monotonically.
         ``"qp"``: line search to the first bound (rules a/b only for the
         blocking samples) and release of the single worst violator.
 
     release_cap : int or None
         The line-search mode of ``rule="irwls"`` frees at most this many
-        violators (the worst) after a full step; 0 frees all of them;
-        None means :data:`RELEASE_CAP` (0: every violator).
+        violators (the worst of each sign of e, see :func:`_release_pick`)
+        after a full step; 0 frees all of them; None means
+        :data:`RELEASE_CAP` (10).
 
     Attributes after each :meth:`iterate`: ``beta``, ``b``, ``sets`` (1, 2, 3),
     ``moved`` (counts of rules a, b, c, d in the last iteration),
@@ -815,7 +1031,22 @@ class ActiveSetSubproblem:
             self._Lnb = np.zeros((self.m, self.m))
             self._ord_nb = np.zeros(self.m, np.int64)
             K = self.K
-            self._KT = K if np.array_equal(K, K.T) else np.ascontiguousarray(K.T)
+            self._KT = K if _is_symmetric(K) else np.ascontiguousarray(K.T)
+            # the compiled state's own K beta (deferred outside S1, see
+            # _flush_pending) and its pending changes
+            self._Kbl = np.empty(self.m)
+            self._pend = np.zeros(self.m)
+            self._pidx = np.empty(self.m, np.int64)
+            self._inp = np.zeros(self.m, np.bool_)
+            self._kb_dirty = True
+        if self._kb_dirty:
+            # Python changed K beta (Table 1, the LU fallback, a restore):
+            # the compiled state starts from it, nothing pending
+            self._Kbl[:] = self.Kb
+            self._pend[:] = 0.0
+            self._inp[:] = False
+            st[_ST_NPEND] = 0.0
+            self._kb_dirty = False
         st[_ST_B] = self.b
         st[_ST_BESTW] = self._best_W
         st[_ST_FB] = self.feasible_b
@@ -825,8 +1056,9 @@ class ActiveSetSubproblem:
         st[_ST_KMAX] = self.release_cap
         n_done, need = line_iterations(self.K, self.y, self.r, self.Cv, self.tol, self.s0,
                                        self.rule == "qp", int(k), int(self.max_iter), self.beta,
-                                       self.Kb, self.sets, self.feasible_beta, self.feasible_Kb,
-                                       self._Lnb, self._ord_nb, st, self._KT)
+                                       self._Kbl, self.sets, self.feasible_beta, self.feasible_Kb,
+                                       self._Lnb, self._ord_nb, st, self._KT, self.Kb,
+                                       self._pend, self._pidx, self._inp)
         self.b = float(st[_ST_B])
         self._best_W = float(st[_ST_BESTW])
         self.feasible_b = float(st[_ST_FB])
@@ -861,6 +1093,7 @@ class ActiveSetSubproblem:
             if not need:
                 return
         self.n_iter += 1
+        self._kb_dirty = True  # K beta changes here, in Python
         y, C = self.y, self.Cv
         F = np.flatnonzero(self.sets == S1)
         na = nb = nc = nd = 0
@@ -878,6 +1111,8 @@ class ActiveSetSubproblem:
                 # the LU / least-squares fallback of the bordered system (3)
                 d, b, self.method = solve_ls(self.K[F[:, None], F], v, c, 1e-2 * max(
                     1.0, float(np.abs(np.diag(self.K)).max())), allow_lstsq=True)
+                # back on the plane 1'd = c (as line_iterations)
+                d = d + (c - d.sum()) / len(d) if len(d) > 1 else np.full(1, c)
             else:
                 # Table 1: the plain system (3), no ridge, by Cholesky of
                 # K_11; a K_11 that Cholesky cannot factor counts as a
@@ -938,21 +1173,20 @@ class ActiveSetSubproblem:
             ye = y * self.errors()
             c_mask = (self.sets == S2) & (ye > self.tol)
             d_mask = (self.sets == S3) & (ye < -self.tol)
+            rel = np.flatnonzero(c_mask | d_mask)
             if self.rule == "qp" or self._degenerate:
-                viol = np.where(c_mask, ye, 0.0) + np.where(d_mask, -ye, 0.0)
-                if viol.max(initial=0.0) > 0:
-                    k = int(np.argmax(viol))
-                    nc, nd = int(c_mask[k]), int(d_mask[k])
-                    self.sets[k] = S1
+                kmax = 1
             else:
-                rel = np.flatnonzero(c_mask | d_mask)
-                if self.mode == "line" and 0 < self.release_cap < len(rel):
-                    # the line-search mode's cap: the worst violators only
-                    # (as line_iterations; the lower index on ties)
-                    viol = np.where(c_mask, ye, -ye)[rel]
-                    rel = rel[np.argsort(-viol, kind="stable")[:self.release_cap]]
-                nc, nd = int(c_mask[rel].sum()), int(d_mask[rel].sum())
-                self.sets[rel] = S1
+                kmax = self.release_cap if self.mode == "line" else 0
+            if kmax > 0:
+                # the line-search mode's release (as line_iterations, by the
+                # same compiled rule _release_pick: the worst of each sign)
+                vpos = ((self.sets == S2) == (y > 0))[rel]
+                pick = _release_pick(np.where(c_mask, -ye, ye)[rel], vpos,
+                                     int(vpos.sum()), int(kmax), len(F))
+                rel = rel[pick]
+            nc, nd = int(c_mask[rel].sum()), int(d_mask[rel].sum())
+            self.sets[rel] = S1
             feasible = abs(self.beta.sum() - self.s0) <= 1e-9 * (1.0 + self._Cmax * self.m)
             if feasible:
                 W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
@@ -989,6 +1223,7 @@ class ActiveSetSubproblem:
             self.done = True
 
     def _restore_feasible(self):
+        self._kb_dirty = True
         self.beta = self.feasible_beta.copy()
         self.Kb = self.feasible_Kb.copy()
         self.b = self.feasible_b

@@ -68,25 +68,36 @@ Two decisions of ours (issue 15, follow-up) cut the work on those cases:
   ``e_i`` (:func:`svmlab.decomposition._working_set.irwls_select`): a
   working set whose violators all need ``beta`` to move the same way
   cannot move them (``sum beta`` is fixed inside it);
-* the line-search safeguard can free only the worst violators after a
-  full step (:data:`svmlab.decomposition._engines.RELEASE_CAP`): freeing a
-  few hundred at once makes S1 large, and the active-set iterations that
-  then bound most of them again, one per iteration, cost ``O(|S1|^2)``
-  each.  A cap of 10 halved gauss-m's time, but it stalled IRWLS on a
-  linear-kernel problem, so the default frees every violator (the cap is
-  0, off).
+* the line-search safeguard frees at most 10 violators after a full step
+  (:data:`svmlab.decomposition._engines.RELEASE_CAP`), the worst of each
+  sign of ``e``: freeing a few hundred at once makes S1 large, and the
+  active-set iterations that then bound most of them again, one per
+  iteration, cost ``O(|S1|^2)`` each.  (The cap used to stall IRWLS on a
+  linear-kernel problem; the causes, a release of violators that could
+  not move against ``sum beta = s0`` and a direction that left that plane
+  with a nearly singular ``K_11``, are fixed: see ``RELEASE_CAP``.)
 
 On gauss-m 4000 (C=1, 200-sample working sets) the balanced selection
 took 453 working sets down to 291.  A third decision: Table 1 takes a
 ``K_11`` that Cholesky cannot factor as a singular (3) at once (no LU of
 the bordered matrix, which found (3) singular on every such block and
-cost ~17% of gauss-m's time).  Measured with the defaults (no release
-cap; best of 3 seeds, same tol and cache, one run): gauss-m 6.7x
-LIBSVM's time, diabetes 5.1x; with a release cap of 10 they were 2.2x
-and 3.1x (and banana 4900 0.57x, splice 0.86x, Adult6 0.23x).  Left on
-gauss-m: the line-search mode bounds one sample per iteration (18-37 thousand iterations); on diabetes (LIBSVM: 10 ms) the
-line-search iterations (~12 ms), the 400 x 400 kernel blocks (~7 ms),
-Table 1 in Python (~11 ms) and the G updates (~3 ms).
+cost ~17% of gauss-m's time).  A fourth: the line-search mode updates
+``K beta`` outside S1 only after full steps
+(:func:`svmlab.decomposition._engines._flush_pending`), which halved its
+time on gauss-m.  Measured with the defaults (release cap 10; one run on
+a loaded 2-core machine, best of 3, ratios to LIBSVM in the same run):
+gauss-m 2.4x to 3x, diabetes 3.6x to 3.8x, banana 4900 0.6x to 0.75x,
+splice 1.0x, Adult6 0.7x to 0.95x (without the cap: gauss-m 6.4x,
+diabetes 3.5x, Adult6 1.1x).  Left on gauss-m (per fit, ~0.58 s
+against LIBSVM's ~0.24 s): 104 working sets of 400 (the violators fall
+slowly from ~2000: 2675 of the 4000 samples end at C), ~30 thousand
+line-search iterations (~0.16 s), the G updates with full rows (~0.16 s),
+the 400 x 400 blocks (~0.11 s) and Python per working set (~0.1 s); on
+diabetes (LIBSVM: 10 ms; IRWLS ~37 ms): ~600 line-search iterations
+(~15 ms; freed violators that end at C are bounded one per iteration),
+Table 1 in Python (~10 ms: on the first two working sets it frees all
+violators, clips hundreds and is abandoned), the kernel blocks (~4 ms)
+and the G updates (~4 ms).  A 100-sample fit takes ~2 ms (LIBSVM 0.8 ms).
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ The twin of :class:`svmlab.IRWLSClassifier` on a dense kernel matrix ``K``
   the sub-problem goes back to its last feasible point and continues with
   line-search iterations
   (:func:`svmlab.reference.subproblem.line_search_iteration`, releasing
-  every violator after a full step -- at most ``release_cap`` of the worst
-  when one is set -- and only the worst one while steps are degenerate).
+  after a full step at most ``release_cap`` violators, the worst of each
+  sign of e (all of them with a cap of 0), and only the worst one while
+  steps are degenerate -- one of each sign when S1 is empty).
 * Section 2.1 chunking (:func:`step`, :func:`fit`): IRWLS runs on a working
   set Sw; the other samples enter through ``G_in = K_{w,in} beta_in`` and
   ``Gb_in = sum beta_in``; the sub-problem is solved to ``0.9 tol``.
@@ -264,7 +265,8 @@ def explain(record):
     An iteration that left Table 1 (``mode == "line"`` with method
     ``lstsq``) is shown as Table 1's singular branch; the other exits from
     Table 1 (downhill, repeated sets), the worst-violator release of
-    degenerate line-search steps and the cap on released violators
+    degenerate line-search steps (one of each sign with S1 empty,
+    ``release-pair``) and the cap on released violators
     (``release-cap``) cannot be read off a record: they show as an
     ordinary line-search iteration."""
     na, nb, nc, nd = record.moved

@@ -17,11 +17,16 @@ solves the linear system (3) of the paper on S1 (:func:`solve_system3`).
 method (Nocedal & Wright, Algorithm 16.3) that svmlab's ``"qp"`` engine
 runs (``release="worst"``: one violator freed per iteration) and that
 IRWLS falls back to when Table 1 fails (``release="all"``, see
-:mod:`svmlab.reference.irwls`: after a full step it frees the
-``release_cap`` worst violators; every one with the default
-``RELEASE_CAP = 0``).  Ties: among equal violations the smallest
-index is freed; every sample whose bound is reached within a relative
-1e-12 of the step length is clipped.
+:mod:`svmlab.reference.irwls`: after a full step it frees at most
+``release_cap`` violators (``RELEASE_CAP = 10``; 0: every one), the worst
+of each sign of e, up to half each).  ``sum beta`` is fixed, so violators
+that all need beta to move the same way cannot move together: with S1
+empty the single release (``"worst"``, or after a zero step) frees the
+worst violator of each sign.  The direction of (3) is put back on the
+plane ``1'd = c`` (a nearly singular K_11 loses it to cancellation).
+Ties: among equal violations the smallest index is freed; every sample
+whose bound is reached within a relative 1e-12 of the step length is
+clipped.
 
 Where the fast code differs: it keeps the Cholesky factor of
 ``K_11 + ridge I`` and updates it by rotations while S1 changes; here it is
@@ -47,8 +52,9 @@ S1, S2, S3 = 1, 2, 3
 
 
 #: the line-search mode of IRWLS frees at most this many violators after a
-#: full step (svmlab.decomposition._engines.RELEASE_CAP; 0, the default: all)
-RELEASE_CAP = 0
+#: full step, the worst of each sign of e (svmlab.decomposition._engines.
+#: RELEASE_CAP; 0: all)
+RELEASE_CAP = 10
 
 
 def up_low(y, alpha, C):
@@ -188,6 +194,17 @@ class Subproblem:
             self.done = True
 
 
+def _worst_of_each_sign(idx, viol, grow, k_grow, k_shrink):
+    """The ``k_grow`` largest violations among ``grow`` and the ``k_shrink``
+    largest among the others (the smaller index on ties), as sorted indices
+    ``idx[...]``."""
+    out = []
+    for side, k in ((grow, k_grow), (~grow, k_shrink)):
+        pos = np.flatnonzero(side)
+        out.extend(pos[np.argsort(-viol[pos], kind="stable")[:k]].tolist())
+    return idx[np.sort(np.array(out, dtype=np.int64))]
+
+
 def line_search_iteration(sp):
     """One line-search iteration: direction from (3) (ridge-regularised),
     step to the first bound, release violators once a full step is taken."""
@@ -199,8 +216,12 @@ def line_search_iteration(sp):
         sp.b = intercept_from_v(sp.r - sp.Kb, y, np.clip(y * sp.beta, 0, C), C)  # [ls-empty]
         sp.method = "bounds"  # [ls-empty]
     else:
+        c = sp.s0 - sp.beta.sum()
         d, b, sp.method = solve_system3(sp.K[np.ix_(F, F)], sp.r[F] - sp.Kb[F],  # [ls-solve]
-                                        sp.s0 - sp.beta.sum(), ridge=sp.ridge)  # [ls-solve]
+                                        c, ridge=sp.ridge)  # [ls-solve]
+        # back on the plane 1'd = c: a nearly singular K_11 + ridge loses
+        # the equality to cancellation in d = u - b w (see solve_system3)
+        d = d + (c - d.sum()) / len(d) if len(d) > 1 else np.full(1, c)  # [ls-solve]
         old = sp.beta[F].copy()
         yd, yo = y[F] * d, y[F] * old
         with np.errstate(divide="ignore", invalid="ignore"):  # step length to each bound
@@ -226,25 +247,34 @@ def line_search_iteration(sp):
         sp.ties += near(ye, sp.tol) or near(ye, -sp.tol)  # (tie bookkeeping)
         c_mask = (sp.sets == S2) & (ye > sp.tol)
         d_mask = (sp.sets == S3) & (ye < -sp.tol)
+        released = np.flatnonzero(c_mask | d_mask)  # [rule-c, rule-d]
+        # e > 0: beta_i must grow (S2 with y = +1, S3 with y = -1)
+        grow = (y * ye > 0)[released]
+        viol = np.where(c_mask, ye, -ye)[released]
         if sp.release == "worst" or sp.degenerate:
-            viol = np.where(c_mask, ye, 0.0) + np.where(d_mask, -ye, 0.0)
-            if viol.max(initial=0.0) > 0:
-                sp.ties += _rounding.worst_tie(viol)  # (tie bookkeeping)
-                k = int(np.argmax(viol))  # [release-worst]
-                nc, nd = int(c_mask[k]), int(d_mask[k])  # [release-worst]
-                sp.sets[k] = S1  # [release-worst]
-        else:
-            released = np.flatnonzero(c_mask | d_mask)  # [rule-c, rule-d]
-            if 0 < sp.release_cap < len(released):
-                # at most release_cap of them: the worst first, the
-                # smaller index on equal violations
-                viol = np.where(c_mask, ye, -ye)[released]
-                order = np.argsort(-viol, kind="stable")
-                sp.ties += near(viol[order[sp.release_cap - 1]],  # (tie bookkeeping)
-                                viol[order[sp.release_cap]], abs(viol[order[0]]))
-                released = released[order[:sp.release_cap]]  # [release-cap]
-            nc, nd = int(c_mask[released].sum()), int(d_mask[released].sum())  # [rule-c, rule-d]
-            sp.sets[released] = S1  # [rule-c, rule-d]
+            if len(released):
+                sp.ties += _rounding.worst_tie(viol) and len(F) > 0  # (tie bookkeeping)
+                if len(F) > 0:
+                    released = released[[int(np.argmax(viol))]]  # [release-worst]
+                else:
+                    # S1 empty: b is the middle of the bounded samples'
+                    # interval, and a single freed sample cannot move
+                    # (sum beta is fixed): the worst of each sign
+                    released = _worst_of_each_sign(released, viol, grow, 1, 1)  # [release-pair]
+        elif 0 < sp.release_cap < len(released):
+            # at most release_cap of them: the worst of each sign, up to
+            # half each (a sign with fewer leaves its share to the other),
+            # the smaller index on equal violations
+            kp = min(int(grow.sum()), max(sp.release_cap // 2,
+                                          sp.release_cap - int((~grow).sum())))
+            for side, k in ((grow, kp), (~grow, sp.release_cap - kp)):
+                v = np.sort(viol[side])[::-1]
+                if 0 < k < len(v):  # (tie bookkeeping)
+                    sp.ties += near(v[k - 1], v[k], abs(v[0]))
+            released = _worst_of_each_sign(released, viol, grow, kp,  # [release-cap]
+                                           sp.release_cap - kp)  # [release-cap]
+        nc, nd = int(c_mask[released].sum()), int(d_mask[released].sum())  # [rule-c, rule-d]
+        sp.sets[released] = S1  # [rule-c, rule-d]
         if sp.feasible():
             sp.best_W = sp.objective()
             sp.save_feasible()
