@@ -11,7 +11,11 @@ independent computation:
   optimum that scipy's SLSQP finds, with the KKT conditions checked here;
 * OCAS's stopping certificate: the lower bound it stops on, recomputed here
   from its cuts, is below LIBLINEAR's optimum and within C epsilon of the
-  primal of the returned w.
+  primal of the returned w;
+* third round: the line search's vectorised slopes against NumPy's masked
+  sums, its blocked sweep at block edges and its bracketed path against the
+  full sort and a grid; the counting-sort row grouping against NumPy's
+  stable argsort; the binary oracle's index-only grouping.
 """
 
 import numpy as np
@@ -344,3 +348,111 @@ def test_incremental_cut_equals_the_cut_summed_afresh(fmt, weighted):
         # and against NumPy
         coef = y * (1.0 if v is None else v) * (marg < 1.0)
         np.testing.assert_allclose(g_run[:-1], Xd.T @ coef, rtol=1e-11, atol=1e-11)
+
+
+# --------------------------------------------------------------------------
+# line search, third round: vectorised slopes, blocked breakpoint sweep
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("weighted", [False, True])
+def test_line_search_slopes_equal_numpy_masked_sums(weighted):
+    from svmlab.cutting_plane._ocas import _slopes
+
+    ww, wd, dd, mb, dm = _segment(8, 1001, 0.2, False)
+    rng = np.random.default_rng(9)
+    wt = rng.uniform(0.2, 3.0, size=mb.size) if weighted else None
+    v = np.ones_like(mb) if wt is None else wt
+    a, b = 1.0 - mb, dm
+    for Cn in (1e-3, 0.7):
+        s0, s1, n_low = _slopes(wd, mb, dm, False, Cn, wt)
+        assert n_low == np.count_nonzero(((b > 0) & (0 < a) & (a < b))
+                                         | ((b < 0) & (b < a) & (a < 0)))
+        act0 = (a > 0) | ((a == 0) & (b < 0))
+        act1 = (a - b > 0) | ((a - b == 0) & (b < 0))
+        scale = Cn * np.abs(v * b).sum() + abs(wd)
+        assert s0 == pytest.approx(wd - Cn * (v * b)[act0].sum(), rel=0, abs=1e-13 * scale)
+        assert s1 == pytest.approx(wd - Cn * (v * b)[act1].sum(), rel=0, abs=1e-13 * scale)
+        # the same with the direction given by the target's margins
+        t0, t1, _ = _slopes(wd, mb, mb + dm, True, Cn, wt)
+        assert (t0, t1) == pytest.approx((s0, s1), rel=1e-12, abs=1e-13 * scale)
+
+
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 250])
+@pytest.mark.parametrize("far", [False, True])
+def test_blocked_sweep_at_block_edges_matches_the_sort(n, far):
+    """Row counts around the sweep's block size (16), minimisers on both
+    sides of k = 1, rows without a breakpoint."""
+    for seed in range(4):
+        ww, wd, dd, mb, dm = _segment(50 + seed, n, 0.3, far)
+        for Cn in (1e-3, 0.05, 2.0):
+            k = exact_line_search(wd, dd, mb, dm, Cn)
+            assert k == pytest.approx(exact_line_search_sorted(wd, dd, mb, dm, Cn),
+                                      rel=1e-12, abs=1e-15)
+            f_k = float(line_objective(k, ww, wd, dd, mb, dm, Cn))
+            grid = np.linspace(0.0, 3.0 * max(k, 1.0), 2001)
+            assert f_k <= line_objective(grid, ww, wd, dd, mb, dm, Cn).min() + 1e-12 * max(
+                1.0, abs(f_k))
+
+
+def test_row_grouping_is_the_stable_argsort_of_the_lengths():
+    """The counting sort of row_grouping against numpy's stable argsort."""
+    from svmlab.cutting_plane._ocas import row_grouping
+
+    rng = np.random.default_rng(12)
+    for _ in range(30):
+        lengths = rng.integers(0, 40, size=int(rng.integers(2, 600)))
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        perm = row_grouping(indptr)
+        if perm is not None:
+            np.testing.assert_array_equal(perm, np.argsort(lengths, kind="stable"))
+
+
+def test_grouped_binary_oracle_moves_only_the_indices():
+    """A binary CSR matrix grouped by row length: the oracle reads indices
+    only (data None) and its margins equal numpy's in its row order."""
+    X, y, rng = _ragged()
+    X = X.copy()
+    X.data[:] = 1.0
+    before = X.copy()
+    o = ClassifierOracle(X, y, 1.0, group_rows=True)
+    assert o.perm is not None and o.data is None
+    w = rng.normal(size=X.shape[1] + 1)
+    np.testing.assert_allclose(o.margins(w), (y * (X @ w[:-1] + w[-1]))[o.perm],
+                               rtol=1e-12, atol=1e-12)
+    assert (X != before).nnz == 0  # the caller's matrix is untouched
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_bracketed_line_search_matches_the_sort(weighted):
+    """The bracketed path (regula-falsi pivots tested by vectorised passes,
+    then the quickselect on the few breakpoints left) against the full
+    sort and a brute-force grid, on segments whose minimiser is in (0, 1]
+    with most rows having their breakpoint there (as in early OCAS
+    iterations); called directly, since the fits use it above 4096 such
+    rows only."""
+    from svmlab.cutting_plane._ocas import _search_bracketed, _slopes
+
+    done = 0
+    for seed in range(40):
+        rng = np.random.default_rng(300 + seed)
+        n = 5000
+        mb = rng.normal(0.5, 0.8, size=n)
+        mt = mb + rng.normal(0.0, 1.5, size=n)
+        mt[rng.random(n) < 0.1] = mb[rng.random(n) < 0.1].mean()
+        wd, dd = float(rng.normal()), float(rng.uniform(0.01, 2.0))
+        wt = rng.uniform(0.2, 3.0, size=n) if weighted else None
+        for Cn in (1e-3, 0.02, 0.5):
+            s0, s1, n_low = _slopes(wd, mb, mt, True, Cn, wt)
+            if s0 >= 0.0 or dd + s1 < 0.0:
+                continue  # minimiser not in (0, 1]
+            kk, jump = np.empty(2 * n), np.empty(2 * n)
+            k = _search_bracketed(wd, dd, mb, mt, True, Cn, kk, jump, wt, s0, s1)
+            dm = mt - mb
+            if wt is None:
+                assert k == pytest.approx(exact_line_search_sorted(wd, dd, mb, dm, Cn),
+                                          rel=1e-12, abs=1e-15)
+            f_k = float(line_objective(k, 0.0, wd, dd, mb, dm, Cn, wt))
+            grid = np.linspace(0.0, 1.0, 4001)
+            assert f_k <= line_objective(grid, 0.0, wd, dd, mb, dm, Cn, wt).min() + 1e-12 * max(
+                1.0, abs(f_k))
+            done += 1
+    assert done >= 20

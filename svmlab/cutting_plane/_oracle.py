@@ -162,28 +162,32 @@ class ClassifierOracle:
         # ``perm`` maps it back (row i here is row perm[i] of the caller's
         # X).  The masks given out in ``detail`` are in the caller's order.
         self.perm = None
+        # CSR values as the compiled passes read them: None for a binary
+        # matrix (every stored value 1: a9a, w8a), so that the passes read
+        # only the column indices (the same sums, exactly: x * w = w for x = 1)
+        binary = False
+        if sp.issparse(X):
+            binary = X.data.size > 0 and X.data.min() == 1.0 and X.data.max() == 1.0
         if group_rows and sp.issparse(X):
             perm = row_grouping(X.indptr)
             if perm is not None:
-                data = np.empty_like(X.data)
+                # a binary matrix's stored ones are not moved: the grouped
+                # matrix shares them (same count, all 1)
+                data = X.data if binary else np.empty_like(X.data)
                 indices = np.empty_like(X.indices)
                 indptr = np.empty_like(X.indptr)
-                permute_csr_rows(X.data, X.indices, X.indptr, perm, data, indices, indptr)
-                X = sp.csr_matrix((data, indices, indptr), shape=X.shape)
+                permute_csr_rows(None if binary else X.data, X.indices, X.indptr, perm,
+                                 None if binary else data, indices, indptr)
+                X = sp.csr_matrix((data, indices, indptr), shape=X.shape, copy=False)
                 y = y[perm]
                 v = None if v is None else v[perm]
                 self.perm = perm
         self.X = X
         self.y = y
         self.v = v
-        # CSR values as the compiled passes read them: None for a binary
-        # matrix (every stored value 1: a9a, w8a), so that the passes read
-        # only the column indices (the same sums, exactly: x * w = w for x = 1)
         self.data = None
-        if sp.issparse(X):
-            data = X.data
-            binary = data.size > 0 and data.min() == 1.0 and data.max() == 1.0
-            self.data = None if binary else data
+        if sp.issparse(X) and not binary:
+            self.data = X.data
 
     def __call__(self, w, want_detail):
         g = np.zeros(self.dim)

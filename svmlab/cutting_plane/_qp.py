@@ -12,12 +12,20 @@ The inequality ``sum alpha <= C`` is turned into an equality by a slack
 multiplier ``alpha_0`` with ``d_0 = 0`` and ``H_0. = 0`` (a zero constraint
 vector): the problem becomes ``min f(a) = 1/2 a'Ha - d'a`` over the scaled
 simplex ``{a >= 0, sum a = C}``.  That is an SVM-dual-shaped problem with one
-equality constraint and no upper bounds, solved here by SMO with
-second-order working-pair selection (Fan, Chen & Lin 2005), interleaved
-with guarded subspace-Newton steps on the free set (accepted only when they
-decrease the objective; cut short by a ratio test where the face minimiser
-is infeasible), to a tight KKT tolerance, warm-started from the previous
-iteration's multipliers (the new cut's multiplier starts at 0, as in OCAS).
+equality constraint and no upper bounds, warm-started from the previous
+iteration's multipliers (the new cut's multiplier starts at 0, as in OCAS)
+and solved to a tight KKT tolerance by two engines:
+
+* first (issue 16, third round), the primal active-set method on an updated
+  Cholesky factor of the free set's lifted Gram matrix
+  (:func:`active_set_chol`): from the previous optimum the new one is a few
+  pivots away, each O(m^2) for m free cuts (w8a at epsilon 2e-5, 143 solves
+  of up to 150 cuts: 8 ms in all, against 140 ms for the SMO engine);
+* when its result misses the tolerance, the SMO engine continues from it:
+  SMO with second-order working-pair selection (Fan, Chen & Lin 2005),
+  interleaved with guarded subspace-Newton steps on the free set (accepted
+  only when they decrease the objective; cut short by a ratio test where
+  the face minimiser is infeasible), then :func:`active_set_qp`.
 The Gram matrix of the cuts is kept by the caller and grows by one row per
 iteration (``g_new . g_k``).  Convergence is
 judged on a from-scratch gradient, so rounding in the incremental updates
@@ -43,7 +51,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["solve_simplex_qp", "solve_op3_dual", "active_set_qp", "qp_rounding_floor"]
+__all__ = ["solve_simplex_qp", "solve_op3_dual", "active_set_qp", "active_set_chol",
+           "chol_append", "chol_delete", "chol_solve", "add_cut_and_solve",
+           "qp_rounding_floor"]
 
 #: SMO pair steps after which the exact active-set method takes over (SMO's
 #: linear rate stalls on ill-conditioned working sets at large C)
@@ -332,16 +342,25 @@ def active_set_qp(H, d, C, a, tol, max_steps):
 
 
 @njit(cache=True)
-def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30):
+def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30,
+                     use_active_set=True):
     """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C  (in place on ``a``).
 
     ``a`` must be feasible on entry (warm start); ``max_free`` bounds the
     free-set size for which a Newton step is tried (``rank(H) + 1``; with
-    more free variables the face's KKT system is singular).  Alternates bursts of SMO
-    pair steps (which fix the active set and always make progress) with
-    guarded subspace-Newton steps on the free set (fast final convergence
-    when H is ill-conditioned).  Returns ``(n_pair_steps, kkt_violation)``
-    with the violation measured on a freshly recomputed gradient.
+    more free variables the face's KKT system is singular).
+
+    With ``use_active_set`` (the default) the warm-started active-set method
+    on an updated Cholesky factor (:func:`active_set_chol`) runs first; its
+    point is kept when its recomputed KKT violation is within ``tol``.
+    Otherwise (or with ``use_active_set=False``) the solve continues from
+    its point (feasible, with an objective no larger) with the SMO engine:
+    bursts of SMO pair steps (which fix the active set and always make
+    progress) alternating with guarded subspace-Newton steps on the free set
+    (fast final convergence when H is ill-conditioned), then
+    :func:`active_set_qp`.  Returns ``(steps, kkt_violation)`` (pivots of the
+    active-set method plus SMO pair steps) with the violation measured on a
+    freshly recomputed gradient.
     """
     K = a.shape[0]
     # rounding floor: gradients are sums of C-sized terms, so a violation
@@ -353,8 +372,14 @@ def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 3
     floor = 64.0 * 2.220446049250313e-16 * C * hmax
     if tol < floor:
         tol = floor
-    grad = H @ a - d
     it = 0
+    if use_active_set and K > 0:
+        steps, _status = active_set_chol(H, d, C, a, tol, 50 * (K + 1))
+        it += steps
+        viol = _violation(a, H @ a - d)
+        if viol <= tol:
+            return it, viol
+    grad = H @ a - d
     viol = _violation(a, grad)
     burst = 2 * K + 10
     switch = max(SMO_BUDGET, 100 * K)
@@ -406,7 +431,7 @@ def _try_active_set(H, d, C, a, tol, viol):
 
 
 def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
-                   use_newton=True):
+                   use_newton=True, use_active_set=True):
     """Solve OP3's dual over a working set.
 
     Parameters
@@ -415,7 +440,11 @@ def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
     d : (K,) constraint offsets.
     C : the paper's C (bound on ``sum alpha``).
     alpha0 : optional warm start (K,), feasible (``>= 0``, ``sum <= C``).
-    use_newton : interleave subspace-Newton steps (False: pure SMO).
+    use_newton : interleave subspace-Newton steps in the SMO engine.
+    use_active_set : start with the active-set method on an updated
+        Cholesky factor (:func:`active_set_chol`); False with
+        ``use_newton=False``: pure SMO (then the compiled active-set method
+        of the fallback only).
 
     Returns ``(alpha, info)`` with ``info = {"n_steps", "kkt_violation"}``.
     """
@@ -439,5 +468,335 @@ def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
         a[0] = C - s
     # the tolerance is on gradients (units of xi); scale-free in C
     steps, viol = solve_simplex_qp(H, dd, float(C), a, float(tol), int(max_iter),
-                                   bool(use_newton))
+                                   bool(use_newton), 1 << 30, bool(use_active_set))
     return a[1:].copy(), {"n_steps": int(steps), "kkt_violation": float(viol)}
+
+
+# --------------------------------------------------------------------------
+# the main engine: primal active set on an updated Cholesky factor
+# --------------------------------------------------------------------------
+#: a variable whose lifted vector has a squared distance to the span of the
+#: free set's below this fraction of its squared norm counts as dependent
+DEPENDENT_REL = 1e-12
+
+
+@njit(cache=True)
+def chol_append(Lc, m, col, diag, rel):
+    """Grow the lower Cholesky factor ``Lc[:m, :m]`` of a Gram matrix ``L``
+    by one variable: ``col`` (length >= m) is its Gram column against the
+    m variables, ``diag`` its own squared norm.  Writes row m of ``Lc`` (the
+    forward solve ``Lc z = col`` and the pivot ``sqrt(diag - |z|^2)``), O(m^2).
+    Returns False, leaving ``Lc[m, m]`` unset, when the pivot^2 is at most
+    ``rel * diag`` (the new vector is, to that precision, in the span of the
+    others); then row m of ``Lc`` holds ``z`` (used by the null step)."""
+    for r in range(m):
+        s = col[r]
+        for c in range(r):
+            s -= Lc[r, c] * Lc[m, c]
+        Lc[m, r] = s / Lc[r, r]
+    s = diag
+    for c in range(m):
+        s -= Lc[m, c] * Lc[m, c]
+    if not s > rel * diag:
+        return False
+    Lc[m, m] = np.sqrt(s)
+    return True
+
+
+@njit(cache=True)
+def chol_delete(Lc, m, r):
+    """Remove variable ``r`` (row and column r) from the lower Cholesky
+    factor ``Lc[:m, :m]`` in place; the factor of the other m-1 variables,
+    in their order, is left in ``Lc[:m-1, :m-1]``.  The rows below r move up
+    one; their entries in column r then form a vector ``l`` with
+    ``L33_new L33_new' = L33 L33' + l l'``, folded into the trailing block by
+    Givens rotations of column pairs (an O((m - r)^2) rank-one update).  Reads
+    nothing above the diagonal of the old factor."""
+    for i in range(r, m - 1):
+        for c in range(i + 2):
+            Lc[i, c] = Lc[i + 1, c]
+    for i in range(r, m - 1):
+        x0 = Lc[i, i + 1]
+        z0 = Lc[i, r]
+        h = np.sqrt(x0 * x0 + z0 * z0)
+        cs = x0 / h
+        sn = z0 / h
+        for k in range(i, m - 1):
+            x = Lc[k, i + 1]
+            z = Lc[k, r]
+            Lc[k, i + 1] = cs * x + sn * z
+            Lc[k, r] = cs * z - sn * x
+    for i in range(r, m - 1):
+        for c in range(r, i + 1):
+            Lc[i, c] = Lc[i, c + 1]
+
+
+@njit(cache=True)
+def chol_solve(Lc, m, b, out):
+    """``out = L^{-1} b`` with ``L = Lc Lc'`` (``Lc[:m, :m]`` lower
+    triangular; ``b`` and ``out`` of length >= m, may be the same array)."""
+    for r in range(m):
+        s = b[r]
+        for c in range(r):
+            s -= Lc[r, c] * out[c]
+        out[r] = s / Lc[r, r]
+    for r in range(m - 1, -1, -1):
+        s = out[r]
+        for c in range(r + 1, m):
+            s -= Lc[c, r] * out[c]
+        out[r] = s / Lc[r, r]
+
+
+@njit(cache=True)
+def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
+    """Variable ``k`` (outside the free set F, lifted vector dependent on
+    F's) and the free set: move along the null direction ``e_k - sum_r z_r
+    e_{F_r}`` with ``L_FF z = col`` (the lifted Gram column of k), on which
+    ``w`` and ``sum a`` stay fixed and the objective is linear, oriented
+    downhill (slope ``grad_k - grad_F . z``), as far as the first variable
+    reaching 0 (ratio test).  Returns the position in F of the variable that
+    left, ``m`` when k itself went to 0, or -1 when no variable blocks."""
+    chol_solve(Lc, m, col, z)
+    slope = grad[k]
+    for r in range(m):
+        slope -= z[r] * grad[F[r]]
+    sgn = 1.0 if slope <= 0.0 else -1.0
+    t = np.inf
+    rmin = -1
+    if sgn < 0.0:  # a_k decreases
+        t = a[k]
+        rmin = m
+    for r in range(m):
+        pr = -sgn * z[r]
+        if pr < 0.0:
+            lim = a[F[r]] / -pr
+            if lim < t:
+                t = lim
+                rmin = r
+    if rmin < 0:
+        return -1
+    a[k] += sgn * t
+    for r in range(m):
+        v = a[F[r]] - sgn * t * z[r]
+        a[F[r]] = v if v > 0.0 else 0.0
+    if rmin == m:
+        a[k] = 0.0
+    else:
+        a[F[rmin]] = 0.0
+    return rmin
+
+
+@njit(cache=True)
+def _face_minimiser(Lc, m, F, d, C, x, z):
+    """Minimiser of ``1/2 a'La - d'a`` on ``sum a = C`` over the free set
+    (``L = Lc Lc'`` the lifted Gram ``H_FF + 1``, equal to the objective's
+    ``H_FF`` on that hyperplane up to the constant ``C^2/2``): ``x = L^{-1}
+    (d_F - lambda 1)`` with ``lambda`` from ``sum x = C``.  ``z`` is work."""
+    for r in range(m):
+        x[r] = d[F[r]]
+        z[r] = 1.0
+    chol_solve(Lc, m, x, x)
+    chol_solve(Lc, m, z, z)
+    sx = 0.0
+    sz = 0.0
+    for r in range(m):
+        sx += x[r]
+        sz += z[r]
+    lam = (sx - C) / sz
+    for r in range(m):
+        x[r] -= lam * z[r]
+
+
+@njit(cache=True)
+def active_set_chol(H, d, C, a, tol, max_steps):
+    """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C, in place on a feasible
+    ``a`` (warm start): the primal active-set method of :func:`active_set_qp`
+    on an updated factorisation.
+
+    The free set F = {k : a_k > 0} keeps the lower Cholesky factor of its
+    lifted Gram matrix ``H_FF + 1`` (the Gram matrix of the vectors
+    ``(g_k, 1)``, nonsingular while they are independent).  Each step solves
+    the face's KKT system with two triangular solves (O(m^2), m = |F|),
+    then either a ratio test stops the step at the first free variable to
+    reach 0, which leaves F (:func:`chol_delete`, O(m^2)), or, at the face
+    minimum, the variable outside F of smallest gradient enters when its
+    gradient is below the free set's by more than ``tol``
+    (:func:`chol_append`, O(m^2)).  An entering variable whose lifted vector
+    depends on F's first takes null steps (:func:`_null_step`: w fixed, the
+    objective linear and decreasing) that drive free variables out until it
+    is independent.
+
+    Why (issue 16): OCAS's working set gains one cut per iteration, so from
+    the previous solution the new optimum is a few pivots away; each pivot
+    costs O(m^2 + K m) instead of SMO's thousands of pair steps or a fresh
+    O(m^3) factorisation.  On the w8a working sets (K up to 150, m ~ 60)
+    a solve took 0.1 ms against 1-6 ms for SMO with Newton steps.
+
+    ``tol``: the entering threshold on gradients (units of xi).
+    ``max_steps``: limit on pivots (entering, leaving and null steps).
+    Returns ``(steps, status)``: status 1 when no variable outside F has a
+    gradient below the free set's minus ``tol`` at a face minimum (the KKT
+    conditions to ``tol``, up to the rounding of the face solves; the caller
+    recomputes the violation), 0 when ``max_steps`` ran out, -1 when the
+    starting free set is dependent or a null step found no blocking
+    variable (``a`` stays feasible in every case; sum a = C is restored by
+    rescaling).
+    """
+    K = a.shape[0]
+    F = np.empty(K, dtype=np.int64)
+    inF = np.zeros(K, dtype=np.bool_)
+    Lc = np.empty((K + 1, K + 1))
+    col = np.empty(K)
+    x = np.empty(K)
+    z = np.empty(K)
+    grad = np.empty(K)
+    m = 0
+    status = 0
+    steps = 0
+    for k in range(K):
+        if a[k] > 0.0:
+            for r in range(m):
+                col[r] = H[F[r], k] + 1.0
+            if not chol_append(Lc, m, col, H[k, k] + 1.0, DEPENDENT_REL):
+                status = -1
+                break
+            F[m] = k
+            inF[k] = True
+            m += 1
+    while status == 0 and steps < max_steps:
+        steps += 1
+        _face_minimiser(Lc, m, F, d, C, x, z)
+        # ratio test along the step towards the face minimiser
+        t = 1.0
+        rmin = -1
+        for r in range(m):
+            ar = a[F[r]]
+            p = x[r] - ar
+            if p < 0.0 and ar < -p * t:
+                t = ar / -p
+                rmin = r
+        for r in range(m):
+            k = F[r]
+            v = a[k] + t * (x[r] - a[k])
+            a[k] = v if v > 0.0 else 0.0
+        if rmin >= 0:
+            k = F[rmin]
+            a[k] = 0.0
+            inF[k] = False
+            chol_delete(Lc, m, rmin)
+            for r in range(rmin, m - 1):
+                F[r] = F[r + 1]
+            m -= 1
+            continue
+        # at the face minimum: price the variables outside F
+        for k in range(K):
+            s = -d[k]
+            for r in range(m):
+                s += H[k, F[r]] * a[F[r]]
+            grad[k] = s
+        gl = 0.0
+        for r in range(m):
+            gl += grad[F[r]]
+        gl /= m
+        best = gl - tol
+        ent = -1
+        for k in range(K):
+            if not inF[k] and grad[k] < best:
+                best = grad[k]
+                ent = k
+        if ent < 0:
+            status = 1
+            break
+        # enter; while dependent on F, null steps push free variables out
+        while True:
+            for r in range(m):
+                col[r] = H[F[r], ent] + 1.0
+            if chol_append(Lc, m, col, H[ent, ent] + 1.0, DEPENDENT_REL):
+                F[m] = ent
+                inF[ent] = True
+                m += 1
+                break
+            steps += 1
+            rl = _null_step(H, d, a, Lc, F, m, ent, grad, z, col)
+            if rl < 0:
+                status = -1
+                break
+            if rl == m:
+                break  # the entering variable went back to 0
+            inF[F[rl]] = False
+            chol_delete(Lc, m, rl)
+            for r in range(rl, m - 1):
+                F[r] = F[r + 1]
+            m -= 1
+    s = 0.0
+    for k in range(K):
+        s += a[k]
+    if s > 0.0:
+        for k in range(K):
+            a[k] *= C / s
+    return steps, status
+
+
+@njit(cache=True)
+def add_cut_and_solve(G, H, d, a, K, g, off, C, tol, max_free, w, use_newton=True,
+                      use_active_set=True):
+    """One iteration's reduced-QP work in one compiled call (OCAS, issue 16
+    third round: the NumPy calls around the solve cost ~0.1 ms per
+    iteration, 10% of a w8a fit).
+
+    Problem: as :func:`solve_simplex_qp` over the first K + 1 cuts after
+    adding the new one.  The working set lives in capacity-sized buffers:
+    ``G`` (rows = cut vectors g_1..g_K), ``H`` (the slack-augmented Gram
+    matrix, ``H[0, :] = 0``, ``H[k, l] = g_k . g_l``), ``d`` (``[0, d_1..]``)
+    and ``a`` (``[slack, alpha_1..]``), with K cuts in use.
+
+    Parameters
+    ----------
+    G, H, d, a : the buffers (capacity >= K + 1 cuts), updated in place:
+        the new cut becomes cut K + 1 (``G[K] = g``, its Gram row, ``d``,
+        multiplier 0) and ``a[:K + 2]`` the re-solved multipliers.
+    K : cuts before this one.
+    g, off : the new cut's vector (length D) and offset.
+    C : the bound on sum alpha.
+    tol, max_free : as :func:`solve_simplex_qp`.
+    w : (D,) output, ``w = sum_k alpha_k g_k``.
+    use_newton, use_active_set : the engines, as :func:`solve_simplex_qp`.
+
+    Returns ``(steps, kkt_violation, xi, dual)`` with ``xi = max(0, max_k
+    d_k - g_k.w)`` and ``dual = sum_k alpha_k d_k - 1/2 |w|^2`` (a lower
+    bound on the optimum for any feasible alpha).
+    """
+    D = g.shape[0]
+    for j in range(D):
+        G[K, j] = g[j]
+    for k in range(K + 1):
+        s = 0.0
+        for j in range(D):
+            s += G[k, j] * g[j]
+        H[K + 1, k + 1] = s
+        H[k + 1, K + 1] = s
+    d[K + 1] = off
+    a[K + 1] = 0.0
+    k1 = K + 2
+    steps, viol = solve_simplex_qp(H[:k1, :k1], d[:k1], C, a[:k1], tol, 10_000_000,
+                                   use_newton, max_free, use_active_set)
+    for j in range(D):
+        w[j] = 0.0
+    for k in range(K + 1):
+        ak = a[k + 1]
+        if ak != 0.0:
+            for j in range(D):
+                w[j] += ak * G[k, j]
+    ww = 0.0
+    for j in range(D):
+        ww += w[j] * w[j]
+    xi = 0.0
+    dual = 0.0
+    for k in range(K + 1):
+        s = d[k + 1]
+        for j in range(D):
+            s -= G[k, j] * w[j]
+        if s > xi:
+            xi = s
+        dual += a[k + 1] * d[k + 1]
+    return steps, viol, xi, dual - 0.5 * ww

@@ -92,7 +92,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._oracle import ClassifierOracle, OrdinalOracle, check_ranks
-from ._qp import qp_rounding_floor, solve_simplex_qp
+from ._qp import add_cut_and_solve, qp_rounding_floor, solve_simplex_qp
 from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
 from ._ovr import OneVsRestRecord, OneVsRestRun, ovr_weights
 from .._stepping import SolverRun, SteppedFitMixin, with_callbacks
@@ -381,6 +381,38 @@ class _OcasRun(_CuttingPlaneRun):
         self._work_k = np.empty(2 * n)      # work arrays of the line search
         self._work_j = np.empty(2 * n)
         self.last_primal = self.primal_best
+        self.use_active_set = True  # the QP's active-set engine (False: SMO only)
+
+    def _add_and_solve(self, g, off):
+        """As :meth:`_CuttingPlaneRun._add_and_solve` (the same problem, the
+        same warning), with the Gram row, the solve, ``w``, ``xi`` and the
+        dual in one compiled call (:func:`~svmlab.cutting_plane._qp.add_cut_and_solve`;
+        the NumPy calls around the solve cost ~0.1 ms per iteration, 10% of
+        a w8a fit)."""
+        if self.K == self._G.shape[0]:
+            self._grow()
+        w = np.empty(self.D)
+        steps, viol, xi, dual = add_cut_and_solve(
+            self._G, self._H, self._d, self._a, self.K, np.ascontiguousarray(g, dtype=float),
+            float(off), self.C, self.qp_tol, self.D + 1, w, self.use_newton,
+            self.use_active_set)
+        self.K += 1
+        self.w = w
+        self.xi = max(0.0, float(xi))
+        self.dual = float(dual)
+        self.qp_steps += int(steps)
+        self.qp_violation = float(viol)
+        if viol > self.qp_tol and not self.qp_warned:
+            k1 = self.K + 1
+            limit = max(self.qp_tol, qp_rounding_floor(self._H[:k1, :k1], self.C))
+            if viol > limit:
+                self.qp_warned = True
+                warnings.warn(
+                    f"The reduced QP (OP3) of cutting-plane iteration {self.n_iter + 1} "
+                    f"stopped with KKT violation {viol:.3g} above its tolerance {limit:.3g} "
+                    f"(|W| = {self.K}, C = {self.C:g}); the lower bound and w of this "
+                    "iteration are less precise. A smaller C usually helps.",
+                    ConvergenceWarning, stacklevel=2)
 
     def _iterate(self, want_record):
         C, n = self.C, self.n_samples
