@@ -33,6 +33,19 @@ and share the fitted attributes and prediction:
     The weight of each class in ``classes_`` (all ones without
     ``class_weight``), as :class:`sklearn.svm.SVC`.
 
+Multiclass (k > 2 classes): LIBSVM's one-vs-one
+------------------------------------------------
+Every kernel classifier fits the k(k-1)/2 pairs of classes with its own
+binary solver, one kernel store shared by all pairs, and SVC's fitted
+layout (``support_`` grouped by class, ``n_support_`` (k,), ``dual_coef_``
+(k-1, n_SV), ``intercept_`` and ``n_iter_`` (k(k-1)/2,), ``alpha_``
+(k(k-1)/2, n)); ``decision_function_shape="ovr"`` (default) or ``"ovo"``
+as SVC's, and ``predict`` by LIBSVM's vote.  With two classes nothing of
+the above applies and ``decision_function_shape`` is ignored (as SVC).
+Records of ``iter_fit``/``callback`` are :class:`svmlab._multiclass.PairStep`
+(the pair, and the binary record).  Details and decisions:
+:mod:`svmlab._multiclass`.
+
 Weights (LIBSVM's weighted C-SVC, :class:`sklearn.svm.SVC`'s meaning)
 ----------------------------------------------------------------------
 ``fit(X, y, sample_weight=w)`` and the ``class_weight`` parameter (None, a
@@ -93,6 +106,8 @@ Kernel values and threads (parameters of every kernel estimator)
 
 from __future__ import annotations
 
+import functools
+import inspect
 from numbers import Integral, Real
 
 import numpy as np
@@ -102,9 +117,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._stepping import SteppedFitMixin, effective_n_jobs, with_callbacks
-from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_binary, check_weights,
-                          to_csr32)
-from .kernels._rows import Kernel
+from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_classification,
+                          check_weights, to_csr32)
+from .kernels._rows import Kernel, resolve_gamma
 from .kernels.cache import n_slots_for
 
 __all__ = ["BaseKernelSVC", "example_bounds"]
@@ -146,12 +161,41 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "progress": ["boolean"],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
     }
+
+    def __init_subclass__(cls, **kwargs):
+        """Give a subclass whose ``__init__`` lacks it the keyword-only
+        parameter ``decision_function_shape="ovr"`` (SVC's; see the module
+        docstring, "Multiclass").  Transitional: an ``__init__`` that lists
+        the parameter itself is left alone."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+        sig = inspect.signature(init)
+        if "decision_function_shape" in sig.parameters:
+            return
+
+        @functools.wraps(init)
+        def __init__(self, *args, decision_function_shape="ovr", **kw):
+            init(self, *args, **kw)
+            self.decision_function_shape = decision_function_shape
+
+        params = list(sig.parameters.values())
+        extra = inspect.Parameter("decision_function_shape", inspect.Parameter.KEYWORD_ONLY,
+                                  default="ovr")
+        if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD:
+            params.insert(len(params) - 1, extra)
+        else:
+            params.append(extra)
+        __init__.__signature__ = sig.replace(parameters=params)
+        cls.__init__ = __init__
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
 
     # ------------------------------------------------------------------ fit
@@ -176,8 +220,12 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         ``sample_weight`` as in :meth:`fit`."""
         self._validate_params()
         X_in = X
-        X, y_pm, classes = check_binary(X, y)
+        X, y_idx, classes = check_classification(X, y)
         validate_data(self, X_in, reset=True, skip_check_array=True)
+        if len(classes) > 2:
+            return self._start_multiclass(X, y_idx, classes, sample_weight)
+        self._fit_yidx = None
+        y_pm = np.where(y_idx == 1, 1.0, -1.0)
         Cv, keep = self._example_bounds(y_pm, classes, sample_weight)
         X_all, y_all = X, y_pm
         if keep is not None:
@@ -199,6 +247,47 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         run.n_jobs = threads
         if run.blas_threads is None:
             run.blas_threads = threads
+        return run
+
+    def _start_multiclass(self, X, y_idx, classes, sample_weight):
+        """:meth:`start` for k > 2 classes: one-vs-one
+        (:class:`svmlab._multiclass.MulticlassRun`).  ``_check_extra`` runs
+        before any work on the smallest pair (decision: the solvers' data
+        checks bound the working set by the number of samples, so the
+        smallest pair is the binding one; checking every pair would copy X
+        k(k-1)/2 times)."""
+        from ._multiclass import MulticlassRun, multiclass_weights
+
+        w, self.class_weight_, keep = multiclass_weights(y_idx, classes, sample_weight,
+                                                         self.class_weight)
+        Cv = np.ascontiguousarray(float(self.C) * w)
+        X_all, yi_all = X, y_idx
+        if keep is not None:
+            X, y_idx, Cv = X[keep], y_idx[keep], Cv[keep]
+        two = np.argsort(np.bincount(y_idx, minlength=len(classes)), kind="stable")[:2]
+        m = np.isin(y_idx, two)
+        self._check_extra(X[np.flatnonzero(m)], np.where(y_idx[m] == min(two), 1.0, -1.0))
+        self.classes_ = classes
+        # the kernel over the rows ordered by class (stable: row order within
+        # a class), gamma from the rows as given (SVC's)
+        perm = np.argsort(y_idx, kind="stable")
+        coff = np.concatenate([[0], np.cumsum(np.bincount(y_idx, minlength=len(classes)))])
+        kernel = Kernel(X[perm], self.kernel, resolve_gamma(self.gamma, X), self.degree,
+                        self.coef0)
+        self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
+        if self.cache_dtype_ == "float32":
+            kernel.ensure_float32()
+        threads = effective_n_jobs(self.n_jobs)
+        self._fit_X = X_all
+        self._fit_y = None
+        self._fit_yidx = yi_all
+        self._fit_keep = keep
+        self._fit_Cv = Cv
+        self._kernel_obj = kernel
+        run = MulticlassRun(self, kernel, perm, coff, classes, Cv[perm], threads)
+        run.kept = keep
+        run.n_jobs = threads
+        run.blas_threads = threads
         return run
 
     def _example_bounds(self, y_pm, classes, sample_weight):
@@ -223,6 +312,8 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         scikit-learn callback gets at a block boundary, see
         :mod:`svmlab._stepping`).  Needs the training data kept by
         :meth:`start`, so it is only valid during ``fit``."""
+        if getattr(self, "_fit_yidx", None) is not None:
+            return self._multiclass_attributes(run)
         res = run.result()
         alpha = np.asarray(res["alpha"], dtype=np.float64)
         if self._fit_keep is not None:
@@ -261,11 +352,55 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
                                      self.kernel, gamma, self.degree, self.coef0)
         return attrs
 
+    def _multiclass_attributes(self, run):
+        """The fitted attributes of a one-vs-one state, in SVC's layout
+        (:func:`svmlab._multiclass.ovo_layout`)."""
+        from ._multiclass import ovo_layout
+
+        res = run.result()
+        keep = self._fit_keep
+        rows = [run.pair_rows(p) if keep is None else keep[run.pair_rows(p)]
+                for p in range(len(run.pairs))]
+        k = len(self.classes_)
+        alpha, support, n_support, dual_coef, pair_coef = ovo_layout(
+            self._fit_yidx, rows, res["alphas"], k)
+        X = self._fit_X
+        sv = X[support]
+        gamma = self._kernel_obj.gamma_
+        attrs = {
+            "alpha_": alpha,
+            "intercept_": np.asarray(res["intercepts"], dtype=np.float64),
+            "support_": support,
+            "support_vectors_": sv,
+            "dual_coef_": dual_coef,
+            "n_support_": n_support,
+            "n_iter_": np.asarray(res["n_iter"], dtype=np.int32),
+            "converged_": bool(run.converged),
+            "stop_reason_": run.stop_reason,
+            "fit_time_": float(run.elapsed),
+            "gamma_": gamma,
+            "shape_fit_": X.shape,
+            "_pair_coef": pair_coef,
+        }
+        for key, v in res.items():
+            if key not in ("alphas", "intercepts", "n_iter"):
+                attrs[key + "_"] = v
+        if self.kernel == "linear":
+            w = pair_coef @ sv if len(support) else np.zeros((len(run.pairs), X.shape[1]))
+            attrs["coef_"] = np.asarray(w.toarray() if sp.issparse(w) else w)
+        attrs["_sv_kernel"] = Kernel(sv if len(support) else X[:1],
+                                     self.kernel, gamma, self.degree, self.coef0)
+        return attrs
+
     def _store_run(self, run):
+        if getattr(self, "_fit_yidx", None) is None:
+            # a binary fit leaves no multiclass attribute of an earlier fit
+            self.__dict__.pop("_pair_coef", None)
         for name, value in self._fitted_attributes(run).items():
             setattr(self, name, value)
         # training data are not kept beyond what prediction needs
         del self._fit_X, self._fit_y, self._kernel_obj, self._fit_keep, self._fit_Cv
+        del self._fit_yidx
 
     # -------------------------------------------------------------- predict
     def _validate_X_predict(self, X):
@@ -274,10 +409,38 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
                           dtype=np.float64)
         return to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
 
+    def _ovo_decision(self, X, block=4096):
+        """(n, k(k-1)/2) one-vs-one decision values (LIBSVM's: positive for
+        the first class of each pair); the support vectors' kernel values
+        are computed once for all pairs."""
+        P = self.intercept_.shape[0]
+        if len(self.support_) == 0:
+            return np.tile(self.intercept_, (X.shape[0], 1))
+        if self.kernel == "linear":
+            out = X @ self.coef_.T
+            return np.asarray(out) + self.intercept_
+        out = np.empty((X.shape[0], P))
+        coef = self._pair_coef
+        for s in range(0, X.shape[0], block):
+            Kb = self._sv_kernel.matrix(Z=X[s:s + block])
+            out[s:s + block] = (coef @ Kb).T
+        return out + self.intercept_
+
     def decision_function(self, X, block=4096):
         """``f(x) = sum_i alpha_i y_i K(x_i, x) + intercept_``; positive
-        values predict ``classes_[1]``."""
+        values predict ``classes_[1]``.  With k > 2 classes: the one-vs-one
+        values (n, k(k-1)/2) for ``decision_function_shape="ovo"``, and for
+        ``"ovr"`` (n, k) SVC's transform of them
+        (``sklearn.utils.multiclass._ovr_decision_function``: votes plus
+        confidences squashed below 1/3)."""
         X = self._validate_X_predict(X)
+        if len(self.classes_) > 2:
+            from sklearn.utils.multiclass import _ovr_decision_function
+
+            dec = self._ovo_decision(X, block)
+            if getattr(self, "decision_function_shape", "ovr") == "ovr":
+                return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
+            return dec
         if len(self.support_) == 0:
             return np.full(X.shape[0], self.intercept_[0])
         if self.kernel == "linear":
@@ -291,5 +454,11 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         return out + self.intercept_[0]
 
     def predict(self, X):
+        check_is_fitted(self)
+        if len(self.classes_) > 2:
+            from ._multiclass import ovo_votes
+
+            X = self._validate_X_predict(X)
+            return self.classes_[ovo_votes(self._ovo_decision(X), len(self.classes_))]
         d = self.decision_function(X)
         return self.classes_[(d > 0).astype(int)]

@@ -22,6 +22,7 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "SOLVER_CONSTRAINTS",
     "check_binary",
+    "check_classification",
     "check_data",
     "check_weights",
     "to_csr32",
@@ -110,6 +111,19 @@ def check_binary(X, y, *, dense_only=False):
     ``decision_function`` convention) and X is float64 C-contiguous dense or
     canonical CSR with int32 indices.
     """
+    X, y_idx, classes = check_classification(X, y, dense_only=dense_only, max_classes=2)
+    return X, np.where(y_idx == 1, 1.0, -1.0), classes
+
+
+def check_classification(X, y, *, dense_only=False, max_classes=None):
+    """Validate a classification problem with two or more classes (at most
+    ``max_classes`` when given: more raise a ValueError pointing to
+    scikit-learn's multiclass wrappers).
+
+    Returns ``(X, y_idx, classes)``: ``classes`` the sorted labels,
+    ``y_idx`` (n,) int64 the index of each example's label in ``classes``,
+    X as in :func:`check_binary`.
+    """
     X, y = check_X_y(
         X,
         y,
@@ -125,19 +139,18 @@ def check_binary(X, y, *, dense_only=False):
             f"The training labels contain a single class, only one class ({classes[0]!r}); "
             "a support vector classifier needs two classes."
         )
-    if len(classes) > 2:
+    if max_classes is not None and len(classes) > max_classes:
         raise ValueError(
             "Only binary classification is supported. The type of the target "
             f"is {type_of_target(y)} ({len(classes)} classes). For multi-class "
             "problems wrap the estimator in "
             "sklearn.multiclass.OneVsRestClassifier or OneVsOneClassifier."
         )
-    y_pm = np.where(y_idx == 1, 1.0, -1.0)
     if sp.issparse(X):
         X = to_csr32(X)
     else:
         X = np.ascontiguousarray(X)
-    return X, y_pm, classes
+    return X, np.asarray(y_idx, dtype=np.int64).ravel(), classes
 
 
 def check_weights(y_pm, classes, sample_weight=None, class_weight=None):

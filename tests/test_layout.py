@@ -195,8 +195,8 @@ def test_no_import_cycle_in_svmlab():
 #: (``svmlab._stepping``, ``_base``, ``_validation``, ``_kkt``, ``kernels``)
 #: but not a sibling room, except the edges listed in ALLOWED_SIBLING_EDGES
 SOLVER_ROOMS = ("svmlab.smo", "svmlab.decomposition", "svmlab.cutting_plane")
-SHARED_BELOW = ("svmlab._stepping", "svmlab._base", "svmlab._validation", "svmlab._kkt",
-                "svmlab.kernels")
+SHARED_BELOW = ("svmlab._stepping", "svmlab._base", "svmlab._multiclass", "svmlab._validation",
+                "svmlab._kkt", "svmlab.kernels")
 #: the decomposition room's "smo" engine takes Platt's analytic step from
 #: the SMO room (one implementation of the step)
 ALLOWED_SIBLING_EDGES = {("svmlab.decomposition", "svmlab.smo._pairstep")}

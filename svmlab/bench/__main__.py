@@ -39,6 +39,7 @@ SUITE_MODULES = {
     "peers": "svmlab.bench.peers",
     "linear": "svmlab.bench.linear",
     "dense": "svmlab.bench.dense",
+    "multiclass": "svmlab.bench.multiclass",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")

@@ -1,0 +1,393 @@
+"""Native one-vs-one multiclass for the kernel classifiers (LIBSVM's scheme).
+
+With k > 2 classes, :class:`svmlab._base.BaseKernelSVC` trains one binary
+problem per pair of classes ``(a, b)``, ``a < b`` in ``classes_`` order
+(``(0, 1), (0, 2), ..., (0, k-1), (1, 2), ...``: LIBSVM's and
+:class:`sklearn.svm.SVC`'s order), each the dual of the module docstring of
+:mod:`svmlab._base` over the rows of classes a and b::
+
+    max_alpha  sum_i alpha_i - 1/2 sum_ij y_i y_j K(x_i, x_j) alpha_i alpha_j
+    s.t.       0 <= alpha_i <= C_i,   sum_i y_i alpha_i = 0,
+    y_i = +1 for class a (the FIRST of the pair), -1 for class b,
+
+LIBSVM's sign: the pair's decision value ``f_ab(x) = sum_i alpha_i y_i
+K(x_i, x) + intercept_[p]`` is positive for class a (SVC's ``"ovo"``
+decision values).  ``C_i = C * class_weight[y_i] * sample_weight_i`` with
+the weights of the whole training set (``"balanced"``: ``n / (k
+count(label))``), LIBSVM's weighted C per pair.
+
+Decisions (the details SVC leaves to LIBSVM):
+
+* A pair's rows are those of class a, then those of class b, each in the
+  order of X (LIBSVM groups the training set by class the same way); the
+  solvers' indices (``i1``, ``i2``, ``working_set``...) in a record are
+  positions in that list: ``run.pair_rows(p)`` maps them to rows of X
+  (after the removal of zero-weight rows, ``run.kept``).
+* The pairs are fitted one after the other by the estimator's own binary
+  run (``_make_run``), each with ``max_iter`` (per pair, as SVC); one
+  :class:`MulticlassRun` drives them, so ``fit``, ``iter_fit``, ``start``,
+  callbacks, Ctrl-C, the progress bar and scikit-learn callbacks work on
+  the concatenation of the pairs' steps (``n_iter`` counts them all).
+* One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
+  of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
+  each pair's row cache serves its misses from it (pair (a, b)'s row of g
+  is the blocks of a and b; the block of g's own class serves all k-1
+  pairs of that class).  So sharing never computes more kernel values than
+  separate binary fits, and up to half as many.  Memory: the store and the
+  one live pair cache share ``cache_size`` (the store 3/4, the pair cache
+  1/4).  Solvers that compute kernel values outside their row cache (the
+  blocked decomposition's row store, SMO's parked phases, kernel blocks of
+  the QP engines) compute those directly.  ``kernel_evaluations_`` is the
+  sum over the pairs.
+* ``converged_`` is True only when every pair converged; ``stop_reason_``
+  is then ``"converged"``, else the reason of the worst pair (stalled, then
+  the iteration cap, then max_iter), or ``"interrupted"`` / ``"callback"``
+  when the whole fit was stopped; ``n_iter_`` is the (k(k-1)/2,) array of
+  steps per pair, as SVC's.
+
+Fitted attributes in SVC's layout: ``support_`` grouped by class (class
+order, then row order), ``n_support_`` (k,), ``dual_coef_`` (k-1, n_SV) with
+the coefficient ``alpha y`` of a support vector of class a in pair (a, b) in
+row ``b - 1`` and one of class b in row ``a``, ``intercept_`` (k(k-1)/2,),
+``coef_`` (k(k-1)/2, d) for the linear kernel; plus ``alpha_`` (k(k-1)/2, n),
+each pair's multipliers over the rows of X (0 outside the pair).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
+
+from ._stepping import SolverRun, blas_thread_limit, iteration_cap
+from .kernels._rows import Kernel
+from .kernels.cache import SharedRowStore
+
+__all__ = ["MulticlassRun", "PairStep", "class_pairs", "multiclass_weights",
+           "ovo_layout", "ovo_votes"]
+
+
+def class_pairs(k):
+    """The pairs ``(a, b)``, ``a < b``, of k classes in LIBSVM's order."""
+    return [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+
+def multiclass_weights(y_idx, classes, sample_weight=None, class_weight=None):
+    """Per-example weights of a k-class problem, as
+    :func:`svmlab._validation.check_weights` for two: returns ``(weight,
+    class_weight_ (k,), keep)``.  Every class must keep an example with a
+    positive weight (a pair with an empty class has no problem to solve;
+    decision: a ValueError, before any work)."""
+    n = y_idx.shape[0]
+    if isinstance(class_weight, dict):
+        unknown = [c for c in class_weight if c not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not in the "
+                             f"training classes {classes.tolist()!r}.")
+        for c, v in class_weight.items():
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"class_weight[{c!r}] = {v!r}: class weights must be "
+                                 "finite and non-negative.")
+    cw = np.asarray(compute_class_weight(class_weight, classes=classes, y=classes[y_idx]),
+                    dtype=np.float64)
+    w = cw[y_idx]
+    if sample_weight is not None:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.ndim == 0:
+            sw = np.full(n, float(sw))
+        if sw.shape != (n,):
+            raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},), "
+                             "one weight per training example.")
+        if not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight contains NaN or infinity.")
+        if np.any(sw < 0):
+            bad = np.flatnonzero(sw < 0)
+            raise ValueError(
+                f"sample_weight must be non-negative: {len(bad)} negative value(s), "
+                f"e.g. sample_weight[{bad[0]}] = {float(sw[bad[0]])!r}. A weight scales the "
+                "example's bound C_i = C * weight; use 0 to remove an example.")
+        w = w * sw
+    keep = None
+    if np.any(w <= 0):
+        keep = np.flatnonzero(w > 0)
+        left = np.unique(y_idx[keep])
+        if len(left) < len(classes):
+            gone = [classes[c] for c in range(len(classes)) if c not in set(left.tolist())]
+            raise ValueError(
+                f"sample_weight and class_weight give zero weight to every example of "
+                f"class(es) {gone!r}; one-vs-one multiclass needs every class with a "
+                "positive weight (drop the class from the training labels instead).")
+    return w, cw, keep
+
+
+@dataclass(frozen=True)
+class PairStep:
+    """The record of one step of a one-vs-one fit.
+
+    ``iteration``: 1-based over the whole fit (all pairs); ``pair_index``: p,
+    the column of ``decision_function`` with the "ovo" shape; ``pair``: the
+    class labels ``(classes_[a], classes_[b])`` (+1 is the first);
+    ``classes``: their indices ``(a, b)``; ``record``: the binary solver's own
+    record (its ``iteration`` counts this pair's steps; its example indices
+    are positions in the pair's rows, ``run.pair_rows(pair_index)``).
+    Other attributes are read from ``record``."""
+
+    iteration: int
+    pair_index: int
+    pair: tuple
+    classes: tuple
+    record: Any
+
+    def __getattr__(self, name):
+        if name == "record" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+
+class MulticlassRun(SolverRun):
+    """The pairs' binary runs one after the other (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : BaseKernelSVC
+        Its ``_make_run(X, y_pm, kernel)`` makes each pair's run.
+    kernel : Kernel
+        Over the training rows (kept rows only) ordered by class.
+    perm : (N,) int
+        ``perm[q]`` the kept row at position q of that order.
+    class_offsets : (k+1,) int
+        Class c is at positions ``class_offsets[c]:class_offsets[c+1]``.
+    classes : the labels; Cv : (N,) per-example bounds in class order;
+    threads : BLAS threads (``n_jobs``).
+    """
+
+    def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads):
+        self.n_samples = kernel.n_samples
+        super().__init__(estimator, max_iter=-1, progress=estimator.progress)
+        self.kernel = kernel
+        self.perm = np.asarray(perm, dtype=np.int64)
+        self.coff = np.asarray(class_offsets, dtype=np.int64)
+        self.classes, self.Cv = classes, Cv
+        self.threads = threads
+        self.pairs = class_pairs(len(classes))
+        P = len(self.pairs)
+        self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
+                                     np.arange(self.coff[b], self.coff[b + 1])])
+                     for a, b in self.pairs]
+        self.store = SharedRowStore(kernel, self.coff, float(estimator.cache_size),
+                                    estimator.cache_dtype_)
+        mi = int(estimator.max_iter)
+        self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
+        self.max_iter = P * mi if mi >= 0 else -1
+        self.results = [None] * P
+        self.pair_n_iter = np.zeros(P, dtype=np.int32)
+        self.pair_reason = ["pending"] * P
+        self.pair_messages = [None] * P
+        self.p = 0
+        self.cur = None
+        self._done = False
+        self._open(0)  # validates the first pair's run (and gives step_name etc.)
+        self.step_name = self.cur.step_name
+        self.tol_name = self.cur.tol_name
+        self.steps_per_task = self.cur.steps_per_task
+
+    # -- pairs ------------------------------------------------------------------
+    def pair_rows(self, p):
+        """The kept training rows of pair p, in the pair's order (class a's,
+        then class b's): maps a record's example indices to rows."""
+        return self.perm[self._pos[p]]
+
+    def _open(self, p):
+        est = self.estimator
+        pos = self._pos[p]
+        a, b = self.pairs[p]
+        k = self.kernel
+        Xs = k.X
+        Xp = Xs[pos]
+        na = int(self.coff[a + 1] - self.coff[a])
+        yp = np.concatenate([np.ones(na), -np.ones(len(pos) - na)])
+        kp = Kernel(Xp, est.kernel, k.gamma_, est.degree, est.coef0, binary=bool(k.binary))
+        if est.cache_dtype_ == "float32":
+            kp.ensure_float32()
+        self.store.attach(kp, a, b)
+        est._fit_Cv = np.ascontiguousarray(self.Cv[pos])
+        run = est._make_run(Xp, yp, kp)
+        run.progress = False
+        run.n_jobs = self.threads
+        if run.blas_threads is None:
+            run.blas_threads = self.threads
+        self.cur = run
+
+    def _close(self):
+        run, p = self.cur, self.p
+        self.results[p] = run.result()
+        self.pair_n_iter[p] = run.n_iter
+        self.pair_reason[p] = run.stop_reason
+        self.pair_messages[p] = run.warning_message()
+        self.cur = None  # its cache goes with it
+        self.p += 1
+        if self.p >= len(self.pairs):
+            self._done = True
+            if all(r == "converged" for r in self.pair_reason):
+                self.converged = True
+
+    def _pair_record(self, rec):
+        a, b = self.pairs[self.p]
+        return PairStep(iteration=self.n_iter + 1, pair_index=self.p,
+                        pair=(self.classes[a], self.classes[b]), classes=(a, b), record=rec)
+
+    # -- SolverRun ---------------------------------------------------------------
+    @property
+    def step_limit(self):
+        return int(sum(self._limits))
+
+    @property
+    def finished(self):
+        # (the budget, the sum of the pairs' limits, is spent only when the
+        # last pair has spent its own, which closes it: _done)
+        return self.converged or self.stopped or self.interrupted or self._done
+
+    @property
+    def stop_reason(self):
+        if self.converged:
+            return "converged"
+        if self.interrupted:
+            return "interrupted"
+        if self._done:
+            for r in ("stalled", "iteration_cap", "max_iter", "callback"):
+                if r in self.pair_reason:
+                    return r
+        if self.stopped:
+            return "callback"
+        if self.stalled:
+            return "stalled"
+        return "running"
+
+    def warning_message(self):
+        reason = self.stop_reason
+        if reason in ("stalled", "iteration_cap", "max_iter"):
+            bad = [p for p, r in enumerate(self.pair_reason) if r == reason]
+            p = bad[0]
+            pair = tuple(self.classes[c] for c in self.pairs[p])
+            return (f"One-vs-one: {len(bad)} of {len(self.pairs)} pairs ended with "
+                    f"'{reason}'; pair {pair!r}: {self.pair_messages[p]}")
+        return super().warning_message()
+
+    def _step(self):
+        while not self._done:
+            if self.cur is None:
+                self._open(self.p)
+            rec = self.cur.step()
+            if rec is not None:
+                out = self._pair_record(rec)
+                if self.cur.finished:  # its max_iter spent: on to the next pair
+                    self._close()
+                return out
+            self._close()
+        return None
+
+    def _advance(self, max_steps):
+        taken = 0
+        while taken < max_steps and not self._done:
+            if self.cur is None:
+                self._open(self.p)
+            r = self.cur
+            if r.finished:
+                self._close()
+                continue
+            want = min(max_steps - taken, r.budget)
+            t0 = time.perf_counter()
+            with blas_thread_limit(r.blas_threads):
+                k = r._advance(want)
+            r.elapsed += time.perf_counter() - t0
+            r.n_iter += k
+            taken += k
+            if k == 0 and not (r.converged or r.stopped or r.stalled):
+                r._mark_stalled()
+            if r.finished:
+                self._close()
+            if self._interrupt_requested:
+                break
+        return taken
+
+    def run(self, chunk=None, tasks=None):
+        if chunk is None:
+            chunk = 20000 if self.steps_per_task > 1 else 1000
+        return super().run(chunk=chunk, tasks=tasks)
+
+    def result(self):
+        """Per pair: ``alphas`` (list of the pairs' multipliers, on their
+        rows), ``intercepts`` (P,), ``n_iter`` (P,), and the sums of the
+        pairs' numeric extras (``kernel_evaluations``...).  Pairs not begun
+        count as all-zero multipliers and intercept 0."""
+        P = len(self.pairs)
+        alphas, b = [], np.zeros(P)
+        extras = {}
+        n_iter = self.pair_n_iter.copy()
+        for p in range(P):
+            res = self.results[p]
+            if res is None and p == self.p and self.cur is not None:
+                res = self.cur.result()
+                n_iter[p] = self.cur.n_iter
+            if res is None:
+                alphas.append(np.zeros(len(self._pos[p])))
+                continue
+            alphas.append(np.asarray(res["alpha"], dtype=np.float64))
+            b[p] = float(res["intercept"])
+            for key, v in res.items():
+                if key in ("alpha", "intercept"):
+                    continue
+                if isinstance(v, (int, float, np.integer, np.floating)) \
+                        and not isinstance(v, bool):
+                    extras[key] = extras.get(key, 0) + v
+        out = {"alphas": alphas, "intercepts": b, "n_iter": n_iter}
+        out.update(extras)
+        return out
+
+
+def ovo_layout(y_orig_idx, pair_rows_orig, alphas, k):
+    """SVC's fitted layout from the pairs' multipliers.
+
+    ``y_orig_idx`` (n,) class index of each row of X; ``pair_rows_orig[p]``
+    the rows of X of pair p, ``alphas[p]`` their multipliers.  Returns
+    ``(alpha (P, n), support (n_SV,), n_support (k,), dual_coef (k-1, n_SV),
+    pair_coef (P, n_SV))`` -- ``pair_coef[p]`` pair p's ``alpha y`` on the
+    support vectors (0 for those outside the pair), which prediction uses."""
+    n = y_orig_idx.shape[0]
+    pairs = class_pairs(k)
+    P = len(pairs)
+    A = np.zeros((P, n))  # alpha y per pair
+    alpha = np.zeros((P, n))
+    for p, (a, b) in enumerate(pairs):
+        rows = pair_rows_orig[p]
+        al = alphas[p]
+        alpha[p, rows] = al
+        A[p, rows] = np.where(y_orig_idx[rows] == a, al, -al)
+    is_sv = (alpha > 0).any(axis=0)
+    support = np.concatenate([np.flatnonzero(is_sv & (y_orig_idx == c)) for c in range(k)])
+    support = support.astype(np.int32)
+    n_support = np.array([np.sum(is_sv & (y_orig_idx == c)) for c in range(k)], dtype=np.int32)
+    pair_coef = A[:, support]
+    dual_coef = np.zeros((max(k - 1, 1), len(support)))
+    cls = y_orig_idx[support]
+    for p, (a, b) in enumerate(pairs):
+        ia = np.flatnonzero(cls == a)
+        ib = np.flatnonzero(cls == b)
+        dual_coef[b - 1, ia] = pair_coef[p, ia]
+        dual_coef[a, ib] = pair_coef[p, ib]
+    return alpha, support, n_support, dual_coef, pair_coef
+
+
+def ovo_votes(dec, k):
+    """LIBSVM's one-vs-one vote: pair (a, b) votes a when its decision value
+    is positive, else b; the class with the most votes wins, ties going to
+    the first class (LIBSVM's ``svm_predict_values``)."""
+    votes = np.zeros((dec.shape[0], k), dtype=np.int64)
+    for p, (a, b) in enumerate(class_pairs(k)):
+        pos = dec[:, p] > 0
+        votes[pos, a] += 1
+        votes[~pos, b] += 1
+    return np.argmax(votes, axis=1)

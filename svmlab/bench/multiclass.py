@@ -1,0 +1,137 @@
+"""Suite ``multiclass``: native one-vs-one multiclass against SVC (issue 17).
+
+Fashion-MNIST, all 10 classes: the first 10000 training images (size
+``full``; ``smoke``: 1500), pixels / 255, rbf ``C=10``, ``gamma=0.02``;
+``tol=1e-3``, ``cache_size=200`` MB for every solver:
+
+* LIBSVM, scikit-learn's :class:`~sklearn.svm.SVC` (the peer; one-vs-one,
+  a kernel cache per pair);
+* ``SMOClassifier(selection="wss2")`` (one-vs-one with one shared store of
+  full-set kernel rows, :mod:`svmlab._multiclass`);
+* the blocked decomposition ``DecompositionClassifier(engine="smo")``
+  (one-vs-one; each pair fills its own row store, which the shared store
+  does not reach).
+
+Each row reports the fit time (ratio against SVC's in the same run), the sum
+over the 45 pairs of the pairs' dual objectives ``W_p``, computed here from
+each model's ``support_``/``dual_coef_`` decoded with LIBSVM's layout (the
+same code for every solver), the largest relative difference of a pair's
+``W_p`` to SVC's (flagged above 1e-3 in the log and ``extra``), and the
+accuracy on held-out images (the first 5000 Fashion-MNIST test images;
+smoke: 500).  Each svmlab solver is first fitted on 300 rows with the
+cache dtype of the timed fit, so that the time excludes numba's one-time
+compilation (cached on disk in normal use).  ``extra`` carries the kernel values computed
+(``kernel_evaluations_``) where the solver counts them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._harness import Result, suite, timed
+
+TOL = 1e-3
+CACHE_MB = 200
+C = 10.0
+GAMMA = 0.02
+#: relative difference of a pair's dual objective to SVC's above which a row
+#: is flagged
+OBJ_TOL = 1e-3
+
+
+def pair_objectives(model, X, y_idx, k, gamma):
+    """Per pair (a, b), a < b: ``W = sum |c| - 1/2 c' K c`` over the pair's
+    support vectors, ``c`` the coefficients decoded from ``dual_coef_``
+    (class a's in row b-1, class b's in row a: LIBSVM's layout)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    dc = model.dual_coef_
+    dc = dc.toarray() if hasattr(dc, "toarray") else np.asarray(dc)
+    sup = np.asarray(model.support_)
+    cls = y_idx[sup]
+    out = []
+    for a in range(k):
+        for b in range(a + 1, k):
+            ia = np.flatnonzero(cls == a)
+            ib = np.flatnonzero(cls == b)
+            rows = np.concatenate([sup[ia], sup[ib]])
+            c = np.concatenate([dc[b - 1, ia], dc[a, ib]])
+            K = rbf_kernel(X[rows], X[rows], gamma=gamma)
+            out.append(float(np.abs(c).sum() - 0.5 * c @ K @ c))
+    return np.array(out)
+
+
+def _models(progress):
+    from .. import DecompositionClassifier, SMOClassifier
+
+    kw = dict(C=C, gamma=GAMMA, tol=TOL, cache_size=CACHE_MB, progress=progress)
+    return [("svmlab SMO wss2 (one-vs-one, shared store)",
+             SMOClassifier(selection="wss2", random_state=0, **kw)),
+            ("svmlab blocked decomposition (smo engine)",
+             DecompositionClassifier(engine="smo", **kw))]
+
+
+@suite("multiclass", "Fashion-MNIST 10 classes, one-vs-one: SMO and blocked decomposition "
+                     "vs SVC (time ratio, accuracy, per-pair dual objectives)")
+def run(ctx):
+    from sklearn.svm import SVC
+
+    from .. import datasets
+
+    n = 1500 if ctx.smoke else 10000
+    n_test = 500 if ctx.smoke else 5000
+    X, y = datasets.load("fashion-mnist", "train")
+    X, y = np.asarray(X[:n], dtype=np.float64), np.asarray(y[:n])
+    Xt, yt = datasets.load("fashion-mnist", "test")
+    Xt, yt = np.asarray(Xt[:n_test], dtype=np.float64), np.asarray(yt[:n_test])
+    classes = np.unique(y)
+    k = len(classes)
+    y_idx = np.searchsorted(classes, y)
+    case = f"Fashion-MNIST[{n}] {k} classes rbf C={C:g} g={GAMMA:g}"
+    svc, secs = timed(SVC(C=C, kernel="rbf", gamma=GAMMA, tol=TOL, cache_size=CACHE_MB).fit,
+                      X, y)
+    W_ref = pair_objectives(svc, X, y_idx, k, GAMMA)
+    acc = float(np.mean(svc.predict(Xt) == yt))
+    ctx.emit(Result(case=case, solver="LIBSVM (sklearn SVC)", time_s=secs,
+                    n_iter=int(np.sum(svc.n_iter_)), objective=float(W_ref.sum()),
+                    objective_kind="dual", n_sv=int(len(svc.support_)), accuracy=acc,
+                    peer=True,
+                    extra={"C": C, "gamma": GAMMA, "tol": TOL, "cache_MB": CACHE_MB, "n": n,
+                           "n_test": n_test, "classes": k}))
+    for label, model in _models(ctx.progress):
+        # compile first (numba caches the code on disk; a user pays this once):
+        # a small fit with the cache dtype the timed fit resolves to
+        from sklearn.base import clone
+
+        from .._base import resolve_cache_dtype
+
+        dt = resolve_cache_dtype(model.cache_dtype, n, model.cache_size)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clone(model).set_params(cache_dtype=dt).fit(X[:300], y[:300])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model, secs = timed(model.fit, X, y)
+            except Exception as exc:  # report, keep going
+                ctx.fail(f"{case}: {label} raised {type(exc).__name__}: {exc}")
+                continue
+        W = pair_objectives(model, X, y_idx, k, GAMMA)
+        rel = (W - W_ref) / np.maximum(np.abs(W_ref), 1e-300)
+        worst = float(np.max(np.abs(rel)))
+        ok = worst <= OBJ_TOL
+        if not ok:
+            ctx.log(f"OBJECTIVE MISS: {case} | {label}: a pair's dual objective differs from "
+                    f"LIBSVM's by {worst:.2e} (relative) > {OBJ_TOL:g}")
+        pred_acc = float(np.mean(model.predict(Xt) == yt))
+        extra = {"converged": bool(model.converged_), "objective_ok": ok,
+                 "worst_pair_rel_diff": worst,
+                 "predictions_equal_svc": float(np.mean(model.predict(Xt) == svc.predict(Xt))),
+                 "warnings": [str(w.message)[:120] for w in caught]}
+        if hasattr(model, "kernel_evaluations_"):
+            extra["kernel_evaluations"] = int(model.kernel_evaluations_)
+        ctx.emit(Result(case=case, solver=label, time_s=secs, n_iter=int(np.sum(model.n_iter_)),
+                        objective=float(W.sum()), objective_kind="dual",
+                        n_sv=int(len(model.support_)), accuracy=pred_acc, extra=extra))
