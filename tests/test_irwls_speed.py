@@ -223,7 +223,7 @@ def _irwls_select_full_sort(e, y, sets, m, strategy, rng, tol, v, alpha, C):
     i, j, gap = max_violating_pair(v, y, alpha, C)
     if gap > tol:
         take([i, j])
-    if strategy == "random":
+    if strategy in ("random", "mixed"):
         for c in conds:
             for cls in (-1.0, 1.0):
                 pool = np.flatnonzero(c & (y == cls) & ~taken)
@@ -241,14 +241,21 @@ def _irwls_select_full_sort(e, y, sets, m, strategy, rng, tol, v, alpha, C):
     pos, neg = ordered[e[ordered] > 0], ordered[e[ordered] < 0]
     room = m - len(chosen)
     k_pos = min(len(pos), max(room // 2, room - len(neg)))
-    take(pos[:k_pos])
-    take(neg)
+    if strategy == "mixed":
+        # each side's share: half by largest |e|, the rest by lowest |e|
+        for side, k in ((pos, k_pos), (neg, room - k_pos)):
+            big = side[np.argsort(-ae[side], kind="stable")][:k // 2]
+            take(big)
+            take([i for i in side if i not in set(big.tolist())][:k - k // 2])
+    else:
+        take(pos[:k_pos])
+        take(neg)
     rest = perm[~taken[perm]]
     take(rest[np.argsort(ae[rest], kind="stable")])
     return np.array(sorted(chosen), dtype=np.int64)
 
 
-@pytest.mark.parametrize("strategy", ["random", "largest", "smallest"])
+@pytest.mark.parametrize("strategy", ["random", "largest", "smallest", "mixed"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_selection_equals_full_sort_twin(strategy, seed):
     rng = np.random.default_rng(seed)
@@ -288,6 +295,14 @@ def test_selection_balances_the_sign_of_e():
         up = np.sort(w[e[w] > 0])
         np.testing.assert_array_equal(up, np.arange(60) if strategy == "smallest"
                                       else np.arange(240, 300))
+    # "mixed": of the 60 up-movers, about half of largest |e| and half of
+    # lowest (the maximal violating pair and the random violators of each
+    # condition and class come first)
+    w = irwls_select(e, y, sets, 100, "mixed", check_random_state(0), 1e-3)
+    assert len(w) == 100
+    assert int(np.sum(e[w] > 0)) == 60 and int(np.sum(e[w] < 0)) == 40
+    up = w[e[w] > 0]
+    assert np.sum(up >= 240) >= 29 and np.sum(up < 60) >= 29
     # both sides long enough: half and half
     e2 = np.where(np.arange(n) < 500, 1.0, -1.0) * np.linspace(0.5, 1.0, n)
     sets2 = np.where(y * e2 > 0, 2, 3).astype(np.int8)

@@ -262,9 +262,9 @@ def test_kernel_entry_and_row_paths_agree_bitwise(name):
     np.testing.assert_array_equal(entries, K)
 
 
-@pytest.mark.parametrize("selection", ["largest", "smallest"])
+@pytest.mark.parametrize("selection", ["largest", "smallest", "mixed"])
 def test_irwls_replay_other_selections(selection):
-    """Section 3's deterministic strategies take the same steps too."""
+    """Section 3's other strategies take the same steps too."""
     X, y = _dataset("gauss-m")
     steps, excused, _ = _replay_irwls(X, y, _fast_gram(X, 1.0), 1.0, 25, 0, selection)
     assert steps > 20 and excused <= max(1, 0.05 * steps), (excused, steps)

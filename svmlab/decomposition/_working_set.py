@@ -28,7 +28,7 @@ from .._kkt import intercept_from_v, up_low, violating_pair
 __all__ = ["max_violating_pair", "steepest_feasible", "chunk_select", "irwls_select",
            "kkt_violations", "SELECTIONS"]
 
-SELECTIONS = ("random", "largest", "smallest")
+SELECTIONS = ("random", "largest", "smallest", "mixed")
 
 
 def max_violating_pair(v, y, alpha, C, active=None):
@@ -137,7 +137,10 @@ def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
       candidates of lowest ``|e_i|`` (those most likely to end as SVs).
       ``"largest"``: completed with the largest ``|e_i|`` (most violating,
       SVMlight-like), no random picks.  ``"smallest"``: lowest ``|e_i|``
-      only, no random picks.
+      only, no random picks.  ``"mixed"`` (our addition, the estimator's
+      default; see :class:`svmlab.IRWLSClassifier`): the random picks,
+      then half of each sign's share (below) by largest ``|e_i|`` and the
+      rest by lowest.
     * Our addition, shared with the rest of the family: the maximal
       violating pair is always included, which guarantees progress.
     * Our addition (issue 15): the completion is balanced by the sign of
@@ -180,7 +183,7 @@ def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
                                     np.ascontiguousarray(alpha, np.float64), Cv)
         if i >= 0 and j >= 0 and v[i] - v[j] > tol:
             take([i, j])
-    if strategy == "random":
+    if strategy in ("random", "mixed"):
         classes = (y == -1.0, y == 1.0)
         for c in conds:
             for in_cls in classes:
@@ -206,6 +209,13 @@ def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
     pos, neg = cidx[e[cidx] > 0], cidx[e[cidx] < 0]
     kp = min(len(pos), max(room // 2, room - len(neg)))
     for part, k in ((pos, kp), (neg, room - kp)):
+        if strategy == "mixed":
+            # half of the share to the largest |e| (SVMlight-like), the rest
+            # to the lowest (the paper's)
+            kl = k // 2
+            take(part[_smallest(-ae[part], kl)])
+            part = part[~taken[part]]
+            k -= kl
         key = -ae[part] if strategy == "largest" else ae[part]
         take(part[_smallest(key, k)])
     if len(chosen) < m:

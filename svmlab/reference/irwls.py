@@ -142,7 +142,7 @@ def select_working_set(e, y, sets, m, rng, tol, v, alpha, C, strategy="random", 
     i, j, gap = max_violating_pair(v, y, alpha, C, ties)
     if gap > tol:
         take([i, j])  # [sel-pair]
-    if strategy == "random":
+    if strategy in ("random", "mixed"):
         for c in conds:  # one random violator per condition and class
             for cls in (-1.0, 1.0):
                 pool = np.flatnonzero(c & (y == cls) & ~taken)
@@ -158,6 +158,11 @@ def select_working_set(e, y, sets, m, rng, tol, v, alpha, C, strategy="random", 
     pos, neg = pool[e[pool] > 0], pool[e[pool] < 0]
     k_pos = min(len(pos), max(room // 2, room - len(neg)))
     for part, limit in ((pos, len(chosen) + k_pos), (neg, m)):
+        if strategy == "mixed":  # half of this side's share: largest |e|
+            key = -np.abs(e[part])
+            order = np.argsort(key, kind="stable")
+            take(part[order], key[order], len(chosen) + (limit - len(chosen)) // 2)
+            part = part[~taken[part]]  # [sel-mixed]
         key = -np.abs(e[part]) if strategy == "largest" else np.abs(e[part])
         order = np.argsort(key, kind="stable")
         take(part[order], key[order], limit)  # [sel-violators]
@@ -226,13 +231,15 @@ def step(st):
         moved=sp.moved, mode=sp.mode, method=sp.method, chunk_done=sp.done)
 
 
-def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, selection="random",
+def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, selection="mixed",
         random_state=None, max_iter=-1):
     """Run IRWLS-SVC; returns a :class:`ReferenceFit` (one
     :class:`svmlab.decomposition.irwls.IRWLSRecord` per IRWLS iteration).
 
     ``random_state`` is used as by the estimator (an int seeds
-    ``np.random.RandomState``), so equal seeds give equal working sets."""
+    ``np.random.RandomState``), so equal seeds give equal working sets.
+    ``selection``: as the estimator's (default ``"mixed"``, svmlab's;
+    ``"random"`` is the paper's section 3 rule)."""
     K, y = np.asarray(K, float), np.asarray(y, float)
     n = len(y)
     if K.shape != (n, n) or not np.all(np.isin(y, (-1.0, 1.0))):
