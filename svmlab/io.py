@@ -42,9 +42,20 @@ Decisions where the task left a choice:
 * Labels must be integers (LIBSVM's reader parses them with ``%d``);
   float labels with integer values (``-1.0``, ``1.0``) are written as
   integers.  Other labels (strings...) raise a ValueError.
-* Only binary C-SVC models (``nr_class 2``), with the kernels svmlab has,
-  are read or written; anything else is a clear ValueError.  ``probA``,
+* C-SVC models with the kernels svmlab has are read and written, binary
+  or multiclass; anything else is a clear ValueError.  ``probA``,
   ``probB`` lines are accepted and ignored.
+* Multiclass (``nr_class k > 2``, LIBSVM's one-vs-one): every SV line has
+  ``k - 1`` coefficients, ``rho`` has one value per pair ``(i, j)``, ``i <
+  j`` in label order, and LIBSVM's pair value ``sum coef K - rho`` is
+  positive for ``label[i]``.  These are exactly the arrays of a multiclass
+  :class:`sklearn.svm.SVC` (``dual_coef_``, ``-intercept_``) and of the
+  svmlab kernel classifiers' native one-vs-one fit (:mod:`svmlab._multiclass`,
+  SVC's layout), written with the sorted labels.  A file whose labels are
+  not sorted (``svm-train`` orders them by first appearance) is read into
+  the sorted layout: pairs whose two labels swap order change sign.
+  One-vs-rest linear models (``coef_`` with k rows: the cutting plane,
+  LinearSVC) have no LIBSVM model format and are refused.
 * A LIBSVM model does not record the number of features.  The loaded model
   treats missing features as 0, as LIBSVM does: ``X`` may have fewer or more
   columns than the largest support-vector index (pass ``n_features`` to
@@ -110,7 +121,8 @@ def _numeric_gamma(est, kernel):
 
 
 def _sv_lines(coef, SV):
-    """``coef idx:val ...`` lines (1-based indices, non-zeros only)."""
+    """``coef idx:val ...`` lines (1-based indices, non-zeros only);
+    ``coef`` (n_SV,) or, multiclass, (k-1, n_SV): k-1 numbers per line."""
     SV = sp.csr_matrix(SV)
     SV.sort_indices()
     lines = []
@@ -118,21 +130,24 @@ def _sv_lines(coef, SV):
         lo, hi = SV.indptr[k], SV.indptr[k + 1]
         feats = " ".join(f"{int(j) + 1}:{_fmt(v)}"
                          for j, v in zip(SV.indices[lo:hi], SV.data[lo:hi]) if v != 0.0)
-        lines.append(f"{_fmt(coef[k])} {feats}".rstrip() + " ")
+        lead = (_fmt(coef[k]) if coef.ndim == 1
+                else " ".join(_fmt(c) for c in coef[:, k]))
+        lines.append(f"{lead} {feats}".rstrip() + " ")
     return lines
 
 
 def save_libsvm_model(estimator, path):
-    """Write a fitted binary classifier as a LIBSVM text model file.
+    """Write a fitted classifier as a LIBSVM text model file.
 
     ``estimator``: a fitted svmlab kernel classifier (:class:`SMOClassifier`,
     :class:`IRWLSClassifier`, :class:`ChunkingClassifier`,
-    :class:`DecompositionClassifier`), a fitted :class:`sklearn.svm.SVC`
-    (binary), a :class:`LibSVMModel`, or a fitted linear model with
+    :class:`DecompositionClassifier`), a fitted :class:`sklearn.svm.SVC`, a :class:`LibSVMModel`, or a fitted linear model with
     ``coef_``/``intercept_``/``classes_`` and no support vectors
     (:class:`CuttingPlaneClassifier`, :class:`sklearn.svm.LinearSVC`), which
-    is written as a linear-kernel model.  ``path``: a file name or a text
-    file object.  See the module docstring for the sign conventions.
+    is written as a linear-kernel model.  Kernel classifiers may be
+    multiclass (one-vs-one, SVC's layout); linear models must be binary.
+    ``path``: a file name or a text file object.  See the module docstring
+    for the sign conventions.
 
     Example: ``save_libsvm_model(SMOClassifier().fit(X, y), "model.txt")``.
     """
@@ -140,26 +155,18 @@ def save_libsvm_model(estimator, path):
     if classes is None:
         raise ValueError(
             f"{type(estimator).__name__} is not a fitted classifier (no classes_); "
-            "save_libsvm_model writes fitted binary classifiers.")
-    if len(classes) != 2:
-        raise ValueError(
-            f"LIBSVM model files written here are binary (nr_class 2); the estimator has "
-            f"{len(classes)} classes.")
-    labels = [_label_text(classes[0]), _label_text(classes[1])]
+            "save_libsvm_model writes fitted classifiers.")
+    labels = [_label_text(c) for c in classes]
+    k = len(classes)
+    if k > 2:
+        return _save_multiclass(estimator, path, labels)
     if hasattr(estimator, "support_vectors_"):
-        kernel = getattr(estimator, "kernel", None)
-        if kernel not in _TO_LIBSVM:
-            raise ValueError(
-                f"kernel {kernel!r} has no LIBSVM model equivalent here; use one of "
-                f"{sorted(_TO_LIBSVM)}.")
+        kernel, gamma, degree, coef0 = _kernel_params(estimator)
         dual = np.asarray(estimator.dual_coef_, dtype=np.float64).reshape(-1)
         SV = estimator.support_vectors_
         if SV.shape[0] != dual.shape[0]:
             raise ValueError("dual_coef_ and support_vectors_ disagree in length.")
         intercept = float(np.asarray(estimator.intercept_).reshape(-1)[0])
-        gamma = _numeric_gamma(estimator, kernel)
-        degree = int(getattr(estimator, "degree", 3))
-        coef0 = float(getattr(estimator, "coef0", 0.0))
         # LIBSVM groups the SVs by class in label order: classes_[0] (dual
         # coefficient < 0, i.e. y = -1 in svmlab's convention) first
         neg = dual < 0
@@ -182,6 +189,45 @@ def save_libsvm_model(estimator, path):
         raise ValueError(
             f"{type(estimator).__name__} has neither support_vectors_ nor coef_: nothing "
             "a LIBSVM model file can hold.")
+    _write(path, kernel, gamma, degree, coef0, labels, [rho], nr_sv, coef, SV)
+
+
+def _kernel_params(estimator):
+    kernel = getattr(estimator, "kernel", None)
+    if kernel not in _TO_LIBSVM:
+        raise ValueError(
+            f"kernel {kernel!r} has no LIBSVM model equivalent here; use one of "
+            f"{sorted(_TO_LIBSVM)}.")
+    return (kernel, _numeric_gamma(estimator, kernel), int(getattr(estimator, "degree", 3)),
+            float(getattr(estimator, "coef0", 0.0)))
+
+
+def _save_multiclass(estimator, path, labels):
+    """A k-class one-vs-one kernel model (SVC's layout: ``support_vectors_``
+    grouped by class, ``dual_coef_`` (k-1, n_SV), ``intercept_`` (k(k-1)/2,),
+    ``classes_`` sorted) as LIBSVM's file: ``sv_coef = dual_coef_``, ``rho =
+    -intercept_``."""
+    k = len(labels)
+    if not hasattr(estimator, "support_vectors_"):
+        raise ValueError(
+            f"{type(estimator).__name__} is a {k}-class model without support vectors "
+            "(a one-vs-rest linear model); LIBSVM's multiclass model files are "
+            "one-vs-one kernel models, so it cannot be written as one.")
+    kernel, gamma, degree, coef0 = _kernel_params(estimator)
+    SV = estimator.support_vectors_
+    coef = np.asarray(estimator.dual_coef_, dtype=np.float64)
+    rho = -np.asarray(estimator.intercept_, dtype=np.float64).reshape(-1)
+    nr_sv = [int(v) for v in np.asarray(estimator.n_support_).reshape(-1)]
+    if coef.shape != (k - 1, SV.shape[0]) or rho.shape != (k * (k - 1) // 2,) \
+            or len(nr_sv) != k or sum(nr_sv) != SV.shape[0]:
+        raise ValueError(
+            f"{type(estimator).__name__}'s dual_coef_ {coef.shape}, intercept_ "
+            f"{rho.shape}, n_support_ ({len(nr_sv)},) and support_vectors_ "
+            f"{SV.shape} are not SVC's one-vs-one layout for {k} classes.")
+    _write(path, kernel, gamma, degree, coef0, labels, rho, nr_sv, coef, SV)
+
+
+def _write(path, kernel, gamma, degree, coef0, labels, rho, nr_sv, coef, SV):
     head = ["svm_type c_svc", f"kernel_type {_TO_LIBSVM[kernel]}"]
     if kernel == "poly":
         head.append(f"degree {degree}")
@@ -189,8 +235,10 @@ def save_libsvm_model(estimator, path):
         head.append(f"gamma {_fmt(gamma)}")
     if kernel in ("poly", "sigmoid"):
         head.append(f"coef0 {_fmt(coef0)}")
-    head += ["nr_class 2", f"total_sv {SV.shape[0]}", f"rho {_fmt(rho)}",
-             f"label {labels[0]} {labels[1]}", f"nr_sv {nr_sv[0]} {nr_sv[1]}", "SV"]
+    head += [f"nr_class {len(labels)}", f"total_sv {SV.shape[0]}",
+             "rho " + " ".join(_fmt(r) for r in rho),
+             "label " + " ".join(str(l) for l in labels),
+             "nr_sv " + " ".join(str(v) for v in nr_sv), "SV"]
     text = "\n".join(head + _sv_lines(coef, SV)) + "\n"
     if hasattr(path, "write"):
         path.write(text)
@@ -200,7 +248,7 @@ def save_libsvm_model(estimator, path):
 
 
 class LibSVMModel:
-    """A binary C-SVC read from a LIBSVM model file (:func:`load_libsvm_model`).
+    """A C-SVC read from a LIBSVM model file (:func:`load_libsvm_model`).
 
     scikit-learn's conventions: ``classes_`` sorted, ``decision_function(X)
     = dual_coef_ @ K(support_vectors_, X) + intercept_`` with positive values
@@ -213,6 +261,16 @@ class LibSVMModel:
     ``support_vectors_`` (CSR), ``dual_coef_`` (1, n_SV), ``intercept_``
     (1,), ``classes_``, ``n_features_in_`` (``None`` unless given at load),
     ``coef_`` (linear kernel).  Not an estimator: it cannot be refitted.
+
+    Multiclass files (k > 2 labels, one-vs-one) are held in SVC's layout
+    with the labels sorted: ``support_vectors_`` grouped by class,
+    ``n_support_`` (k,), ``dual_coef_`` (k-1, n_SV), ``intercept_``
+    (k(k-1)/2,), ``coef_`` (k(k-1)/2, d) for the linear kernel;
+    ``labels_``, ``rho_`` (k(k-1)/2,) and ``sv_coef_`` (k-1, n_SV) stay the
+    file's own.  ``decision_function`` follows ``decision_function_shape``
+    (``"ovr"``, the default, or ``"ovo"``; SVC's values), ``predict`` is
+    LIBSVM's vote, and :meth:`libsvm_decision_function` gives LIBSVM's
+    (n, k(k-1)/2) pair values in the file's label order.
     """
 
     def __init__(self, *, kernel, gamma, degree, coef0, labels, rho, sv_coef, nr_sv,
@@ -222,10 +280,16 @@ class LibSVMModel:
         self.degree = int(degree)
         self.coef0 = float(coef0)
         self.labels_ = np.asarray(labels)
-        self.rho_ = float(rho)
         self.sv_coef_ = np.asarray(sv_coef, dtype=np.float64)
         self.support_vectors_ = to_csr32(support_vectors)
         self.n_features_in_ = n_features
+        self._kernels = {}
+        if len(self.labels_) > 2:
+            self.rho_ = np.asarray(rho, dtype=np.float64).reshape(-1)
+            self.decision_function_shape = "ovr"
+            self._init_multiclass(nr_sv)
+            return
+        self.rho_ = float(rho)
         # scikit-learn's sign: f > 0 predicts classes_[1] (classes_ sorted)
         self.classes_ = np.sort(self.labels_)
         sign = 1.0 if self.labels_[0] == self.classes_[1] else -1.0
@@ -233,10 +297,84 @@ class LibSVMModel:
         self.intercept_ = np.array([-sign * self.rho_])
         nr = np.asarray(nr_sv, dtype=np.int32)
         self.n_support_ = nr if sign < 0 else nr[::-1].copy()
-        self._kernels = {}
         if kernel == "linear":
             w = self.dual_coef_ @ self.support_vectors_
             self.coef_ = np.asarray(w).reshape(1, -1)
+
+    def _init_multiclass(self, nr_sv):
+        """SVC's layout from the file's (see the class docstring): the
+        classes sorted, the SVs regrouped by sorted class, and every pair's
+        coefficients and intercept with the sign of the sorted pair (LIBSVM's
+        pair value is positive for the first label of the pair in the file's
+        order, SVC's for the first in sorted order)."""
+        from ._multiclass import class_pairs
+
+        labels = self.labels_
+        k = len(labels)
+        order = np.argsort(labels, kind="stable")      # sorted index -> file index
+        rank = np.empty(k, dtype=np.intp)
+        rank[order] = np.arange(k)                      # file index -> sorted index
+        self.classes_ = labels[order]
+        nr = np.asarray(nr_sv, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(nr)])
+        file_cls = np.repeat(np.arange(k), nr)
+        perm = np.concatenate([np.arange(starts[f], starts[f + 1]) for f in order]
+                              ).astype(np.intp)
+        self.support_vectors_ = to_csr32(self.support_vectors_[perm])
+        self.n_support_ = nr[order].astype(np.int32)
+        pair_index = {pq: t for t, pq in enumerate(class_pairs(k))}
+        dual = np.zeros((k - 1, len(perm)))
+        for pos, s in enumerate(perm):
+            fc = file_cls[s]
+            sc = rank[fc]
+            for fo in range(k):
+                if fo == fc:
+                    continue
+                so = rank[fo]
+                sign = 1.0 if rank[min(fc, fo)] == min(sc, so) else -1.0
+                dual[so if so < sc else so - 1, pos] = sign * self.sv_coef_[
+                    fo if fo < fc else fo - 1, s]
+        intercept = np.zeros(len(pair_index))
+        self._file_pairs = []   # per file pair: (sorted pair index, sign)
+        for (i, j), t in sorted(pair_index.items(), key=lambda kv: kv[1]):
+            ri, rj = rank[i], rank[j]
+            sign = 1.0 if ri < rj else -1.0
+            q = pair_index[(min(ri, rj), max(ri, rj))]
+            intercept[q] = -sign * self.rho_[t]
+            self._file_pairs.append((q, sign))
+        self.dual_coef_ = dual
+        self.intercept_ = intercept
+        if self.kernel == "linear":
+            S = self.support_vectors_
+            self.coef_ = np.vstack([np.asarray(self._pair_dual(p) @ S[self._pair_svs(p)])
+                                    .reshape(-1) for p in range(len(intercept))])
+
+    def _pair_svs(self, p):
+        """The positions (in ``support_vectors_``) of pair p's two classes
+        and, by :meth:`_pair_dual`, their coefficients."""
+        from ._multiclass import class_pairs
+
+        a, b = class_pairs(len(self.classes_))[p]
+        st = np.concatenate([[0], np.cumsum(self.n_support_)])
+        return np.r_[st[a]:st[a + 1], st[b]:st[b + 1]]
+
+    def _pair_dual(self, p):
+        from ._multiclass import class_pairs
+
+        a, b = class_pairs(len(self.classes_))[p]
+        st = np.concatenate([[0], np.cumsum(self.n_support_)])
+        return np.concatenate([self.dual_coef_[b - 1, st[a]:st[a + 1]],
+                               self.dual_coef_[a, st[b]:st[b + 1]]])
+
+    def _ovo_values(self, X):
+        """SVC's one-vs-one values (n, k(k-1)/2), sorted labels."""
+        X, d = self._prepare(X)
+        K = self._kernel_for(d).matrix(Z=X)
+        P = len(self.intercept_)
+        dec = np.empty((X.shape[0], P))
+        for p in range(P):
+            dec[:, p] = self._pair_dual(p) @ K[self._pair_svs(p)] + self.intercept_[p]
+        return dec
 
     def _prepare(self, X):
         X = check_array(X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
@@ -266,17 +404,36 @@ class LibSVMModel:
 
     def libsvm_decision_function(self, X):
         """LIBSVM's decision value ``sum_i coef_i K(sv_i, x) - rho``
-        (positive predicts ``labels_[0]``)."""
+        (positive predicts ``labels_[0]``); multiclass: (n, k(k-1)/2), pair
+        ``(i, j)`` of the file's labels positive for ``labels_[i]``."""
+        if len(self.labels_) > 2:
+            dec = self._ovo_values(X)
+            return np.column_stack([sign * dec[:, q] for q, sign in self._file_pairs])
         X, d = self._prepare(X)
         K = self._kernel_for(d).matrix(Z=X)
         return self.sv_coef_ @ K - self.rho_
 
     def decision_function(self, X):
-        """``f(x)``, positive for ``classes_[1]`` (scikit-learn's sign)."""
+        """``f(x)``, positive for ``classes_[1]`` (scikit-learn's sign);
+        multiclass: SVC's values for ``decision_function_shape``."""
+        if len(self.labels_) > 2:
+            from sklearn.utils.multiclass import _ovr_decision_function
+
+            dec = self._ovo_values(X)
+            if self.decision_function_shape == "ovr":
+                return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
+            return dec
         dec = self.libsvm_decision_function(X)
         return dec if self.labels_[0] == self.classes_[1] else -dec
 
     def predict(self, X):
+        if len(self.labels_) > 2:
+            # LIBSVM's vote in the file's label order (ties go to the label
+            # that comes first in the file, as in svm_predict_values)
+            from ._multiclass import ovo_votes
+
+            dec = self.libsvm_decision_function(X)
+            return self.labels_[ovo_votes(dec, len(self.labels_))]
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y):
@@ -340,21 +497,28 @@ def load_libsvm_model(path, *, n_features=None):
             f"{where}: kernel_type {kt!r} is not supported (one of {sorted(_FROM_LIBSVM)}).")
     kernel = _FROM_LIBSVM[kt]
     nr_class = int(one("nr_class"))
-    if nr_class != 2:
-        raise ValueError(f"{where}: nr_class {nr_class}; only binary models are supported.")
+    if nr_class < 2:
+        raise ValueError(f"{where}: nr_class {nr_class}; a classifier needs two or more.")
     total_sv = int(one("total_sv"))
-    rho = float(one("rho"))
+    n_pairs = nr_class * (nr_class - 1) // 2
+    rho = [float(v) for v in head.get("rho", [])]
+    if len(rho) != n_pairs:
+        raise ValueError(f"{where}: 'rho' must have {n_pairs} value(s) for "
+                         f"{nr_class} classes, got {len(rho)}.")
     labels = [int(v) for v in head.get("label", [])]
-    if len(labels) != 2:
-        raise ValueError(f"{where}: a binary model needs 'label' with two values.")
+    if len(labels) != nr_class or len(set(labels)) != nr_class:
+        raise ValueError(f"{where}: 'label' must give {nr_class} distinct values.")
     nr_sv = [int(v) for v in head.get("nr_sv", [])]
-    if len(nr_sv) != 2 or sum(nr_sv) != total_sv:
-        raise ValueError(f"{where}: 'nr_sv' must give two counts adding up to total_sv.")
+    if len(nr_sv) != nr_class or sum(nr_sv) != total_sv:
+        raise ValueError(f"{where}: 'nr_sv' must give {nr_class} counts adding up to "
+                         "total_sv.")
     gamma = float(one("gamma")) if kernel != "linear" else None
     degree = int(one("degree", "3"))
     coef0 = float(one("coef0", "0"))
     body = "\n".join(l for l in lines[k + 1:] if l.strip())
-    if total_sv == 0:
+    if nr_class > 2:
+        SV, coef = _parse_multiclass_sv(body, nr_class - 1, where)
+    elif total_sv == 0:
         SV = sp.csr_matrix((0, 0))
         coef = np.zeros(0)
     else:
@@ -364,5 +528,33 @@ def load_libsvm_model(path, *, n_features=None):
         raise ValueError(f"{where}: total_sv is {total_sv} but there are {SV.shape[0]} "
                          "SV lines.")
     return LibSVMModel(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                       labels=labels, rho=rho, sv_coef=coef, nr_sv=nr_sv,
-                       support_vectors=SV, n_features=n_features)
+                       labels=labels, rho=rho[0] if nr_class == 2 else rho, sv_coef=coef,
+                       nr_sv=nr_sv, support_vectors=SV, n_features=n_features)
+
+
+def _parse_multiclass_sv(body, m, where):
+    """SV lines of a multiclass model: ``m`` coefficients, then 1-based
+    ``index:value`` pairs.  Returns ``(SV (CSR), coef (m, n_SV))``."""
+    coefs, indptr, indices, data = [], [0], [], []
+    for t, line in enumerate(body.splitlines()):
+        parts = line.split()
+        if len(parts) < m or any(":" in p for p in parts[:m]):
+            raise ValueError(f"{where}: SV line {t + 1} should start with {m} coefficients.")
+        try:
+            coefs.append([float(p) for p in parts[:m]])
+            for p in parts[m:]:
+                j, v = p.split(":")
+                if int(j) < 1:
+                    raise ValueError
+                indices.append(int(j) - 1)
+                data.append(float(v))
+        except ValueError:
+            raise ValueError(f"{where}: SV line {t + 1} is not 'coef ... index:value ...' "
+                             "with 1-based indices.") from None
+        indptr.append(len(indices))
+    d = max(indices) + 1 if indices else 0
+    SV = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, np.int64),
+                        np.asarray(indptr, np.int64)), shape=(len(coefs), d))
+    SV.sum_duplicates()
+    coef = np.asarray(coefs, dtype=np.float64).reshape(len(coefs), m).T.copy()
+    return SV, coef

@@ -185,8 +185,12 @@ def test_reads_a_handwritten_libsvm_file_label_order():
      "label 1 -1\nnr_sv 0 0\nSV\n", "svm_type 'nu_svc'"),
     ("svm_type c_svc\nkernel_type precomputed\nnr_class 2\ntotal_sv 0\nrho 0\n"
      "label 1 -1\nnr_sv 0 0\nSV\n", "kernel_type 'precomputed'"),
+    ("svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 3\ntotal_sv 0\nrho 0 0\n"
+     "label 1 2 3\nnr_sv 0 0 0\nSV\n", "'rho' must have 3 value"),
+    ("svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 3\ntotal_sv 1\nrho 0 0 0\n"
+     "label 1 2 3\nnr_sv 1 0 0\nSV\n0.5 1:1\n", "start with 2 coefficients"),
     ("svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 3\ntotal_sv 0\nrho 0 0 0\n"
-     "label 1 2 3\nnr_sv 0 0 0\nSV\n", "only binary"),
+     "label 1 2 2\nnr_sv 0 0 0\nSV\n", "3 distinct values"),
     ("svm_type c_svc\nkernel_type rbf\ngamma 1\nnr_class 2\n", "no 'SV' line"),
     ("svm_type c_svc\nkernel_type rbf\nnr_class 2\ntotal_sv 1\nrho 0\nlabel 1 -1\n"
      "nr_sv 1 0\nSV\n1 1:1\n", "lacks 'gamma'"),
@@ -208,10 +212,171 @@ def test_bad_estimators_are_refused():
     with pytest.raises(ValueError, match="integer"):
         save_libsvm_model(SMOClassifier(progress=False).fit(X, yy), io.StringIO())
     y3 = np.arange(len(y)) % 3
-    with pytest.raises(ValueError, match="3 classes"):
-        save_libsvm_model(SVC().fit(X, y3), io.StringIO())
+    with pytest.raises(ValueError, match="one-vs-rest linear model"):
+        save_libsvm_model(LinearSVC().fit(X, y3), io.StringIO())
+    with pytest.raises(ValueError, match="one-vs-rest linear model"):
+        save_libsvm_model(CuttingPlaneClassifier(progress=False).fit(X, y3), io.StringIO())
     m = load_libsvm_model(io.StringIO(
         "svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 1\nrho 0\nlabel 1 -1\n"
         "nr_sv 1 0\nSV\n1 1:1\n"), n_features=4)
     with pytest.raises(ValueError, match="loaded with n_features=4"):
         m.predict(np.ones((2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# multiclass (one-vs-one) model files
+# ---------------------------------------------------------------------------
+def _data3(seed=0, n=150, d=4, k=4):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=2.0, size=(k, d))
+    y = np.arange(n) % k
+    X = centers[y] + rng.normal(size=(n, d))
+    X[rng.random(size=X.shape) < 0.2] = 0.0
+    return X, y
+
+
+def _file_pair_values(text, X):
+    """LIBSVM's pair values read straight from the model text (the format's
+    definition, independent of svmlab.io): pair (i, j), i < j in the file's
+    label order, ``sum_{s in i} coef[j-1, s] K(s, x) + sum_{s in j} coef[i, s]
+    K(s, x) - rho[p]``; returns (values (n, P), labels)."""
+    head = _header(text)
+    k = int(head["nr_class"][0])
+    kt = head["kernel_type"][0]
+    gamma = float(head.get("gamma", ["1"])[0])
+    coef0 = float(head.get("coef0", ["0"])[0])
+    degree = int(head.get("degree", ["3"])[0])
+    rho = [float(v) for v in head["rho"]]
+    nr = [int(v) for v in head["nr_sv"]]
+    body = text.split("\nSV\n", 1)[1].splitlines()
+    coef = np.zeros((k - 1, len(body)))
+    SV = np.zeros((len(body), X.shape[1]))
+    for s, line in enumerate(body):
+        parts = line.split()
+        coef[:, s] = [float(v) for v in parts[:k - 1]]
+        for p in parts[k - 1:]:
+            j, v = p.split(":")
+            SV[s, int(j) - 1] = float(v)
+    dot = SV @ X.T
+    if kt == "linear":
+        K = dot
+    elif kt == "rbf":
+        K = np.exp(-gamma * ((SV ** 2).sum(1)[:, None] + (X ** 2).sum(1)[None, :] - 2 * dot))
+    elif kt == "polynomial":
+        K = (gamma * dot + coef0) ** degree
+    else:
+        K = np.tanh(gamma * dot + coef0)
+    start = np.concatenate([[0], np.cumsum(nr)])
+    vals, p = [], 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            vals.append(coef[j - 1, si] @ K[si] + coef[i, sj] @ K[sj] - rho[p])
+            p += 1
+    return np.column_stack(vals), [int(v) for v in head["label"]]
+
+
+def _libsvm_vote(vals, labels):
+    k = len(labels)
+    votes = np.zeros((vals.shape[0], k), dtype=int)
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            votes[:, i] += vals[:, p] > 0
+            votes[:, j] += vals[:, p] <= 0
+            p += 1
+    return np.asarray(labels)[np.argmax(votes, axis=1)]
+
+
+@pytest.mark.parametrize("params", KERNELS, ids=lambda p: p["kernel"])
+def test_multiclass_svc_file_is_libsvms_and_roundtrips(params):
+    X, y = _data3()
+    svc = SVC(C=2.0, **params).fit(X, y)
+    model, text = _roundtrip(svc)
+    head = _header(text)
+    assert head["nr_class"] == ["4"] and head["label"] == ["0", "1", "2", "3"]
+    # the file holds LIBSVM's own numbers (sklearn keeps rho as -_intercept_)
+    np.testing.assert_array_equal([float(v) for v in head["rho"]], -svc._intercept_)
+    np.testing.assert_array_equal(model.sv_coef_, svc._dual_coef_)
+    assert [int(v) for v in head["nr_sv"]] == list(svc.n_support_)
+    Xt, _ = _data3(seed=5)
+    # LIBSVM's C code on the numbers read back from the file
+    sv = np.ascontiguousarray(model.support_vectors_.toarray())
+    sv = np.hstack([sv, np.zeros((sv.shape[0], X.shape[1] - sv.shape[1]))])
+    raw = _libsvm.decision_function(
+        np.ascontiguousarray(Xt), np.arange(sv.shape[0], dtype=np.int32), sv,
+        model.n_support_.astype(np.int32), model.sv_coef_.copy(), -model.rho_,
+        np.empty(0), np.empty(0), svm_type=0, kernel=params["kernel"],
+        degree=params.get("degree", 3), gamma=model.gamma_, coef0=params.get("coef0", 0.0))
+    np.testing.assert_allclose(model.libsvm_decision_function(Xt), raw, rtol=0, atol=1e-10)
+    vals, labels = _file_pair_values(text, Xt)
+    np.testing.assert_allclose(vals, raw, rtol=0, atol=1e-10)
+    for shape in ("ovo", "ovr"):
+        svc.decision_function_shape = model.decision_function_shape = shape
+        np.testing.assert_allclose(model.decision_function(Xt), svc.decision_function(Xt),
+                                   rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(model.predict(Xt), svc.predict(Xt))
+    np.testing.assert_array_equal(model.predict(Xt), _libsvm_vote(vals, labels))
+    np.testing.assert_allclose(model.dual_coef_, svc.dual_coef_, rtol=0, atol=0)
+    np.testing.assert_allclose(model.intercept_, svc.intercept_, rtol=0, atol=0)
+    if params["kernel"] == "linear":
+        np.testing.assert_allclose(model.coef_, svc.coef_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SMOClassifier(C=2.0, gamma=0.3, progress=False),
+    lambda: SMOClassifier(C=2.0, kernel="linear", selection="wss2", progress=False),
+    lambda: IRWLSClassifier(C=2.0, gamma=0.3, progress=False),
+    lambda: DecompositionClassifier(C=2.0, gamma=0.3, engine="smo", progress=False),
+], ids=["smo-rbf", "smo-linear", "irwls", "blocked"])
+def test_multiclass_svmlab_models_roundtrip(make, tmp_path):
+    X, y = _data3(seed=1)
+    y = np.array([4, -1, 9])[y % 3]
+    est = make().fit(X, y)
+    model, text = _roundtrip(est, tmp_path / "m.txt")
+    assert _header(text)["label"] == ["-1", "4", "9"]
+    Xt, _ = _data3(seed=6)
+    vals, labels = _file_pair_values(text, Xt)
+    est.decision_function_shape = model.decision_function_shape = "ovo"
+    np.testing.assert_allclose(model.decision_function(Xt), est.decision_function(Xt),
+                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(vals, est.decision_function(Xt), rtol=0, atol=1e-10)
+    est.decision_function_shape = model.decision_function_shape = "ovr"
+    np.testing.assert_allclose(model.decision_function(Xt), est.decision_function(Xt),
+                               rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(model.predict(Xt), est.predict(Xt))
+    np.testing.assert_array_equal(model.predict(Xt), _libsvm_vote(vals, labels))
+    # and back again: the loaded model writes the same file
+    f = io.StringIO()
+    save_libsvm_model(model, f)
+    assert f.getvalue() == text
+
+
+def test_multiclass_file_with_unsorted_labels():
+    # svm-train orders labels by first appearance: relabel an SVC file's
+    # classes 0, 1, 2 as 7, 2, 5 (a valid LIBSVM model with unsorted labels)
+    X, y = _data3(seed=2, k=3)
+    svc = SVC(C=1.0, gamma=0.2).fit(X, y)
+    f = io.StringIO()
+    save_libsvm_model(svc, f)
+    text = f.getvalue().replace("label 0 1 2", "label 7 2 5")
+    model = load_libsvm_model(io.StringIO(text))
+    np.testing.assert_array_equal(model.classes_, [2, 5, 7])
+    np.testing.assert_array_equal(model.labels_, [7, 2, 5])
+    Xt, _ = _data3(seed=7, k=3)
+    relabel = np.array([7, 2, 5])
+    # LIBSVM's semantics of the file (the pair values and the vote) ...
+    vals, labels = _file_pair_values(text, Xt)
+    np.testing.assert_allclose(model.libsvm_decision_function(Xt), vals, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(model.predict(Xt), relabel[svc.predict(Xt)])
+    np.testing.assert_array_equal(model.predict(Xt), _libsvm_vote(vals, labels))
+    # ... and SVC's sorted layout: pair (2, 5) is the file's pair (7, 2)
+    # reversed, (2, 7) its (7, 2) ... checked through the ovo values
+    model.decision_function_shape = "ovo"
+    dec = model.decision_function(Xt)
+    assert dec.shape == (len(Xt), 3) and model.n_support_.sum() == len(svc.support_)
+    file_pair = {(7, 2): 0, (7, 5): 1, (2, 5): 2}
+    for q, (a, b) in enumerate([(2, 5), (2, 7), (5, 7)]):
+        p = file_pair.get((a, b))
+        want = vals[:, p] if p is not None else -vals[:, file_pair[(b, a)]]
+        np.testing.assert_allclose(dec[:, q], want, rtol=0, atol=1e-10)
