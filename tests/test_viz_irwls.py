@@ -136,7 +136,7 @@ def test_strategies_reach_libsvm_dual():
     a = np.zeros(len(y))
     a[sv.support_] = np.abs(sv.dual_coef_[0])
     ref = a.sum() - 0.5 * (a * y) @ K @ (a * y)
-    assert set(res) == {"random", "largest", "smallest"}
+    assert set(res) == {"random", "mixed", "largest", "smallest"}
     for s, r in res.items():
         assert r["dual"] == pytest.approx(ref, rel=1e-3), s
         assert r["n_chunks"] == len(r["chunk_dual"])

@@ -364,14 +364,15 @@ class IRWLSExplorer:
 
 
 # --------------------------------------------------------------------------
-# the three selection strategies (section 3)
+# the selection strategies (section 3, and svmlab's default "mixed")
 # --------------------------------------------------------------------------
 def _dual(K, alpha, y):
     ay = alpha * y
     return float(alpha.sum() - 0.5 * ay @ K @ ay)
 
 
-def compare_strategies(make_estimator, X, y, strategies=("random", "largest", "smallest"),
+def compare_strategies(make_estimator, X, y,
+                       strategies=("random", "mixed", "largest", "smallest"),
                        K=None):
     """Fit ``make_estimator(selection=s)`` for each strategy, recording.
 
