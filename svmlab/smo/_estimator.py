@@ -168,6 +168,8 @@ class SMORun(SolverRun):
         self.nbp = np.full(n, -1, dtype=np.int64)
         self.plist = np.zeros(n, dtype=np.int64)
         self.full = np.zeros(n if not self.e_from_w else 0)
+        # which cached rows were computed with every entry (_core._row)
+        self.rowfull = np.zeros(n, dtype=np.bool_)
         self.fst = np.zeros(core.FS_SIZE)
         # the record buffer (its slots: svmlab.smo._records, from SMOStep's fields)
         self.rec = np.zeros(core.R_BUFFER)
@@ -189,7 +191,8 @@ class SMORun(SolverRun):
         """The named state :func:`svmlab.smo._core.smo_run` takes, over this
         run's arrays (the tuples only name them; rebuilt per call, as a
         parked phase replaces ``kdL``/``kdL0``/``cdL``), and the record buffer."""
-        return (core.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full),
+        return (core.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full,
+                                self.rowfull),
                 core.Problem(self.y, self.Cv, self.kdiag, self.tol, self.eps),
                 core.Iterate(self.alpha, self.G, self.Gbar, self.w, self.fst, self.ist),
                 core.PlattLists(self.active, self.act, self.nbi, self.nbp, self.plist),
