@@ -49,7 +49,7 @@ Records of ``iter_fit``/``callback`` are :class:`svmlab._multiclass.PairStep`
 Weights (LIBSVM's weighted C-SVC, :class:`sklearn.svm.SVC`'s meaning)
 ----------------------------------------------------------------------
 ``fit(X, y, sample_weight=w)`` and the ``class_weight`` parameter (None, a
-dict ``{label: weight}``, or ``"balanced"``, ``n / (2 * count(label))`` over
+dict ``{label: weight}``, or ``"balanced"``, ``n / (k * count(label))`` over
 every training row, as scikit-learn's ``compute_class_weight``) give every
 example its own upper bound::
 
@@ -106,8 +106,6 @@ Kernel values and threads (parameters of every kernel estimator)
 
 from __future__ import annotations
 
-import functools
-import inspect
 from numbers import Integral, Real
 
 import numpy as np
@@ -163,34 +161,6 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "decision_function_shape": [StrOptions({"ovr", "ovo"})],
     }
-
-    def __init_subclass__(cls, **kwargs):
-        """Give a subclass whose ``__init__`` lacks it the keyword-only
-        parameter ``decision_function_shape="ovr"`` (SVC's; see the module
-        docstring, "Multiclass").  Transitional: an ``__init__`` that lists
-        the parameter itself is left alone."""
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            return
-        sig = inspect.signature(init)
-        if "decision_function_shape" in sig.parameters:
-            return
-
-        @functools.wraps(init)
-        def __init__(self, *args, decision_function_shape="ovr", **kw):
-            init(self, *args, **kw)
-            self.decision_function_shape = decision_function_shape
-
-        params = list(sig.parameters.values())
-        extra = inspect.Parameter("decision_function_shape", inspect.Parameter.KEYWORD_ONLY,
-                                  default="ovr")
-        if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD:
-            params.insert(len(params) - 1, extra)
-        else:
-            params.append(extra)
-        __init__.__signature__ = sig.replace(parameters=params)
-        cls.__init__ = __init__
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -472,6 +472,11 @@ class DecompositionClassifier(_DecompositionBase):
         BLAS threads for large kernel blocks (``None``: 1 unless in a
         ``joblib.parallel_config`` context; -1: all cores; see
         :mod:`svmlab._base`).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With more than two classes (LIBSVM's one-vs-one, see
+        :mod:`svmlab._multiclass`): ``"ovr"`` makes ``decision_function``
+        return (n, k) values, ``"ovo"`` the (n, k(k-1)/2) pair values, as
+        :class:`sklearn.svm.SVC`.  Ignored for two classes.
     max_iter : int, default=-1 (outer steps)
         -1 means LIBSVM's safeguard cap ``max(10_000_000, 100 * n_samples)``
         (see :mod:`svmlab._stepping`); an explicit value overrides it.  A
@@ -485,8 +490,8 @@ class DecompositionClassifier(_DecompositionBase):
         Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
         upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
         (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
-        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
-        remove the example).
+        ``n / (k * count(y_i))`` over the k classes.  See :mod:`svmlab._base`
+        (zero weights remove the example).
 
     scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
     task per outer step (:mod:`svmlab._stepping`).
@@ -495,7 +500,7 @@ class DecompositionClassifier(_DecompositionBase):
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", shrinking=True, cache_size=200.0,
                  max_iter=-1, progress=True, class_weight=None, cache_dtype="auto",
-                 n_jobs=None, selection="auto"):
+                 n_jobs=None, selection="auto", decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -508,6 +513,7 @@ class DecompositionClassifier(_DecompositionBase):
         self.cache_size = cache_size
         self.cache_dtype = cache_dtype
         self.n_jobs = n_jobs
+        self.decision_function_shape = decision_function_shape
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight
@@ -568,7 +574,8 @@ class ChunkingClassifier(_DecompositionBase):
 
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, engine="qp", cache_size=200.0, max_iter=-1,
-                 progress=True, class_weight=None, cache_dtype="auto", n_jobs=None):
+                 progress=True, class_weight=None, cache_dtype="auto", n_jobs=None,
+                 decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -580,6 +587,7 @@ class ChunkingClassifier(_DecompositionBase):
         self.cache_size = cache_size
         self.cache_dtype = cache_dtype
         self.n_jobs = n_jobs
+        self.decision_function_shape = decision_function_shape
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight

@@ -418,6 +418,11 @@ class IRWLSClassifier(BaseKernelSVC):
         BLAS threads for large kernel blocks (``None``: 1 unless in a
         ``joblib.parallel_config`` context; -1: all cores; see
         :mod:`svmlab._base`).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With more than two classes (LIBSVM's one-vs-one, see
+        :mod:`svmlab._multiclass`): ``"ovr"`` makes ``decision_function``
+        return (n, k) values, ``"ovo"`` the (n, k(k-1)/2) pair values, as
+        :class:`sklearn.svm.SVC`.  Ignored for two classes.
     max_iter : int, default=-1
         Maximum number of IRWLS iterations (records); -1 means LIBSVM's
         safeguard cap ``max(10_000_000, 100 * n_samples)`` (see
@@ -437,8 +442,8 @@ class IRWLSClassifier(BaseKernelSVC):
         Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
         upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
         (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
-        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
-        remove the example).
+        ``n / (k * count(y_i))`` over the k classes.  See :mod:`svmlab._base`
+        (zero weights remove the example).
 
     Attributes
     ----------
@@ -459,7 +464,7 @@ class IRWLSClassifier(BaseKernelSVC):
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  working_set_size=None, selection="mixed", random_state=None,
                  cache_size=200.0, max_iter=-1, progress=True, class_weight=None,
-                 cache_dtype="auto", n_jobs=None):
+                 cache_dtype="auto", n_jobs=None, decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -472,6 +477,7 @@ class IRWLSClassifier(BaseKernelSVC):
         self.cache_size = cache_size
         self.cache_dtype = cache_dtype
         self.n_jobs = n_jobs
+        self.decision_function_shape = decision_function_shape
         self.max_iter = max_iter
         self.progress = progress
         self.class_weight = class_weight

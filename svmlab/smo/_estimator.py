@@ -383,6 +383,11 @@ class SMOClassifier(BaseKernelSVC):
         BLAS threads for large kernel blocks (``None``: 1 unless in a
         ``joblib.parallel_config`` context; -1: all cores; see
         :mod:`svmlab._base`).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        With more than two classes (LIBSVM's one-vs-one, see
+        :mod:`svmlab._multiclass`): ``"ovr"`` makes ``decision_function``
+        return (n, k) values, ``"ovo"`` the (n, k(k-1)/2) pair values, as
+        :class:`sklearn.svm.SVC`.  Ignored for two classes.
     shrinking : bool, default=True
         LIBSVM's shrinking, and parked phases when the cache cannot hold
         every row (see :mod:`svmlab.smo._estimator`).  ``False`` runs Platt's loops on
@@ -401,7 +406,7 @@ class SMOClassifier(BaseKernelSVC):
         Weight of each class, as :class:`sklearn.svm.SVC`: example i gets the
         upper bound ``C_i = C * class_weight[y_i] * sample_weight_i``
         (``fit(X, y, sample_weight=...)``); ``"balanced"`` is
-        ``n / (2 * count(y_i))``.  See :mod:`svmlab._base` (zero weights
+        ``n / (k * count(y_i))`` over the k classes.  See :mod:`svmlab._base` (zero weights
         remove the example).
 
     Attributes
@@ -469,7 +474,7 @@ class SMOClassifier(BaseKernelSVC):
     def __init__(self, *, C=1.0, kernel="rbf", gamma="scale", degree=3, coef0=0.0, tol=1e-3,
                  eps=1e-6, cache_size=40, shrinking=True, selection="platt", max_iter=-1,
                  random_state=None, progress=True, class_weight=None, cache_dtype="auto",
-                 n_jobs=None):
+                 n_jobs=None, decision_function_shape="ovr"):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -480,6 +485,7 @@ class SMOClassifier(BaseKernelSVC):
         self.cache_size = cache_size
         self.cache_dtype = cache_dtype
         self.n_jobs = n_jobs
+        self.decision_function_shape = decision_function_shape
         self.shrinking = shrinking
         self.selection = selection
         self.max_iter = max_iter
