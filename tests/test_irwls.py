@@ -202,6 +202,33 @@ def test_rule_b_moves_beta_above_C_to_S3():
     np.testing.assert_allclose(sub.beta, C * y)
 
 
+@pytest.mark.parametrize("gap, mode", [(1e-15, "table1"), (1e-6, "line")])
+def test_table1_downhill_test_ignores_rounding(gap, mode):
+    """Table 1 leaves for the line-search mode when a full step lowers the
+    dual by more than DOWNHILL_RTOL (1e-12, relative), not when it is lower
+    by rounding.  S1 = {0, 1} starts at the optimum of (3) on it, so the
+    step is rounding noise; the best value is set ``gap`` (relative) above
+    this point's W: 1e-15 is rounding (Table 1 goes on), 1e-6 a real drop."""
+    x = [0.0, 1.0, 2.5, 4.0]
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    K = _rbf1d(x)
+    beta = np.zeros(4)
+    beta[:2] = _bordered_solution(K[:2, :2], y[:2])[:2]
+    C = 100.0
+    sub = ActiveSetSubproblem(K, y, beta, y.copy(), C=C, tol=1e-3, mode="table1")
+    assert list(sub.sets) == [S1, S1, S2, S2]
+    W0 = dual_objective(K, y, np.clip(y * beta, 0, C))
+    sub._best_W = W0 + gap * abs(W0)
+    sub.iterate()
+    assert sub.mode == mode
+    if mode == "table1":
+        assert sub.moved[2] >= 1  # rule c released the violators of S2
+    sub.solve()
+    _, _, W_ref = libsvm_dual(np.array(x)[:, None], y, C, gamma=0.5)
+    a = np.clip(y * sub.beta, 0, C)
+    assert abs(dual_objective(K, y, a) - W_ref) <= 1e-6 * abs(W_ref)
+
+
 def test_line_search_mode_stops_at_first_bound():
     x = [0.0, 0.4, 0.8, 3.0]
     y = np.array([1.0, 1.0, 1.0, -1.0])

@@ -420,3 +420,29 @@ def test_bad_input():
         ref_chunking.fit(K, y, working_set_size=9)
     with pytest.raises(ValueError, match=r"\(n, n\)"):
         ref_decomposition.fit(np.eye(3), y)
+
+
+@pytest.mark.parametrize("gap", [1e-15, 1e-6])
+def test_table1_downhill_rule_matches_the_reference(gap):
+    """The reference's Table 1 (svmlab.reference.irwls.table1_iteration)
+    takes the same decision as the fast sub-problem when the best value is
+    above the point's W by rounding (1e-15, relative: Table 1 goes on) or by
+    a real drop (1e-6: line-search mode), from the same state."""
+    from svmlab.decomposition._engines import ActiveSetSubproblem
+    x = np.array([0.0, 1.0, 2.5, 4.0])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2)
+    M = np.ones((3, 3))
+    M[:2, :2], M[2, 2] = K[:2, :2], 0.0
+    beta = np.zeros(4)
+    beta[:2] = np.linalg.solve(M, np.append(y[:2], 0.0))[:2]
+    sub = ActiveSetSubproblem(K, y, beta, y.copy(), C=100.0, tol=1e-3, mode="table1")
+    W0 = float(y @ beta - 0.5 * beta @ K @ beta)
+    sub._best_W = W0 + gap * abs(W0)
+    sp = _ref_subproblem(sub)
+    sub.iterate()
+    ref_irwls.table1_iteration(sp)
+    assert sub.mode == sp.mode == ("table1" if gap < 1e-12 else "line")
+    assert sub.moved == sp.moved
+    np.testing.assert_array_equal(sub.sets, sp.sets)
+    np.testing.assert_allclose(sub.beta, sp.beta, rtol=0, atol=1e-12)

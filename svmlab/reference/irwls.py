@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmlab.decomposition._engines import DOWNHILL_RTOL
 from svmlab.decomposition.irwls import IRWLSRecord
 from svmlab.reference import _rounding
 from svmlab.reference._rounding import ReferenceFit, near, tie_threshold
@@ -92,9 +93,12 @@ def table1_iteration(sp):
             W = sp.objective()
             # (tie bookkeeping) with S1 already optimal, d is rounding noise
             # and W ~ best_W: rounding decides the test below
-            sp.ties += len(F) > 0 and 0 < tie_threshold() and abs(W - sp.best_W) <= (
+            # Downhill means lower than best_W by more than DOWNHILL_RTOL
+            # (relative): a lower W by a few ulps is rounding, not a worse step
+            W_min = sp.best_W - DOWNHILL_RTOL * (1.0 + abs(sp.best_W))
+            sp.ties += len(F) > 0 and 0 < tie_threshold() and abs(W - W_min) <= (
                 tie_threshold() * (1.0 + abs(sp.best_W)))
-            if W < sp.best_W:
+            if W < W_min:
                 sp.to_line_search()  # [t1-downhill]
                 sp.moved = (na, nb, 0, 0)  # [t1-downhill]
                 return
