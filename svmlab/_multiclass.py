@@ -82,6 +82,9 @@ def multiclass_weights(y_idx, classes, sample_weight=None, class_weight=None):
     positive weight (a pair with an empty class has no problem to solve;
     decision: a ValueError, before any work)."""
     n = y_idx.shape[0]
+    if sample_weight is None and class_weight is None:
+        # no weights: compute_class_weight(None) is all ones (skipped)
+        return np.ones(n), np.ones(len(classes)), None
     if isinstance(class_weight, dict):
         unknown = [c for c in class_weight if c not in set(classes.tolist())]
         if unknown:

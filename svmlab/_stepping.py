@@ -297,6 +297,13 @@ class SolverRun(ABC):
     #: their small factorisations wrap their large kernel blocks in
     #: :meth:`block_threads`.
     n_jobs = 1
+    #: steps of the first fast-path chunk of :meth:`run` (the chunks then
+    #: adapt to about ``CHUNK_SECONDS``); solvers with cheap steps raise it
+    #: so that a small fit is one chunk (SMO: about 2**20 / n steps)
+    first_chunk = 64
+    #: factor by which a fast-path chunk far below ``CHUNK_SECONDS / 16``
+    #: grows (2 otherwise, and for solvers whose step cost varies widely)
+    chunk_growth = 2
 
     def block_threads(self, work):
         """Context manager for computing a kernel block of ``work``
@@ -461,23 +468,30 @@ class SolverRun(ABC):
         The bar is ``tqdm.auto``'s: a widget in Jupyter, text in a terminal.
         (The text bar, closed with ``leave=False`` in a notebook, left an
         empty stderr box under the cell.)"""
-        from tqdm.auto import tqdm
+        if not self.progress or _progress_off():
+            # progress off: no tqdm object at all (building a disabled one
+            # still costs tens of microseconds per fit)
+            bar_cm = _NoBar()
+        else:
+            from tqdm.auto import tqdm
 
-        total = self.max_iter if self.max_iter >= 0 else None
-        with tqdm(
-            total=total,
-            unit=self.step_name,
-            desc=type(self.estimator).__name__,
-            delay=2.0,
-            disable=not self.progress or _progress_off() or tasks is not None,
-            leave=False,
-        ) as bar, self.deferred_interrupt():
+            # with scikit-learn callbacks set, a disabled bar (their own
+            # display replaces it)
+            bar_cm = tqdm(
+                total=self.max_iter if self.max_iter >= 0 else None,
+                unit=self.step_name,
+                desc=type(self.estimator).__name__,
+                delay=2.0,
+                disable=tasks is not None,
+                leave=False,
+            )
+        with bar_cm as bar, self.deferred_interrupt():
             # the chunk adapts so that one lasts about CHUNK_SECONDS (never
             # more steps than ``chunk``): Ctrl-C and the progress bar are
             # then served within a fraction of a second.  Chunk boundaries do
             # not change the iterates (the fast path and the stepped path
             # visit the same steps).
-            size = max(1, min(int(chunk), 64))
+            size = max(1, min(int(chunk), int(self.first_chunk)))
             try:
                 while not self.finished:
                     want = min(size, self.budget)
@@ -493,6 +507,11 @@ class SolverRun(ABC):
                     bar.update(k)
                     if dt > 2.0 * CHUNK_SECONDS:
                         size = max(1, size // 2)
+                    elif dt < CHUNK_SECONDS / 16 and self.chunk_growth > 2:
+                        # far below the target: grow faster (each chunk
+                        # costs a Python round trip; a small fit then takes
+                        # a few chunks, not log2(chunk / 64) of them)
+                        size = min(int(chunk), int(self.chunk_growth) * size)
                     elif dt < 0.5 * CHUNK_SECONDS:
                         size = min(int(chunk), 2 * size)
                     if k == 0 and not (self.converged or self.stopped or self.stalled):
@@ -552,6 +571,21 @@ class SolverRun(ABC):
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         self.estimator._store_run(self)
         return self.estimator
+
+
+class _NoBar:
+    """What :meth:`SolverRun.run` uses instead of a tqdm bar when progress
+    is off (``progress=False`` or ``SVMLAB_PROGRESS=0``): a context manager
+    whose ``update`` does nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
 
 
 class _CallbackTasks:

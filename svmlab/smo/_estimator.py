@@ -80,6 +80,27 @@ __all__ = ["SMOClassifier", "SMOStep", "SMORun"]
 ERROR_CACHE_BYTES = 1 << 26
 
 
+#: seeds drawn for integer ``random_state`` values (see :func:`_seed_from`)
+_SEEDS: dict = {}
+
+
+def _seed_from(random_state):
+    """The core's seed: ``check_random_state(random_state).randint(1,
+    2147483646)``.  For an integer ``random_state`` that number is always
+    the same, so it is drawn once and remembered (seeding a RandomState
+    costs about 0.1 ms, a sizeable part of a small fit); None and
+    RandomState instances are drawn from every time, as before."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        key = int(random_state)
+        seed = _SEEDS.get(key)
+        if seed is None:
+            seed = int(check_random_state(random_state).randint(1, 2147483646))
+            if len(_SEEDS) < 1024:
+                _SEEDS[key] = seed
+        return seed
+    return int(check_random_state(random_state).randint(1, 2147483646))
+
+
 class SMORun(SolverRun):
     """Explicit SMO state (all arrays) advanced by :func:`_smo_core.smo_run`."""
 
@@ -293,6 +314,26 @@ class SMORun(SolverRun):
         return (full + self._compact_counts[2]
                 + (int(self.cdL.meta[4]) - self._miss_base) * self.layout_size)
 
+    @property
+    def first_chunk(self):
+        """The first fast-path chunk.  wss2: about 2**20 / n joint steps
+        (at least 64): its step costs O(n) kernel values and gradient
+        updates (two rows), so that chunk lasts milliseconds, and a small
+        fit is one call of the compiled core instead of several (each call
+        costs a Python round trip; chunk boundaries never change the
+        iterates).  Platt's mode: 64, as every solver (decision: one of its
+        joint steps can follow many rejected examinations, so its cost is
+        not bounded by O(n), and Ctrl-C waits for the chunk in flight)."""
+        if self.selection != core.WSS2:
+            return 64
+        return max(64, (1 << 20) // max(int(self.n_samples), 1))
+
+    @property
+    def chunk_growth(self):
+        """wss2 chunks far below the target duration grow 8-fold (same
+        reason as :attr:`first_chunk`); Platt's double."""
+        return 8 if self.selection == core.WSS2 else 2
+
     def _advance(self, max_steps):
         return self._call(max_steps, False)
 
@@ -494,8 +535,7 @@ class SMOClassifier(BaseKernelSVC):
         self.class_weight = class_weight
 
     def _make_run(self, X, y, kernel):
-        rs = check_random_state(self.random_state)
-        seed = int(rs.randint(1, 2147483646))
+        seed = _seed_from(self.random_state)
         return SMORun(self, X, y, kernel, C=self.C, tol=self.tol, eps=self.eps,
                       cache_size=self.cache_size, shrinking=self.shrinking,
                       selection=self.selection, seed=seed, max_iter=self.max_iter,
