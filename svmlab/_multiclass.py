@@ -60,9 +60,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from sklearn.utils.class_weight import compute_class_weight
 
 from ._stepping import SolverRun, blas_thread_limit, iteration_cap
+from ._validation import class_and_sample_weights
 from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
@@ -85,34 +85,8 @@ def multiclass_weights(y_idx, classes, sample_weight=None, class_weight=None):
     if sample_weight is None and class_weight is None:
         # no weights: compute_class_weight(None) is all ones (skipped)
         return np.ones(n), np.ones(len(classes)), None
-    if isinstance(class_weight, dict):
-        unknown = [c for c in class_weight if c not in set(classes.tolist())]
-        if unknown:
-            raise ValueError(f"class_weight has labels {unknown!r} that are not in the "
-                             f"training classes {classes.tolist()!r}.")
-        for c, v in class_weight.items():
-            if not (np.isfinite(v) and v >= 0):
-                raise ValueError(f"class_weight[{c!r}] = {v!r}: class weights must be "
-                                 "finite and non-negative.")
-    cw = np.asarray(compute_class_weight(class_weight, classes=classes, y=classes[y_idx]),
-                    dtype=np.float64)
-    w = cw[y_idx]
-    if sample_weight is not None:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.ndim == 0:
-            sw = np.full(n, float(sw))
-        if sw.shape != (n,):
-            raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},), "
-                             "one weight per training example.")
-        if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight contains NaN or infinity.")
-        if np.any(sw < 0):
-            bad = np.flatnonzero(sw < 0)
-            raise ValueError(
-                f"sample_weight must be non-negative: {len(bad)} negative value(s), "
-                f"e.g. sample_weight[{bad[0]}] = {float(sw[bad[0]])!r}. A weight scales the "
-                "example's bound C_i = C * weight; use 0 to remove an example.")
-        w = w * sw
+    cw, sw = class_and_sample_weights(y_idx, classes, sample_weight, class_weight)
+    w = cw[y_idx] if sw is None else cw[y_idx] * sw
     keep = None
     if np.any(w <= 0):
         keep = np.flatnonzero(w > 0)

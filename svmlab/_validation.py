@@ -23,6 +23,7 @@ __all__ = [
     "SOLVER_CONSTRAINTS",
     "check_binary",
     "check_classification",
+    "class_and_sample_weights",
     "check_data",
     "check_weights",
     "to_csr32",
@@ -191,6 +192,48 @@ def _check_label_type(y):
     check_classification_targets(y)
 
 
+
+def class_and_sample_weights(y_idx, classes, sample_weight=None, class_weight=None):
+    """The validated weights of a problem with ``k = len(classes)`` classes:
+    ``(class_weight_ (k,), sample_weight (n,) or None)``.
+
+    ``y_idx`` (n,) the class index of each row; ``class_weight`` None, a dict
+    ``{label: weight}`` (labels of ``classes``, weights finite and
+    non-negative) or ``"balanced"`` (``n / (k count(label))``, scikit-learn's
+    ``compute_class_weight``); ``sample_weight`` None, a number or (n,)
+    finite non-negative values.  Raises ValueError, naming the problem,
+    before any work.  Shared by :func:`check_weights` (two classes) and
+    :func:`svmlab._multiclass.multiclass_weights` (k classes)."""
+    n = y_idx.shape[0]
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels {unknown!r} that are not in the "
+                             f"training classes {classes.tolist()!r}.")
+        for k, v in class_weight.items():
+            if not (np.isfinite(v) and v >= 0):
+                raise ValueError(f"class_weight[{k!r}] = {v!r}: class weights must be "
+                                 "finite and non-negative.")
+    cw = np.asarray(compute_class_weight(class_weight, classes=classes, y=classes[y_idx]),
+                    dtype=np.float64)
+    if sample_weight is None:
+        return cw, None
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},), "
+                         "one weight per training example.")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(sw < 0):
+        bad = np.flatnonzero(sw < 0)
+        raise ValueError(
+            f"sample_weight must be non-negative: {len(bad)} negative value(s), "
+            f"e.g. sample_weight[{bad[0]}] = {float(sw[bad[0]])!r}. A weight scales the "
+            "example's bound C_i = C * weight; use 0 to remove an example.")
+    return cw, sw
+
 def check_weights(y_pm, classes, sample_weight=None, class_weight=None):
     """Validate ``sample_weight`` and ``class_weight`` of a binary problem
     and combine them, as :class:`sklearn.svm.SVC` does.
@@ -216,34 +259,8 @@ def check_weights(y_pm, classes, sample_weight=None, class_weight=None):
         # costs about 0.15 ms, a sizeable part of a small fit)
         return np.ones(n), np.ones(len(classes)), None
     y_idx = (y_pm > 0).astype(np.intp)
-    if isinstance(class_weight, dict):
-        unknown = [k for k in class_weight if k not in set(classes.tolist())]
-        if unknown:
-            raise ValueError(f"class_weight has labels {unknown!r} that are not in the "
-                             f"training classes {classes.tolist()!r}.")
-        for k, v in class_weight.items():
-            if not (np.isfinite(v) and v >= 0):
-                raise ValueError(f"class_weight[{k!r}] = {v!r}: class weights must be "
-                                 "finite and non-negative.")
-    cw = np.asarray(compute_class_weight(class_weight, classes=classes, y=classes[y_idx]),
-                    dtype=np.float64)
-    w = cw[y_idx]
-    if sample_weight is not None:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.ndim == 0:
-            sw = np.full(n, float(sw))
-        if sw.shape != (n,):
-            raise ValueError(f"sample_weight has shape {sw.shape}; expected ({n},), "
-                             "one weight per training example.")
-        if not np.all(np.isfinite(sw)):
-            raise ValueError("sample_weight contains NaN or infinity.")
-        if np.any(sw < 0):
-            bad = np.flatnonzero(sw < 0)
-            raise ValueError(
-                f"sample_weight must be non-negative: {len(bad)} negative value(s), "
-                f"e.g. sample_weight[{bad[0]}] = {float(sw[bad[0]])!r}. A weight scales the "
-                "example's bound C_i = C * weight; use 0 to remove an example.")
-        w = w * sw
+    cw, sw = class_and_sample_weights(y_idx, classes, sample_weight, class_weight)
+    w = cw[y_idx] if sw is None else cw[y_idx] * sw
     keep = None
     if np.any(w <= 0):
         keep = np.flatnonzero(w > 0)

@@ -52,7 +52,8 @@ def test_ovr_reaches_liblinear_optimum_per_class(kind, method):
     C = c_ll * n
     cp = CuttingPlaneClassifier(C=C, epsilon=eps, method=method, max_iter=5000,
                                 progress=False).fit(X, y)
-    ls = LinearSVC(C=c_ll, loss="hinge", dual=True, tol=1e-12, max_iter=10**7).fit(X, y)
+    ls = LinearSVC(C=c_ll, loss="hinge", dual=True, tol=1e-12, max_iter=10**7,
+                   random_state=0).fit(X, y)
     classes = np.unique(y)
     assert cp.coef_.shape == (len(classes), X.shape[1]) and cp.intercept_.shape == (len(classes),)
     assert cp.converged_ and cp.stop_reason_ == "converged"
@@ -62,9 +63,8 @@ def test_ovr_reaches_liblinear_optimum_per_class(kind, method):
         f_cp = _primal(cp.coef_[c], cp.intercept_[c], X, ypm, C)
         f_ls = _primal(ls.coef_[c], ls.intercept_[c], X, ypm, C)
         assert f_cp - f_ls <= C * eps + 1e-9, (label, f_cp, f_ls)
-        # LinearSVC (tol 1e-12) is at the optimum or just above it (liblinear
-        # may stop short on the sparse set): the two agree closely
-        assert f_ls - f_cp <= 1e-4 * abs(f_ls), (label, f_cp, f_ls)
+        # (the other direction bounds LIBLINEAR, not us: it may stop short of
+        # the optimum on these sets, and f_cp below f_ls is then simply better)
     d = cp.decision_function(X)
     assert d.shape == (n, len(classes))
     np.testing.assert_array_equal(cp.predict(X), classes[np.argmax(d, axis=1)])
@@ -87,7 +87,7 @@ def test_ovr_weights_match_liblinear():
     # same rows in every problem: those with a positive sample weight)
     cp.set_params(C=c_ll * int(keep.sum())).fit(X, y, sample_weight=sw)
     ls = LinearSVC(C=c_ll, loss="hinge", dual=True, tol=1e-12, max_iter=10**7,
-                   class_weight=cw).fit(X, y, sample_weight=sw)
+                   class_weight=cw, random_state=0).fit(X, y, sample_weight=sw)
     C = c_ll * int(keep.sum())
     np.testing.assert_array_equal(cp.class_weight_, [2.0, 1.0, 0.5, 1.0])
     for c in range(4):

@@ -96,7 +96,8 @@ from ._qp import add_cut_and_solve, qp_rounding_floor, solve_simplex_qp
 from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
 from ._ovr import OneVsRestRecord, OneVsRestRun, ovr_weights
 from .._stepping import SolverRun, SteppedFitMixin, with_callbacks
-from .._validation import check_binary, check_data, check_weights, to_csr32
+from .._validation import (check_binary, check_classification, check_data, check_weights,
+                           class_and_sample_weights, to_csr32)
 
 __all__ = [
     "CuttingPlaneClassifier",
@@ -549,21 +550,6 @@ def _check_not_multiclass(y):
     return kind
 
 
-def _check_classes(X, y):
-    """``(X, y_idx, classes)`` for a binary or multiclass problem: X as
-    :func:`svmlab._validation.check_binary` returns it (float64 C-contiguous
-    or canonical CSR), ``y_idx`` the index of each label in ``classes``."""
-    from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import check_X_y
-
-    X, y = check_X_y(X, y, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
-                     y_numeric=False, ensure_all_finite=True)
-    check_classification_targets(y)
-    classes, y_idx = np.unique(y, return_inverse=True)
-    X = to_csr32(X) if sp.issparse(X) else np.ascontiguousarray(X)
-    return X, y_idx, classes
-
-
 class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
     """Linear SVM trained by Joachims' cutting-plane Algorithm 1 (SVMperf).
 
@@ -744,37 +730,17 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         """The one-vs-rest run of k > 2 classes (:mod:`svmlab.cutting_plane._ovr`);
         every check runs here, before any solver work."""
         X_in = X
-        X, y_idx, classes = _check_classes(X, y)
+        X, y_idx, classes = check_classification(X, y)
         validate_data(self, X_in, reset=True, skip_check_array=True)
         k = len(classes)
         if hasattr(sample_weight, "compute"):
             sample_weight = sample_weight.compute()
-        sw = None
-        if sample_weight is not None:
-            from sklearn.utils.validation import _check_sample_weight
-
-            sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                      ensure_non_negative=True)
         # class_weight_ (k,): "balanced" is n / (k count(label))
-        if self.class_weight is not None:
-            from sklearn.utils.class_weight import compute_class_weight
-
-            if isinstance(self.class_weight, dict):
-                unknown = [c for c in self.class_weight if c not in set(classes.tolist())]
-                if unknown:
-                    raise ValueError(f"class_weight has labels {unknown!r} that are not in "
-                                     f"the training classes {classes.tolist()!r}.")
-                for c, wc in self.class_weight.items():
-                    if not (np.isfinite(wc) and wc >= 0):
-                        raise ValueError(f"class_weight[{c!r}] = {wc!r}: class weights must "
-                                         "be finite and non-negative.")
-            cw = np.asarray(compute_class_weight(self.class_weight, classes=classes,
-                                                 y=classes[y_idx]), dtype=np.float64)
-        else:
-            cw = np.ones(k)
+        cw, sw = class_and_sample_weights(y_idx, classes, sample_weight, self.class_weight)
         vs = [ovr_weights(y_idx, k, c, sw, cw) for c in range(k)]
         for c, v in enumerate(vs):
-            if v is not None and (not np.any(v[y_idx == c] > 0) or not np.any(v[y_idx != c] > 0)):
+            if v is not None and (not np.any(v[y_idx == c] > 0)
+                                  or not np.any(v[y_idx != c] > 0)):
                 raise ValueError(
                     f"sample_weight and class_weight give zero weight to every example of "
                     f"class {classes[c]} or of the rest; each one-vs-rest problem needs "
