@@ -92,10 +92,10 @@ def multiclass_weights(y_idx, classes, sample_weight=None, class_weight=None):
         keep = np.flatnonzero(w > 0)
         left = np.unique(y_idx[keep])
         if len(left) < len(classes):
-            gone = [classes[c] for c in range(len(classes)) if c not in set(left.tolist())]
+            gone = [str(classes[c]) for c in range(len(classes)) if c not in set(left.tolist())]
             raise ValueError(
                 f"sample_weight and class_weight give zero weight to every example of "
-                f"class(es) {gone!r}; one-vs-one multiclass needs every class with a "
+                f"class(es) {', '.join(gone)}; one-vs-one multiclass needs every class with a "
                 "positive weight (drop the class from the training labels instead).")
     return w, cw, keep
 
@@ -248,9 +248,9 @@ class MulticlassRun(SolverRun):
         if reason in ("stalled", "iteration_cap", "max_iter"):
             bad = [p for p, r in enumerate(self.pair_reason) if r == reason]
             p = bad[0]
-            pair = tuple(self.classes[c] for c in self.pairs[p])
+            a, b = (self.classes[c] for c in self.pairs[p])
             return (f"One-vs-one: {len(bad)} of {len(self.pairs)} pairs ended with "
-                    f"'{reason}'; pair {pair!r}: {self.pair_messages[p]}")
+                    f"'{reason}'; pair ({a}, {b}): {self.pair_messages[p]}")
         return super().warning_message()
 
     def _step(self):
