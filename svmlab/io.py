@@ -142,7 +142,8 @@ def save_libsvm_model(estimator, path):
     ``estimator``: a fitted svmlab kernel classifier (:class:`SMOClassifier`,
     :class:`IRWLSClassifier`, :class:`ChunkingClassifier`,
     :class:`DecompositionClassifier`), a fitted :class:`sklearn.svm.SVC`, a
-    :class:`LibSVMModel`, or a fitted linear model with ``coef_``/``intercept_``/``classes_`` and no support vectors
+    :class:`LibSVMModel`, or a fitted linear model with
+    ``coef_``/``intercept_``/``classes_`` and no support vectors
     (:class:`CuttingPlaneClassifier`, :class:`sklearn.svm.LinearSVC`), which
     is written as a linear-kernel model.  Kernel classifiers may be
     multiclass (one-vs-one, SVC's layout); linear models must be binary.
