@@ -55,13 +55,12 @@ each pair's multipliers over the rows of X (0 outside the pair).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._stepping import SolverRun, blas_thread_limit, iteration_cap
+from ._stepping import SequentialRun, iteration_cap
 from ._validation import class_and_sample_weights
 from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
@@ -124,8 +123,9 @@ class PairStep:
         return getattr(self.record, name)
 
 
-class MulticlassRun(SolverRun):
-    """The pairs' binary runs one after the other (see the module docstring).
+class MulticlassRun(SequentialRun):
+    """The pairs' binary runs one after the other (:class:`svmlab._stepping.SequentialRun`;
+    see the module docstring).
 
     Parameters
     ----------
@@ -142,14 +142,14 @@ class MulticlassRun(SolverRun):
     """
 
     def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads):
-        self.n_samples = kernel.n_samples
-        super().__init__(estimator, max_iter=-1, progress=estimator.progress)
+        pairs = class_pairs(len(classes))
+        super().__init__(estimator, len(pairs), kernel.n_samples, estimator.progress)
         self.kernel = kernel
         self.perm = np.asarray(perm, dtype=np.int64)
         self.coff = np.asarray(class_offsets, dtype=np.int64)
         self.classes, self.Cv = classes, Cv
         self.threads = threads
-        self.pairs = class_pairs(len(classes))
+        self.pairs = pairs
         P = len(self.pairs)
         self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
                                      np.arange(self.coff[b], self.coff[b + 1])])
@@ -159,14 +159,7 @@ class MulticlassRun(SolverRun):
         mi = int(estimator.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
         self.max_iter = P * mi if mi >= 0 else -1
-        self.results = [None] * P
-        self.pair_n_iter = np.zeros(P, dtype=np.int32)
-        self.pair_reason = ["pending"] * P
-        self.pair_messages = [None] * P
-        self.p = 0
-        self.cur = None
-        self._done = False
-        self._open(0)  # validates the first pair's run (and gives step_name etc.)
+        self._current()  # validates the first pair's run (and gives step_name etc.)
         self.step_name = self.cur.step_name
         self.tol_name = self.cur.tol_name
         self.steps_per_task = self.cur.steps_per_task
@@ -177,7 +170,7 @@ class MulticlassRun(SolverRun):
         then class b's): maps a record's example indices to rows."""
         return self.perm[self._pos[p]]
 
-    def _open(self, p):
+    def _open_part(self, p):
         est = self.estimator
         pos = self._pos[p]
         a, b = self.pairs[p]
@@ -196,24 +189,11 @@ class MulticlassRun(SolverRun):
         run.n_jobs = self.threads
         if run.blas_threads is None:
             run.blas_threads = self.threads
-        self.cur = run
+        return run
 
-    def _close(self):
-        run, p = self.cur, self.p
-        self.results[p] = run.result()
-        self.pair_n_iter[p] = run.n_iter
-        self.pair_reason[p] = run.stop_reason
-        self.pair_messages[p] = run.warning_message()
-        self.cur = None  # its cache goes with it
-        self.p += 1
-        if self.p >= len(self.pairs):
-            self._done = True
-            if all(r == "converged" for r in self.pair_reason):
-                self.converged = True
-
-    def _pair_record(self, rec):
-        a, b = self.pairs[self.p]
-        return PairStep(iteration=self.n_iter + 1, pair_index=self.p,
+    def _part_record(self, p, rec):
+        a, b = self.pairs[p]
+        return PairStep(iteration=self.n_iter + 1, pair_index=p,
                         pair=(self.classes[a], self.classes[b]), classes=(a, b), record=rec)
 
     # -- SolverRun ---------------------------------------------------------------
@@ -221,74 +201,15 @@ class MulticlassRun(SolverRun):
     def step_limit(self):
         return int(sum(self._limits))
 
-    @property
-    def finished(self):
-        # (the budget, the sum of the pairs' limits, is spent only when the
-        # last pair has spent its own, which closes it: _done)
-        return self.converged or self.stopped or self.interrupted or self._done
-
-    @property
-    def stop_reason(self):
-        if self.converged:
-            return "converged"
-        if self.interrupted:
-            return "interrupted"
-        if self._done:
-            for r in ("stalled", "iteration_cap", "max_iter", "callback"):
-                if r in self.pair_reason:
-                    return r
-        if self.stopped:
-            return "callback"
-        if self.stalled:
-            return "stalled"
-        return "running"
-
     def warning_message(self):
         reason = self.stop_reason
         if reason in ("stalled", "iteration_cap", "max_iter"):
-            bad = [p for p, r in enumerate(self.pair_reason) if r == reason]
+            bad = [p for p, r in enumerate(self.part_reasons) if r == reason]
             p = bad[0]
             a, b = (self.classes[c] for c in self.pairs[p])
             return (f"One-vs-one: {len(bad)} of {len(self.pairs)} pairs ended with "
-                    f"'{reason}'; pair ({a}, {b}): {self.pair_messages[p]}")
+                    f"'{reason}'; pair ({a}, {b}): {self.part_messages[p]}")
         return super().warning_message()
-
-    def _step(self):
-        while not self._done:
-            if self.cur is None:
-                self._open(self.p)
-            rec = self.cur.step()
-            if rec is not None:
-                out = self._pair_record(rec)
-                if self.cur.finished:  # its max_iter spent: on to the next pair
-                    self._close()
-                return out
-            self._close()
-        return None
-
-    def _advance(self, max_steps):
-        taken = 0
-        while taken < max_steps and not self._done:
-            if self.cur is None:
-                self._open(self.p)
-            r = self.cur
-            if r.finished:
-                self._close()
-                continue
-            want = min(max_steps - taken, r.budget)
-            t0 = time.perf_counter()
-            with blas_thread_limit(r.blas_threads):
-                k = r._advance(want)
-            r.elapsed += time.perf_counter() - t0
-            r.n_iter += k
-            taken += k
-            if k == 0 and not (r.converged or r.stopped or r.stalled):
-                r._mark_stalled()
-            if r.finished:
-                self._close()
-            if self._interrupt_requested:
-                break
-        return taken
 
     def run(self, chunk=None, tasks=None):
         if chunk is None:
@@ -303,12 +224,9 @@ class MulticlassRun(SolverRun):
         P = len(self.pairs)
         alphas, b = [], np.zeros(P)
         extras = {}
-        n_iter = self.pair_n_iter.copy()
+        n_iter = np.asarray(self.part_steps(), dtype=np.int32)
         for p in range(P):
-            res = self.results[p]
-            if res is None and p == self.p and self.cur is not None:
-                res = self.cur.result()
-                n_iter[p] = self.cur.n_iter
+            res = self.part_result(p)
             if res is None:
                 alphas.append(np.zeros(len(self._pos[p])))
                 continue

@@ -141,7 +141,7 @@ except ImportError:  # pragma: no cover - older scikit-learn
     def with_callbacks(method):
         return method
 
-__all__ = ["SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
+__all__ = ["SequentialRun", "SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
            "MAX_ITER_CAP_PER_SAMPLE", "HAVE_SKLEARN_CALLBACKS"]
 
 #: LIBSVM's safeguard for ``max_iter=-1`` (svm.cpp, ``Solver::Solve``):
@@ -586,6 +586,134 @@ class _NoBar:
 
     def update(self, n=1):
         pass
+
+
+class SequentialRun(SolverRun):
+    """A run made of binary runs taken one after the other: the pairs of a
+    one-vs-one fit (:class:`svmlab._multiclass.MulticlassRun`) or the
+    classes of a one-vs-rest fit
+    (:class:`svmlab.cutting_plane._ovr.OneVsRestRun`).
+
+    Part ``i``'s run is made by :meth:`_open_part` when its turn comes (only
+    one part's data and caches are alive at a time) and closed when it
+    finishes: its result, stop reason, steps and warning are kept
+    (``part_results``, ``part_reasons``, ``part_n_iter``,
+    ``part_messages``).  A part that ends early (``max_iter``, a stall)
+    does not stop the others.  ``step`` returns :meth:`_part_record` of the
+    part's record; the fast path advances the current part in chunks.  The
+    whole run is ``converged`` when every part converged; otherwise, once
+    every part is done, ``stop_reason`` is the worst part's (stalled, then
+    the iteration cap, then max_iter), and a callback or Ctrl-C stops the
+    whole run.  Subclasses give ``_open_part``, ``_part_record``,
+    ``result`` and ``warning_message``.
+    """
+
+    def __init__(self, estimator, n_parts, n_samples, progress):
+        self.n_samples = int(n_samples)
+        super().__init__(estimator, max_iter=-1, progress=progress)
+        self.n_parts = int(n_parts)
+        self.part = 0          # the part running now (n_parts when all are done)
+        self.cur = None        # its run, once opened
+        self.done = False
+        self.part_results = [None] * self.n_parts
+        self.part_reasons = ["pending"] * self.n_parts
+        self.part_n_iter = [0] * self.n_parts
+        self.part_messages = [None] * self.n_parts
+
+    @abstractmethod
+    def _open_part(self, i):
+        """The (not yet started) run of part i."""
+
+    @abstractmethod
+    def _part_record(self, i, rec):
+        """The record of the whole run for part i's record ``rec``."""
+
+    def _current(self):
+        if self.cur is None:
+            self.cur = self._open_part(self.part)
+        return self.cur
+
+    def _close(self):
+        run, i = self.cur, self.part
+        self.part_results[i] = run.result()
+        self.part_reasons[i] = run.stop_reason
+        self.part_n_iter[i] = run.n_iter
+        self.part_messages[i] = run.warning_message()
+        self.cur = None  # its data and caches go with it
+        self.part += 1
+        if self.part >= self.n_parts:
+            self.done = True
+            if all(r == "converged" for r in self.part_reasons):
+                self.converged = True
+
+    def part_result(self, i):
+        """Part i's result in the state reached: its final one, the running
+        part's current one, or None for a part not begun."""
+        if self.part_results[i] is not None:
+            return self.part_results[i]
+        if i == self.part and self.cur is not None:
+            return self.cur.result()
+        return None
+
+    def part_steps(self):
+        """Steps of each part so far (the running part's included)."""
+        n = list(self.part_n_iter)
+        if self.cur is not None:
+            n[self.part] = self.cur.n_iter
+        return n
+
+    @property
+    def finished(self):
+        return self.converged or self.stopped or self.interrupted or self.done
+
+    @property
+    def stop_reason(self):
+        if self.converged:
+            return "converged"
+        if self.interrupted:
+            return "interrupted"
+        if self.done:
+            for r in ("stalled", "iteration_cap", "max_iter", "callback"):
+                if r in self.part_reasons:
+                    return r
+        if self.stopped:
+            return "callback"
+        if self.stalled:
+            return "stalled"
+        return "running"
+
+    def _step(self):
+        while not self.done:
+            rec = self._current().step()
+            if rec is not None:
+                out = self._part_record(self.part, rec)
+                if self.cur.finished:  # its max_iter spent: on to the next part
+                    self._close()
+                return out
+            self._close()
+        return None
+
+    def _advance(self, max_steps):
+        taken = 0
+        while taken < max_steps and not self.done:
+            r = self._current()
+            if r.finished:
+                self._close()
+                continue
+            want = min(max_steps - taken, r.budget)
+            t0 = time.perf_counter()
+            with blas_thread_limit(r.blas_threads):
+                k = r._advance(want)
+            r.elapsed += time.perf_counter() - t0
+            r.n_iter += k
+            taken += k
+            if k == 0 and not (r.converged or r.stopped or r.stalled):
+                r._mark_stalled()
+            if r.finished:
+                self._close()
+            if self._interrupt_requested:
+                break
+        return taken
 
 
 class _CallbackTasks:

@@ -142,6 +142,11 @@ def test_ovr_early_stop_is_honest():
         est.fit(X, y)
     assert not est.converged_ and est.stop_reason_ == "max_iter"
     assert np.all(est.n_iter_ == 3)
+    # the same through iter_fit, run to its end: still max_iter, not "callback"
+    est = CuttingPlaneClassifier(C=3000.0, epsilon=1e-6, max_iter=3, progress=False)
+    with pytest.warns(ConvergenceWarning, match="against the rest"):
+        recs = list(est.iter_fit(X, y))
+    assert len(recs) == 12 and est.stop_reason_ == "max_iter" and not est.converged_
     # a callback that stops in the second class: classes not reached keep w = 0
     seen = []
 

@@ -17,7 +17,7 @@ side and ``C`` for the rest).  ``"balanced"`` is scikit-learn's
 ``n / (k count(label))``.  In each problem ``n`` counts its rows of positive
 weight (``C = n * C_liblinear`` as in the binary case).
 
-The run (:class:`OneVsRestRun`) is a :class:`svmlab._stepping.SolverRun`
+The run (:class:`OneVsRestRun`) is a :class:`svmlab._stepping.SequentialRun`
 over the k binary runs, one after the other: ``iter_fit`` yields
 :class:`OneVsRestRecord` (which class, and the binary record), the fast path
 advances the current binary run in chunks, and the fit ends when the last
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._stepping import SolverRun
+from .._stepping import SequentialRun
 
 __all__ = ["OneVsRestRecord", "OneVsRestRun", "ovr_weights"]
 
@@ -73,8 +73,9 @@ def ovr_weights(y_idx, n_classes, c, sample_weight, class_weight_vec):
     return np.ascontiguousarray(v, dtype=np.float64)
 
 
-class OneVsRestRun(SolverRun):
-    """The k binary runs of a one-vs-rest fit, one after the other.
+class OneVsRestRun(SequentialRun):
+    """The k binary runs of a one-vs-rest fit, one after the other
+    (:class:`svmlab._stepping.SequentialRun`, whose parts are the classes).
 
     Parameters
     ----------
@@ -92,120 +93,37 @@ class OneVsRestRun(SolverRun):
     tol_name = "epsilon"
 
     def __init__(self, estimator, make_run, classes, n_samples, progress):
-        self.n_samples = int(n_samples)
-        super().__init__(estimator, max_iter=-1, progress=progress)
+        super().__init__(estimator, len(classes), n_samples, progress)
         self.classes = classes
         self.k = len(classes)
         self._make_run = make_run
-        self.current = 0
-        self._run = None
-        #: per class: its result dict, stop reason, iterations, warning text
-        self.results = [None] * self.k
-        self.reasons = ["not started"] * self.k
-        self.iterations = np.zeros(self.k, dtype=np.int64)
-        self.warnings = [None] * self.k
         self.B = None
-        self.done = False
 
-    # -- the class whose problem runs now --------------------------------------
-    def _sub(self):
-        if self._run is None:
-            self._run = self._make_run(self.current)
-            self.B = self._run.oracle.B
-            self.dim = self._run.D
-        return self._run
+    def _open_part(self, c):
+        run = self._make_run(c)
+        self.B = run.oracle.B
+        return run
 
-    def _close_current(self):
-        r = self._run
-        c = self.current
-        self.results[c] = r.result()
-        self.reasons[c] = r.stop_reason
-        self.iterations[c] = r.n_iter
-        self.warnings[c] = r.warning_message()
-        self._run = None  # its data copies can go
-        self.current += 1
-        if self.current >= self.k:
-            self.done = True
-            self.converged = all(s == "converged" for s in self.reasons)
+    def _part_record(self, c, rec):
+        return OneVsRestRecord(iteration=self.n_iter + 1, class_index=c,
+                               label=self.classes[c], record=rec)
 
-    @property
-    def finished(self):
-        return self.done or self.stopped or self.interrupted
-
-    def _mark_stalled(self, reason=""):
-        # the k binary runs report their own stalls (reasons); the whole run
-        # only ends by finishing its classes, a callback or Ctrl-C
-        if not self.done:
-            super()._mark_stalled(reason)
-
-    @property
-    def stop_reason(self):
-        if self.interrupted:
-            return "interrupted"
-        if self.stopped:
-            return "callback"
-        if not self.done:
-            return "running"
-        for reason in ("stalled", "max_iter", "iteration_cap"):
-            if reason in self.reasons:
-                return reason
-        return "converged"
-
-    # -- steps -------------------------------------------------------------------
-    def _step(self):
-        while self.current < self.k:
-            r = self._sub()
-            rec = r.step()
-            if rec is not None:
-                c = self.current
-                return OneVsRestRecord(iteration=self.n_iter + 1, class_index=c,
-                                       label=self.classes[c], record=rec)
-            self._close_current()
-        return None
-
-    def _advance(self, max_steps):
-        taken = 0
-        while taken < max_steps and self.current < self.k:
-            r = self._sub()
-            if r.finished:
-                self._close_current()
-                continue
-            want = min(max_steps - taken, r.budget)
-            n0 = r.n_iter
-            k = r._advance(want)
-            r.n_iter = n0 + k
-            if k == 0 and not (r.converged or r.stopped or r.stalled):
-                r._mark_stalled()
-            taken += k
-            if r.finished:
-                self._close_current()
-        return taken
-
-    # -- results -----------------------------------------------------------------
     def class_results(self):
-        """Per class the binary result dict of the state reached (a class not
-        started yet: ``w = 0``, no working set)."""
-        out = []
-        for c in range(self.k):
-            if self.results[c] is not None:
-                out.append(self.results[c])
-            elif c == self.current and self._run is not None:
-                out.append(self._run.result())
-            else:
-                out.append(None)
-        return out
+        """Per class the binary result dict of the state reached (None for a
+        class not started yet: ``w = 0``, no working set)."""
+        return [self.part_result(c) for c in range(self.k)]
 
     def result(self):
         return {"classes": self.class_results()}
 
     def warning_message(self):
-        if self.interrupted:
+        reason = self.stop_reason
+        if reason not in ("stalled", "iteration_cap", "max_iter"):
+            # converged, a callback's stop, or Ctrl-C (SolverRun's message)
             return super().warning_message()
-        if self.stopped or not self.done:
-            return None
         # one sentence per distinct ending, naming its classes
         groups = {}
-        for c, msg in enumerate(self.warnings):
+        for c, msg in enumerate(self.part_messages):
             if msg:
                 groups.setdefault(msg, []).append(str(self.classes[c]))
         if not groups:

@@ -776,9 +776,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
             if r is not None:
                 coef[c] = r["w"][:-1]
                 intercept[c] = float(r["w"][-1] * B)
-        iters = run.iterations.copy()
-        if run._run is not None:
-            iters[run.current] = run._run.n_iter
+        iters = np.asarray(run.part_steps(), dtype=np.int64)
 
         def per_class(key, dtype):
             return np.array([r[key] if r is not None else 0 for r in res], dtype=dtype)
