@@ -328,6 +328,40 @@ def test_vectorised_rbf_exp_against_math_exp():
     assert np.all(np.abs(o.astype(np.float64) - expect) <= (U32 + 1e-13) * expect)
 
 
+def test_float64_exp_against_math_exp():
+    """exp_nonpos, the exp of every float64 rbf value, against math.exp (its
+    naive twin): within 2 ulp over [-708, 0], 0 below -708 (where the true
+    value is under 3.3e-308); the vectorised row rbf_exp_row64 gives the
+    scalar _transform's values bit for bit (d2 < 0 clamped, underflow),
+    and exactly exp(0) = 1 on the diagonal."""
+    import math
+
+    from svmlab.kernels._rows import EXP_MIN, RBF, _transform, exp_nonpos, rbf_exp_row64
+
+    rng = np.random.default_rng(1)
+    xs = np.concatenate([-rng.random(20000) * 708, -rng.random(3000) * 1e-3,
+                         -rng.random(3000) * 5, [0.0, -0.0, -5e-324, -707.99, EXP_MIN],
+                         -np.arange(0, 708, 0.25)])
+    for x in xs:
+        v, e = exp_nonpos(float(x)), math.exp(x)
+        assert abs(v - e) <= 2 * np.spacing(e), (x, v, e)
+    for x in (-708.0001, -709.0, -745.2, -1e300, -np.inf):
+        assert exp_nonpos(x) == 0.0
+    assert exp_nonpos(0.0) == 1.0
+    n = 3000
+    sq = rng.random(n) * 40
+    dots = rng.random(n) * 30 - 8
+    dots[:5] = 20.0 + sq[:5]  # d2 < 0 after rounding or exactly 0: clamped to 0
+    dots[5:10] = -200.0  # gamma d2 > 708: underflow to 0
+    gamma = 2.3
+    dots[10:12] = (20.0 + sq[10:12]) / 2 - 353.9 / gamma  # gamma d2 = 707.8, just above 0
+    o = dots.copy()
+    rbf_exp_row64(o, 20.0, sq, gamma, np.empty(n, np.int64))
+    want = np.array([_transform(dots[j], 20.0, sq[j], RBF, gamma, 0.0, 3.0) for j in range(n)])
+    np.testing.assert_array_equal(o, want)
+    assert np.any(want == 0.0) and np.any(want == 1.0)  # both ends really exercised
+
+
 _JIT_CODE = """
 import numpy as np, sys, scipy.sparse as sp
 from svmlab.kernels import (Kernel, kernel_block, kernel_block_cols, kernel_block_gemm,

@@ -90,8 +90,27 @@ def test_reconstruct_gradient_is_the_gradient(dtype):
     G = np.full(n, 7.0)
     ker = Kernel(X, "rbf", gamma=GAMMA)
     cache = KernelCache(ker, 0.05, dtype=dtype)
+    rowfull = np.zeros(n, dtype=np.bool_)
+    Gbar_cold, G_cold = Gbar.copy(), G.copy()
+    if dtype == np.float64:
+        # every row computed, nothing cached: the reference for the cached run
+        cold = KernelCache(ker, 0.05, dtype=dtype)
+        core.reconstruct_gradient(ker.data, cold.data, y, np.full(n, C), alpha, G_cold,
+                                  Gbar_cold, active, False, np.zeros(n), rowfull.copy())
+        # half the pending rows cached in full (summed from the cache), one
+        # cached but partial (computed while shrunk: must not be read)
+        for j in pending[::2]:
+            cache.row(j)
+            rowfull[j] = True
+        j_part = pending[1]
+        cache.row(j_part)
+        cache.data.rows[cache.data.slot_of[j_part]] = np.nan
     core.reconstruct_gradient(ker.data, cache.data, y, np.full(n, C), alpha, G, Gbar, active,
-                              False, np.zeros(n))
+                              False, np.zeros(n), rowfull)
+    if dtype == np.float64:
+        # the cached full rows are the computed rows bit for bit
+        np.testing.assert_array_equal(G, G_cold)
+        np.testing.assert_array_equal(Gbar, Gbar_cold)
     inactive = active != core.ACTIVE
     assert np.all(G[~inactive] == 7.0)
     assert np.all(Gbar[1] == 0.0)

@@ -86,11 +86,12 @@ from ._rows import (
     _transform,
     is_float64,
     rbf_exp_row,
+    rbf_exp_row64,
     kernel_row,
 )
 
 __all__ = ["kernel_block", "kernel_block_cols", "kernel_block_gemm", "kernel_block_cols_gemm",
-           "block", "rbf_exp_row", "transform_block"]
+           "block", "rbf_exp_row", "rbf_exp_row64", "transform_block"]
 
 
 #: fewest rows for which :func:`kernel_block` uses one SGEMM rather than an
@@ -110,8 +111,9 @@ def transform_block(out, sq_rows, sq_cols, ktype, gamma, coef0, degree):
         On entry ``out[a, c] = <x_a, z_c>``; on return ``K(x_a, z_c)``,
         computed in float64 by :func:`svmlab.kernels._rows._transform` (the
         single rows' own transform) and rounded once to ``out``'s dtype --
-        except the rbf kernel into float32, which uses the vectorised exp of
-        :func:`rbf_exp_row` (relative error < 1e-13 before the rounding).
+        the rbf kernel by the vectorised exps: :func:`rbf_exp_row64` into
+        float64 (``_transform``'s values bit for bit), :func:`rbf_exp_row`
+        into float32 (relative error < 1e-13 before the rounding).
     sq_rows : float64 array (m,)
         ``||x_a||^2``.
     sq_cols : float64 array (p,)
@@ -122,11 +124,15 @@ def transform_block(out, sq_rows, sq_cols, ktype, gamma, coef0, degree):
     if ktype == LINEAR:
         return
     m, p = out.shape
-    if ktype == RBF and not is_float64(out):
-        # float32 blocks: the vectorised exp (float64 blocks keep math.exp,
-        # the single rows' arithmetic)
-        pbuf = np.empty(p)
+    if ktype == RBF:
+        # the vectorised exp: float32 blocks rbf_exp_row, float64 blocks
+        # rbf_exp_row64 (the single rows' values bit for bit)
         kbuf = np.empty(p, np.int64)
+        if is_float64(out):
+            for a in range(m):
+                rbf_exp_row64(out[a], sq_rows[a], sq_cols, gamma, kbuf)
+            return
+        pbuf = np.empty(p)
         for a in range(m):
             rbf_exp_row(out[a], sq_rows[a], sq_cols, gamma, pbuf, kbuf)
         return
@@ -300,13 +306,16 @@ def kernel_block_cols(kd, rows, cols, out):
     if is_float64(out):
         d = kd.dense.shape[1]
         xc = np.empty((p, d))
+        kbuf = np.empty(p, np.int64)
         for c in range(p):
             xc[c, :] = kd.dense[cols[c]]
         for a in range(m):
             i = rows[a]
             o = out[a]
             o[:] = np.dot(xc, kd.dense[i])
-            if kd.ktype != LINEAR:
+            if kd.ktype == RBF:
+                rbf_exp_row64(o, kd.sqnorm[i], sqc, kd.gamma, kbuf)
+            elif kd.ktype != LINEAR:
                 sqi = kd.sqnorm[i]
                 for c in range(p):
                     o[c] = _transform(o[c], sqi, sqc[c], kd.ktype, kd.gamma, kd.coef0,

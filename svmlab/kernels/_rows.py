@@ -127,7 +127,7 @@ def _transform(dot, sqi, sqj, ktype, gamma, coef0, degree):
         d2 = sqi + sqj - 2.0 * dot
         if d2 < 0.0:
             d2 = 0.0
-        return math.exp(-gamma * d2)
+        return exp_nonpos(-gamma * d2)
     elif ktype == POLY:
         return (gamma * dot + coef0) ** degree
     else:
@@ -164,6 +164,96 @@ def _exp_reduced(x):
     p = p * r + _EXP_C[1]
     p = p * r + _EXP_C[0]
     return p, k
+
+
+#: 1/k! for k = 0..13: the float64 kernel values' exp (:func:`exp_nonpos`)
+_EXP64_C = (1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+            1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
+            1.0 / 6227020800)
+#: below this argument exp_nonpos returns 0 (exp(-708) ~ 3.3e-308 is the
+#: smallest value whose 2**k scaling stays a normal float64)
+EXP_MIN = -708.0
+
+
+@njit(cache=True, inline="always")
+def _exp_reduced64(x):
+    """``(p, k)`` with ``exp(x) = p * 2**k`` for ``EXP_MIN <= x <= 0``, for
+    float64 results: the reduction of :func:`_exp_reduced` and the degree-13
+    Taylor polynomial (truncation ``0.35**14 / 14! < 5e-18``, far below one
+    float64 ulp; with the roundings of Horner's scheme the result is within
+    a few ulp of the correctly rounded exp, tested against ``math.exp``)."""
+    k = np.floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = _EXP64_C[13]
+    p = p * r + _EXP64_C[12]
+    p = p * r + _EXP64_C[11]
+    p = p * r + _EXP64_C[10]
+    p = p * r + _EXP64_C[9]
+    p = p * r + _EXP64_C[8]
+    p = p * r + _EXP64_C[7]
+    p = p * r + _EXP64_C[6]
+    p = p * r + _EXP64_C[5]
+    p = p * r + _EXP64_C[4]
+    p = p * r + _EXP64_C[3]
+    p = p * r + _EXP64_C[2]
+    p = p * r + _EXP64_C[1]
+    p = p * r + _EXP64_C[0]
+    return p, k
+
+
+@njit(cache=True, inline="always")
+def exp_nonpos(x):
+    """``exp(x)`` for ``x <= 0``, the rbf kernel's exp for every float64
+    kernel value (the single values of :func:`_transform`, and, as the
+    vectorised :func:`rbf_exp_row64`, the rows and blocks: the same
+    operations in the same order, so every path gives the same value bit for
+    bit, compiled or not).  ``p * 2**k`` from :func:`_exp_reduced64`; 0 below
+    :data:`EXP_MIN` (the true value is then under 3.3e-308).
+
+    Decision (issue 15): libm's ``exp`` is a scalar call, about 4 ns of the
+    6 ns an rbf value of a 2-feature row costs; LLVM vectorises this
+    polynomial over a row (under 1 ns a value), which the float64 rows of
+    small dense sets (every row computed once) spend most of their kernel
+    time on."""
+    if x < EXP_MIN:
+        return 0.0
+    p, k = _exp_reduced64(x)
+    return math.ldexp(p, int(k))
+
+
+@njit(cache=True)
+def rbf_exp_row64(o, sa, sq_cols, gamma, kbuf):
+    """``o[c] = exp_nonpos(-gamma * max(sa + sq_cols[c] - 2 o[c], 0))`` in
+    place, for a float64 row of inner products: :func:`_transform`'s rbf
+    value bit for bit (the same operations; the scaling by ``2**k`` is exact
+    either way), in two vectorisable passes (polynomial and exponent bits
+    ``(k + 1023) << 52``, then the scaling).
+
+    Parameters
+    ----------
+    o : float64 array (p,)
+        Inner products on entry, kernel values on return.
+    sa : float
+        ``||x_a||^2`` of the row.
+    sq_cols : float64 array (p,)
+        ``||z_c||^2`` of the columns.
+    gamma : float
+    kbuf : int64 array (>= p,)
+        Scratch.
+    """
+    p = o.shape[0]
+    for c in range(p):
+        d2 = sa + sq_cols[c] - 2.0 * o[c]
+        d2 = d2 if d2 > 0.0 else 0.0
+        x = -gamma * d2
+        under = x < EXP_MIN
+        x = x if x > EXP_MIN else EXP_MIN
+        pc, k = _exp_reduced64(x)
+        o[c] = 0.0 if under else pc
+        kbuf[c] = (np.int64(k) + 1023) << 52
+    scale = kbuf[:p].view(np.float64)
+    for c in range(p):
+        o[c] = o[c] * scale[c]
 
 
 @njit(cache=True)
@@ -407,17 +497,25 @@ def kernel_row_against(kd, i, kd2, out):
         for p in range(a0, a1):
             w[kd.indices[p]] = kd.data[p]
         ip, ix, dt = kd2.indptr, kd2.indices, kd2.data
+        vec = is_float64(out) and kd.ktype == RBF
         for j in range(n):
             s = 0.0
             for p in range(ip[j], ip[j + 1]):
                 s += dt[p] * w[ix[p]]
-            out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            if vec:
+                out[j] = s
+            else:
+                out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
+        if vec:
+            rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
         return
     if is_float64(out):
         out[:] = np.dot(kd2.dense, kd.dense[i])
-        if kd.ktype != LINEAR:
+        if kd.ktype == RBF:
+            rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
+        elif kd.ktype != LINEAR:
             for j in range(n):
                 out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
                                     kd.degree)
@@ -471,7 +569,8 @@ def kernel_row_subset(kd, i, idx, m, out):
     active set (LIBSVM computes only the active part of a row, too).
 
     Dense input: each entry a sequential float64 dot product (float64
-    ``out``: the arithmetic of earlier versions, kept bit for bit), or, for
+    ``out``; the rbf values then through the vectorised
+    :func:`rbf_exp_row64`, the value of :func:`_transform`), or, for
     a float32 ``out`` with the float32 copy of the data (a float32 cache),
     :func:`dot32` on the float32 rows, vectorised (about 10x faster)."""
     if kd.binary:
@@ -487,6 +586,18 @@ def kernel_row_subset(kd, i, idx, m, out):
             out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
                                 kd.coef0, kd.degree)
         return
+    # float64 rbf: the inner products first (contiguous), then the
+    # vectorised exp of the rows (rbf_exp_row64, the same values as
+    # _transform), then scattered into out
+    vec = is_float64(out) and kd.ktype == RBF
+    if vec:
+        tb = np.empty(m)
+        sb = np.empty(m)
+        for t in range(m):
+            sb[t] = kd.sqnorm[idx[t]]
+    else:
+        tb = np.empty(0)
+        sb = tb
     if kd.sparse:
         w = kd.work
         a0, a1 = kd.indptr[i], kd.indptr[i + 1]
@@ -497,9 +608,38 @@ def kernel_row_subset(kd, i, idx, m, out):
             s = 0.0
             for p in range(kd.indptr[j], kd.indptr[j + 1]):
                 s += kd.data[p] * w[kd.indices[p]]
-            out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            if vec:
+                tb[t] = s
+            else:
+                out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0,
+                                    kd.degree)
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
+    elif vec:
+        # the sums of the branch below, into tb
+        X = kd.dense
+        xi = X[i]
+        d = xi.shape[0]
+        m4 = m - m % 4
+        for t in range(0, m4, 4):
+            j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+            s0 = s1 = s2 = s3 = 0.0
+            for k in range(d):
+                xk = xi[k]
+                s0 += xk * X[j0, k]
+                s1 += xk * X[j1, k]
+                s2 += xk * X[j2, k]
+                s3 += xk * X[j3, k]
+            tb[t] = s0
+            tb[t + 1] = s1
+            tb[t + 2] = s2
+            tb[t + 3] = s3
+        for t in range(m4, m):
+            xj = X[idx[t]]
+            s = 0.0
+            for k in range(d):
+                s += xi[k] * xj[k]
+            tb[t] = s
     else:
         # each entry the sequential float64 sum of earlier versions (bit for
         # bit), four entries at a time: four independent add chains keep
@@ -529,6 +669,10 @@ def kernel_row_subset(kd, i, idx, m, out):
             for k in range(d):
                 s += xi[k] * xj[k]
             out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+    if vec and m > 0:
+        rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
+        for t in range(m):
+            out[idx[t]] = tb[t]
 
 
 #: the implementation of :meth:`Kernel.block`, registered by

@@ -355,7 +355,7 @@ class SMORun(SolverRun):
         if self.selection == core.WSS2:
             return float(core.wss2_intercept(self.kd, self.cd, self.y, self.Cv, self.alpha,
                                               self.G.copy(), self.Gbar.copy(), self.w, self.active,
-                                              False, self.full))
+                                              False, self.full, self.rowfull))
         return self.b
 
     def result(self):
