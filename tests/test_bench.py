@@ -72,6 +72,28 @@ def test_timed_and_registry():
         H.SUITES.pop("unit-test-suite")
 
 
+def test_timed_best_takes_the_fastest_run_within_a_budget():
+    """timed_best: the minimum of the runs, at most ``repeats`` of them, and
+    no new run once ``budget`` seconds are spent."""
+    delays = iter([0.03, 0.01, 0.02, 0.05, 0.04, 0.04])
+    calls = []
+
+    def work(tag):
+        d = next(delays)
+        calls.append(d)
+        time.sleep(d)
+        return tag, len(calls)
+
+    value, best = H.timed_best(work, "x", repeats=5, budget=10.0)
+    assert calls == [0.03, 0.01, 0.02, 0.05, 0.04]  # five runs, the budget never reached
+    assert value == ("x", 5)  # the last run's value
+    assert 0.01 <= best < 0.02  # the fastest, not the first or the mean
+    calls.clear()
+    delays = iter([0.05, 0.01, 0.01])
+    value, best = H.timed_best(work, "y", repeats=5, budget=0.04)
+    assert calls == [0.05] and value == ("y", 1) and best >= 0.05  # over budget: one run
+
+
 def test_ratios_against_the_peer_of_each_case():
     rs = [Result("a", "ours", time_s=3.0, objective=99.0, objective_kind="dual", suite="s"),
           Result("a", "lib", time_s=1.5, objective=100.0, objective_kind="dual", peer=True,

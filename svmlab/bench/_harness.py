@@ -20,7 +20,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-__all__ = ["suite", "SUITES", "Result", "Context", "timed", "SuiteInfo"]
+__all__ = ["suite", "SUITES", "Result", "Context", "timed", "timed_best", "SuiteInfo"]
 
 
 @dataclass
@@ -79,6 +79,27 @@ def timed(fn, *args, **kwargs):
     t0 = time.perf_counter()
     value = fn(*args, **kwargs)
     return value, time.perf_counter() - t0
+
+
+def timed_best(fn, *args, repeats=5, budget=1.0, **kwargs):
+    """The fastest of up to ``repeats`` runs of ``fn(*args, **kwargs)``, as
+    ``(value of the last run, best wall-clock seconds)``: runs stop early
+    once their total time exceeds ``budget`` seconds (a 3 s fit runs once).
+
+    For fits of milliseconds to a fraction of a second, whose single
+    timings move by 30-50% on a shared 2-core machine (a page fault, the
+    other core's work); the minimum is the usual estimate of the cost
+    (``timeit``'s).  A suite that uses it times the peer the same way, so
+    the ratios compare like with like."""
+    value, best = timed(fn, *args, **kwargs)
+    total = best
+    for _ in range(int(repeats) - 1):
+        if total >= budget:
+            break
+        value, secs = timed(fn, *args, **kwargs)
+        total += secs
+        best = min(best, secs)
+    return value, best
 
 
 class Context:
