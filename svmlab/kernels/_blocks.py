@@ -207,12 +207,28 @@ def _sparse_row_cols(kd, i, cols, o, w):
     for p in range(a0, a1):
         w[kd.indices[p]] = kd.data[p]
     sqi = kd.sqnorm[i]
-    for c in range(cols.shape[0]):
-        j = cols[c]
-        s = 0.0
-        for p in range(kd.indptr[j], kd.indptr[j + 1]):
-            s += kd.data[p] * w[kd.indices[p]]
-        o[c] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+    nc = cols.shape[0]
+    if kd.ktype == RBF:
+        # float64 sums, the vectorised exp (_transform's values), one rounding
+        tb = np.empty(nc)
+        sb = np.empty(nc)
+        for c in range(nc):
+            j = cols[c]
+            s = 0.0
+            for p in range(kd.indptr[j], kd.indptr[j + 1]):
+                s += kd.data[p] * w[kd.indices[p]]
+            tb[c] = s
+            sb[c] = kd.sqnorm[j]
+        rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(nc, np.int64))
+        for c in range(nc):
+            o[c] = tb[c]
+    else:
+        for c in range(nc):
+            j = cols[c]
+            s = 0.0
+            for p in range(kd.indptr[j], kd.indptr[j + 1]):
+                s += kd.data[p] * w[kd.indices[p]]
+            o[c] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
     for p in range(a0, a1):
         w[kd.indices[p]] = 0.0
 

@@ -170,6 +170,8 @@ def _exp_reduced(x):
 _EXP64_C = (1.0, 1.0, 0.5, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
             1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
             1.0 / 6227020800)
+#: 2**-j for j = 0..1022 (exact), the scaling of exp_nonpos without a libm call
+_POW2_NEG = np.ldexp(1.0, -np.arange(1023))
 #: below this argument exp_nonpos returns 0 (exp(-708) ~ 3.3e-308 is the
 #: smallest value whose 2**k scaling stays a normal float64)
 EXP_MIN = -708.0
@@ -218,7 +220,7 @@ def exp_nonpos(x):
     if x < EXP_MIN:
         return 0.0
     p, k = _exp_reduced64(x)
-    return math.ldexp(p, int(k))
+    return p * _POW2_NEG[-int(k)]
 
 
 @njit(cache=True)
@@ -497,19 +499,25 @@ def kernel_row_against(kd, i, kd2, out):
         for p in range(a0, a1):
             w[kd.indices[p]] = kd.data[p]
         ip, ix, dt = kd2.indptr, kd2.indices, kd2.data
-        vec = is_float64(out) and kd.ktype == RBF
-        for j in range(n):
-            s = 0.0
-            for p in range(ip[j], ip[j + 1]):
-                s += dt[p] * w[ix[p]]
-            if vec:
-                out[j] = s
-            else:
+        if kd.ktype == RBF:
+            # the sums in float64, the vectorised exp (_transform's values),
+            # then rounded once into ``out``
+            tb = np.empty(n)
+            for j in range(n):
+                s = 0.0
+                for p in range(ip[j], ip[j + 1]):
+                    s += dt[p] * w[ix[p]]
+                tb[j] = s
+            rbf_exp_row64(tb, sqi, sq2, kd.gamma, np.empty(n, np.int64))
+            out[:] = tb
+        else:
+            for j in range(n):
+                s = 0.0
+                for p in range(ip[j], ip[j + 1]):
+                    s += dt[p] * w[ix[p]]
                 out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
-        if vec:
-            rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
         return
     if is_float64(out):
         out[:] = np.dot(kd2.dense, kd.dense[i])
@@ -581,6 +589,19 @@ def kernel_row_subset(kd, i, idx, m, out):
             and kd.dense32.shape[1] == kd.dense.shape[1] and kd.dense.shape[0] > 0:
         x32 = kd.dense32
         xi = x32[i]
+        if kd.ktype == RBF:
+            # the float64 values of _transform by the vectorised exp, then
+            # rounded once (the same float32 values as entry by entry)
+            tb = np.empty(m)
+            sb = np.empty(m)
+            for t in range(m):
+                j = idx[t]
+                tb[t] = dot32(xi, x32[j])
+                sb[t] = kd.sqnorm[j]
+            rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
+            for t in range(m):
+                out[idx[t]] = tb[t]
+            return
         for t in range(m):
             j = idx[t]
             out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
@@ -589,7 +610,7 @@ def kernel_row_subset(kd, i, idx, m, out):
     # float64 rbf: the inner products first (contiguous), then the
     # vectorised exp of the rows (rbf_exp_row64, the same values as
     # _transform), then scattered into out
-    vec = is_float64(out) and kd.ktype == RBF
+    vec = kd.ktype == RBF
     if vec:
         tb = np.empty(m)
         sb = np.empty(m)
