@@ -148,7 +148,8 @@ def _rbf1d(x, gamma=0.5):
 def test_rule_c_moves_violating_S2_samples_to_S1():
     K = np.eye(2)
     y = np.array([1.0, -1.0])
-    sub = ActiveSetSubproblem(K, y, np.zeros(2), y.copy(), C=5.0, tol=1e-3, mode="table1")
+    sub = ActiveSetSubproblem(K, y, np.zeros(2), y.copy(), C=5.0, tol=1e-3, mode="table1",
+                              handover=False)
     assert list(sub.sets) == [S2, S2]
     sub.iterate()  # S1 empty: b from the bounds (0), e = y, y e = 1 > tol
     assert sub.moved == (0, 0, 2, 0)
@@ -159,7 +160,8 @@ def test_rule_d_moves_violating_S3_samples_to_S1():
     K = np.eye(2)
     y = np.array([1.0, -1.0])
     C = 5.0
-    sub = ActiveSetSubproblem(K, y, C * y, y.copy(), C=C, tol=1e-3, mode="table1")
+    sub = ActiveSetSubproblem(K, y, C * y, y.copy(), C=C, tol=1e-3, mode="table1",
+                              handover=False)
     assert list(sub.sets) == [S3, S3]
     sub.iterate()
     # v = y - K beta = (-4, 4); e y = -4 < 0 for both: they leave S3
@@ -179,7 +181,8 @@ def test_rule_a_moves_negative_beta_to_S2():
     assert yb[1] < 0 and np.all(np.delete(yb, 1) > 0)  # the hand-made case
     C = 100.0  # large enough that no sample exceeds C
     assert yb.max() < C
-    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1")
+    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1",
+                              handover=False)
     sub.iterate()  # rule c: all into S1
     sub.iterate()  # solve (3) on all four; rule a fires for sample 1
     assert sub.moved == (1, 0, 0, 0)
@@ -194,7 +197,8 @@ def test_rule_b_moves_beta_above_C_to_S3():
     sol = _bordered_solution(K, y)
     C = 0.5
     assert np.all(y * sol[:4] > C)
-    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1")
+    sub = ActiveSetSubproblem(K, y, np.zeros(4), y.copy(), C=C, tol=1e-3, mode="table1",
+                              handover=False)
     sub.iterate()
     sub.iterate()
     assert sub.moved == (0, 4, 0, 0)
@@ -215,7 +219,8 @@ def test_table1_downhill_test_ignores_rounding(gap, mode):
     beta = np.zeros(4)
     beta[:2] = _bordered_solution(K[:2, :2], y[:2])[:2]
     C = 100.0
-    sub = ActiveSetSubproblem(K, y, beta, y.copy(), C=C, tol=1e-3, mode="table1")
+    sub = ActiveSetSubproblem(K, y, beta, y.copy(), C=C, tol=1e-3, mode="table1",
+                              handover=False)
     assert list(sub.sets) == [S1, S1, S2, S2]
     W0 = dual_objective(K, y, np.clip(y * beta, 0, C))
     sub._best_W = W0 + gap * abs(W0)
@@ -415,10 +420,14 @@ def test_early_stop_keeps_the_feasible_state_reached(how):
     assert 0.0 < W <= W_opt + 1e-6 * abs(W_opt)
 
 
-def test_early_stop_after_infeasible_table1_iterate_reports_last_feasible_point():
+def test_early_stop_after_infeasible_table1_iterate_reports_last_feasible_point(monkeypatch):
     """A Table 1 iterate clipped by rules a/b is off the plane sum beta = s0;
     the stored model is then the last feasible point (here the chunk's
-    start, beta = 0), never the infeasible iterate."""
+    start, beta = 0), never the infeasible iterate.  (The paper's Table 1,
+    without the hand-over to the line search, so that the first working
+    set frees every violator and clips.)"""
+    import svmlab.decomposition._engines as eng
+    monkeypatch.setattr(eng, "TABLE1_HANDOVER", False)
     X, y = _gauss_m_problem(300)
     C = 10.0
     K = gram(X, "rbf", gamma=1.0)

@@ -25,7 +25,8 @@ Engines (``engine=`` of :class:`~svmlab.DecompositionClassifier`):
     procedure of Table 1 of Perez-Cruz et al. (2000): solve the weighted
     least-squares system (3) on S1 (0 < y beta < C) with S2 (beta = 0) and S3
     (y beta = C) fixed, then reorder the sets with rules a-d (all violators
-    at once).
+    at once; after freeing more violators than there were free samples,
+    the line-search mode takes over: :data:`TABLE1_HANDOVER`).
 ``"qp"``  the same class with ``rule="qp"``: a classical primal active-set
     method for a box + one equality QP (Nocedal & Wright, Algorithm 16.3):
     the same equality-constrained Newton system, but a line search that
@@ -75,8 +76,13 @@ inner products of the factor (:func:`_dot`) may be summed in any order
 (SIMD).  Together 1.6x to 2x fewer seconds per line-search iteration
 than the column-oriented loops they replace (measured on gauss-m 4000);
 the results agree with those within rounding
-(``tests/test_irwls_speed.py``).  Table 1's solves are LAPACK's
-``dpotrf``/``dpotrs`` called directly (:func:`_cho_factor`), the same calls
+(``tests/test_irwls_speed.py``).  Since issue 15's round 4 the products
+with ``K_11`` of the ``"irwls"`` rule read the factor too
+(:func:`k11_times`: ``K_11 v = L (L' v) - rr v``, contiguous rows instead
+of a gather per entry of ``K``), the deferred update of ``K beta`` reads
+rows of ``K'`` (:func:`_flush_pending`), and :func:`chol_delete` takes
+four rows at a time (``tests/test_irwls_round4.py``).  Table 1's solves
+are LAPACK's ``dpotrf``/``dpotrs`` called directly (:func:`_cho_factor`), the same calls
 as the readable reference's ``scipy.linalg.cho_factor``, so bit for bit
 the same, without scipy's per-call checks.
 """
@@ -92,7 +98,7 @@ from numba import njit
 from .._kkt import intercept, intercept_from_v, up_low, violating_pair
 from ..smo._pairstep import pair_step_box
 from ..kernels.cache import get_row
-from ..kernels._blocks import kernel_block_cols
+from ..kernels._blocks import kernel_block_cols, kernel_block_cols_gemm
 from ..kernels._rows import is_float64
 
 __all__ = [
@@ -137,6 +143,27 @@ S1, S2, S3 = 1, 2, 3
 #: IRWLS iterations on that test problem, now ~270).
 RELEASE_CAP = 10
 
+#: Table 1 hands over (issue 15, round 4): when a Table 1 iteration has
+#: freed (rules c/d) more violators of (9)/(10) than there were samples in
+#: S1, the next iteration does not solve (3) with all of them free: it goes
+#: back to the point before the release (feasible, the last one saved) and
+#: the line-search mode takes the working set from there.  That solve was
+#: a system over (nearly) the whole working set whose solution rules a/b
+#: then clipped by the hundreds: on the first working set of diabetes (S1
+#: empty, all 400, or with one working set all 768, samples freed) Table 1
+#: was abandoned for its start point after that factor, ~1.5 ms (15 ms for
+#: 768).  Measured with everything else of round 4 in place, best of 5,
+#: hand-over off -> on: diabetes 28 -> 12 ms, splice 20.5 -> 19.7 ms,
+#: banana 4900 134 -> 117 ms, gauss-m 4000 273 -> 234 ms.  Table 1 itself
+#: runs as the paper's, rules c/d included; the hand-over is one of the
+#: exits to the line-search mode, as a repeated set configuration or a
+#: downhill step.
+#: Only when S1 then holds more than TABLE1_HANDOVER_MIN samples: a
+#: smaller (3) costs little, and Table 1 keeps its own course there.
+#: See ActiveSetSubproblem.
+TABLE1_HANDOVER = True
+TABLE1_HANDOVER_MIN = 100
+
 #: Table 1's downhill test (issue 15, round 3): a full Table 1 step counts
 #: as lowering the dual only when ``W < best_W - DOWNHILL_RTOL (1 + |best_W|)``.
 #: With S1 already optimal the solve of (3) returns rounding noise and W
@@ -150,6 +177,11 @@ RELEASE_CAP = 10
 #: The readable twin (:func:`svmlab.reference.irwls.table1_iteration`)
 #: applies the same test.
 DOWNHILL_RTOL = 1e-12
+
+
+#: Rows per panel of a square block computed by its upper triangle
+#: (:func:`kernel_block_into`)
+PANEL = 64
 
 
 # --------------------------------------------------------------------------
@@ -172,12 +204,20 @@ def kernel_block_counted(kd, cd, rows, cols):
     rows, cols : int64 arrays (m,), (p,)
         Training indices.
 
-    The other rows come as one block, :func:`kernel_block_cols` (float64:
-    each row the same matrix-vector product and transform as a single
-    row), ``n_direct = p * (number of such rows)`` entries computed outside
-    the cache.  A working-set block does not need the full rows of its
-    samples: only the samples whose multiplier changes fetch full rows (for
-    the G update, :func:`add_rows`).
+    The other rows come as one block, :func:`kernel_block_cols_gemm`
+    (float64, the inner products as one DGEMM: the values may differ from
+    the cached rows in the last bits, ``d u64 sum_k |x_ak x_jk|``; exactly
+    the same on data whose inner products are exact), ``n_direct`` the
+    entries computed outside the cache.  A square block ``K_BB`` with no
+    row cached (``rows`` equal to ``cols``) is computed by its upper
+    triangle, in panels of :data:`PANEL` rows, and mirrored: exactly
+    symmetric, about half the kernel values (issue 15, round 4: the rows
+    made one GEMV each, the whole square: 2.3 ms on diabetes' 768 x 768
+    against 1.6 ms; a GEMM alone takes splice's 1000 x 1000 with 60
+    features from 4.2 ms to 2.4 ms).
+    A working-set block does not need the full rows of its samples: only
+    the samples whose multiplier changes fetch full rows (for the G update,
+    :func:`add_rows`).
 
     (Before the block layer, an uncached row's entries were computed one
     ``kernel_value`` at a time, or read by symmetry from cached rows ``cols``
@@ -185,6 +225,27 @@ def kernel_block_counted(kd, cd, rows, cols):
     m = rows.shape[0]
     p = cols.shape[0]
     out = np.empty((m, p))
+    n_direct = kernel_block_into(kd, cd, rows, cols, out, np.empty((m, p)))
+    return out, n_direct
+
+
+@njit(cache=True)
+def kernel_block_into(kd, cd, rows, cols, out, tmp):
+    """:func:`kernel_block_counted` into given arrays; returns ``n_direct``.
+
+    Parameters
+    ----------
+    kd, cd, rows, cols : as :func:`kernel_block_counted`.
+    out : float64 array (m, p), output
+        ``K[rows][:, cols]``.
+    tmp : float64 array (>= m, p)
+        Scratch for the uncached rows (when some rows are cached).
+
+    IRWLS keeps both between working sets (issue 15, round 4: a fresh
+    400 x 400 float64 array costs ~0.1 ms of page faults before its first
+    use, several times per working set)."""
+    m = rows.shape[0]
+    p = cols.shape[0]
     todo = np.empty(m, np.int64)
     n_todo = 0
     use_cache = is_float64(cd.rows)
@@ -198,15 +259,51 @@ def kernel_block_counted(kd, cd, rows, cols):
         else:
             todo[n_todo] = a
             n_todo += 1
-    if n_todo > 0:
+    same = m == p
+    if same:
+        for a in range(m):
+            if rows[a] != cols[a]:
+                same = False
+                break
+    if n_todo == m and same:
+        # no row cached, a square block K_BB: its upper triangle by panels
+        # of PANEL rows, mirrored (about half the kernel values)
+        flat = tmp.reshape(tmp.size)
+        n_done = 0
+        for a0 in range(0, m, PANEL):
+            a1 = min(m, a0 + PANEL)
+            w = m - a0
+            n_done += (a1 - a0) * w
+            buf = flat[:(a1 - a0) * w].reshape((a1 - a0, w))
+            kernel_block_cols_gemm(kd, rows[a0:a1], cols[a0:], buf)
+            for a in range(a0, a1):
+                o = out[a]
+                br = buf[a - a0]
+                for c in range(a, m):
+                    o[c] = br[c - a0]
+        # the lower triangle from the upper, by 32 x 32 tiles (a transpose
+        # column by column would write with a stride of a row)
+        for i0 in range(0, m, 32):
+            for j0 in range(0, i0 + 1, 32):
+                for i in range(i0, min(m, i0 + 32)):
+                    oi = out[i]
+                    for j in range(j0, min(i, j0 + 32)):
+                        oi[j] = out[j, i]
+        return n_done
+    if n_todo == m:
+        # no row cached: the block straight into ``out`` (a temporary of the
+        # block's size costs its page faults and a copy: 2x the block's
+        # time on diabetes' 768 x 768)
+        kernel_block_cols_gemm(kd, rows, cols, out)
+    elif n_todo > 0:
         sub = np.empty(n_todo, np.int64)
         for k in range(n_todo):
             sub[k] = rows[todo[k]]
-        blk = np.empty((n_todo, p))
-        kernel_block_cols(kd, sub, cols, blk)
+        blk = tmp[:n_todo]
+        kernel_block_cols_gemm(kd, sub, cols, blk)
         for k in range(n_todo):
             out[todo[k]] = blk[k]
-    return out, n_todo * p
+    return n_todo * p
 
 
 @njit(cache=True)
@@ -264,6 +361,21 @@ def add_rows(kd, cd, G, idx, coef):
 # Cholesky factor of K_11 (+ ridge) kept up to date while S1 changes
 # --------------------------------------------------------------------------
 @njit(cache=True)
+def _rotate_row(r, cs, sn, k0, k1):
+    """Rotations ``k0..k1-1`` of :func:`chol_delete` on row ``r``, in order:
+    rotation k mixes entries k and k+1 (skipped when ``cs[k] == 2``)."""
+    for k in range(k0, k1):
+        c = cs[k]
+        if c == 2.0:  # skipped rotation (r == 0)
+            continue
+        s = sn[k]
+        lk = r[k]
+        lk1 = r[k + 1]
+        r[k] = c * lk + s * lk1
+        r[k + 1] = -s * lk + c * lk1
+
+
+@njit(cache=True)
 def chol_delete(L, n, p):
     """Remove row/column ``p`` from the lower factor ``L[:n, :n]`` of
     ``A = L L'`` in O(n^2) (rows shifted up, Givens rotations on columns).
@@ -272,36 +384,72 @@ def chol_delete(L, n, p):
     diagonal; rotation ``k`` (columns k, k+1) is computed from row k once
     rotations p..k-1 have reached it, so each row takes its rotations in
     order while it is in cache (the same operations, in the same order per
-    entry, as rotating column pairs over all rows)."""
+    entry, as rotating column pairs over all rows).
+
+    Four rows at a time (issue 15, round 4): rotations ``p..i0-1``, all
+    known before the block of rows ``i0..i0+3``, go to the four rows
+    interleaved (four independent chains of dependent multiply-adds
+    instead of one: ~2.5x fewer seconds for a deletion near the top of a
+    150-row factor); the rows then finish one after the other (rotations
+    ``i0..i-1``, then their own).  Each entry still takes the same
+    operations in the same order: the result is bit for bit the same."""
     cs = np.empty(n)
     sn = np.empty(n)
-    for i in range(p, n - 1):
-        ri = L[i]
-        rn = L[i + 1]
-        for j in range(i + 2):
-            ri[j] = rn[j]
-        # rotations p..i-1, then the one that zeroes L[i, i+1]
-        for k in range(p, i):
-            c = cs[k]
-            if c == 2.0:  # skipped rotation (r == 0)
+    i0 = p
+    while i0 < n - 1:
+        nb = min(4, n - 1 - i0)
+        # shift rows i0+1..i0+nb up (each copied before it is overwritten)
+        for i in range(i0, i0 + nb):
+            ri = L[i]
+            rn = L[i + 1]
+            for j in range(i + 2):
+                ri[j] = rn[j]
+        if nb == 4:
+            r0 = L[i0]
+            r1 = L[i0 + 1]
+            r2 = L[i0 + 2]
+            r3 = L[i0 + 3]
+            for k in range(p, i0):
+                c = cs[k]
+                if c == 2.0:
+                    continue
+                s = sn[k]
+                a0 = r0[k]
+                b0 = r0[k + 1]
+                a1 = r1[k]
+                b1 = r1[k + 1]
+                a2 = r2[k]
+                b2 = r2[k + 1]
+                a3 = r3[k]
+                b3 = r3[k + 1]
+                r0[k] = c * a0 + s * b0
+                r0[k + 1] = -s * a0 + c * b0
+                r1[k] = c * a1 + s * b1
+                r1[k + 1] = -s * a1 + c * b1
+                r2[k] = c * a2 + s * b2
+                r2[k + 1] = -s * a2 + c * b2
+                r3[k] = c * a3 + s * b3
+                r3[k + 1] = -s * a3 + c * b3
+            kdone = i0
+        else:
+            kdone = p
+        for i in range(i0, i0 + nb):
+            ri = L[i]
+            # the remaining rotations, then the one that zeroes L[i, i+1]
+            _rotate_row(ri, cs, sn, kdone, i)
+            a = ri[i]
+            bb = ri[i + 1]
+            r = np.hypot(a, bb)
+            if r == 0.0:
+                cs[i] = 2.0
                 continue
-            s = sn[k]
-            lk = ri[k]
-            lk1 = ri[k + 1]
-            ri[k] = c * lk + s * lk1
-            ri[k + 1] = -s * lk + c * lk1
-        a = ri[i]
-        bb = ri[i + 1]
-        r = np.hypot(a, bb)
-        if r == 0.0:
-            cs[i] = 2.0
-            continue
-        c = a / r
-        s = bb / r
-        cs[i] = c
-        sn[i] = s
-        ri[i] = c * a + s * bb
-        ri[i + 1] = 0.0
+            c = a / r
+            s = bb / r
+            cs[i] = c
+            sn[i] = s
+            ri[i] = c * a + s * bb
+            ri[i + 1] = 0.0
+        i0 += nb
     for j in range(n):
         L[n - 1, j] = 0.0
         L[j, n - 1] = 0.0
@@ -430,14 +578,18 @@ def _is_symmetric(K):
 
 
 @njit(cache=True)
-def _flush_pending(K, Kb, sets, pend, pidx, npend, inp, clear=True):
+def _flush_pending(KT, Kb, sets, pend, pidx, npend, inp, clear=True):
     """Apply the deferred ``K beta`` update to the samples outside S1 and
     clear it; returns the new count of pending entries (0).
 
     Parameters
     ----------
-    K : float64 array (m, m)
-        The sub-problem's kernel matrix (row k read at ``pidx``).
+    KT : float64 array (m, m)
+        The sub-problem's kernel matrix transposed (``K`` itself when it is
+        symmetric): row j of ``KT`` is column j of ``K``, and the update is
+        ``sum_j pend_j KT[j]``, one contiguous row per pending sample (issue
+        15, round 4: the gathers ``K[k, pidx]`` row by row it replaces cost
+        several times more).
     Kb : float64 array (m,), updated in place
         ``K beta``: exact on S1 (``sets == 1``); outside S1 it lacks
         ``K[k, pidx] @ pend[pidx]``, which this adds.
@@ -469,14 +621,16 @@ def _flush_pending(K, Kb, sets, pend, pidx, npend, inp, clear=True):
     m = Kb.shape[0]
     if npend == 0:
         return 0
+    acc = np.zeros(m)
+    for a in range(npend):
+        j = pidx[a]
+        kj = KT[j]
+        pj = pend[j]
+        for k in range(m):
+            acc[k] += kj[k] * pj
     for k in range(m):
         if sets[k] != 1:
-            Kk = K[k]
-            acc = 0.0
-            for a in range(npend):
-                j = pidx[a]
-                acc += Kk[j] * pend[j]
-            Kb[k] += acc
+            Kb[k] += acc[k]
     if not clear:
         return npend
     for a in range(npend):
@@ -484,6 +638,40 @@ def _flush_pending(K, Kb, sets, pend, pidx, npend, inp, clear=True):
         pend[j] = 0.0
         inp[j] = False
     return 0
+
+
+@njit(cache=True)
+def _k_smallest(vval, vpos, side, k, out, a):
+    """Write into ``out[a:a+k']`` the positions of the ``k`` smallest
+    ``(vval[q], q)`` (lexicographic: the lower position on equal values)
+    among the positions with ``vpos[q] == (side == 1)`` (``side`` 2: all);
+    returns ``a + k'``, ``k' = min(k, their number)``.  One pass, keeping
+    the k best in order (insertion; most positions fail the first test)."""
+    if k <= 0:
+        return a
+    bv = np.empty(k)
+    bq = np.empty(k, np.int64)
+    cnt = 0
+    for q in range(vval.shape[0]):
+        if side != 2 and vpos[q] != (side == 1):
+            continue
+        v = vval[q]
+        if cnt == k and not v < bv[k - 1]:
+            continue
+        # insertion point: after every kept value <= v (those came first)
+        j = cnt if cnt < k else k - 1
+        while j > 0 and bv[j - 1] > v:
+            if j < k:
+                bv[j] = bv[j - 1]
+                bq[j] = bq[j - 1]
+            j -= 1
+        bv[j] = v
+        bq[j] = q
+        if cnt < k:
+            cnt += 1
+    for t in range(cnt):
+        out[a + t] = bq[t]
+    return a + cnt
 
 
 @njit(cache=True)
@@ -524,20 +712,35 @@ def _release_pick(vval, vpos, npos, kmax, nF):
       move against the equality, so the step was zero and the release
       fell back to one sample at a time.
 
-    Ties: the lower position first (a stable sort)."""
+    Ties: the lower position first (a stable sort; for up to 16 picks, the
+    same picks in one pass, :func:`_k_smallest`).  The naive twin
+    is the sort kept below for more picks (``tests/test_irwls_round4.py``
+    compares the two)."""
     nv = vval.shape[0]
     if kmax <= 0 or nv <= kmax and not (kmax == 1 and nF == 0):
         return np.arange(nv)
-    order = np.argsort(vval, kind="mergesort")
-    if kmax == 1 and nF > 0:
-        return order[:1]
     nneg = nv - npos
-    if kmax == 1:
+    if kmax == 1 and nF > 0:
+        kp = 1
+        kn = 0
+    elif kmax == 1:
         kp = 1 if npos > 0 else 0
         kn = 1 if nneg > 0 else 0
     else:
         kp = min(npos, max(kmax // 2, kmax - nneg))
         kn = min(nneg, kmax - kp)
+    if kp + kn <= 16:
+        # a few: one pass keeping the k smallest of each side instead of
+        # sorting every violator (issue 15, round 4: the sort took a fifth
+        # of the line-search mode's time on gauss-m 4000)
+        out = np.empty(kp + kn, np.int64)
+        if kmax == 1 and nF > 0:
+            _k_smallest(vval, vpos, 2, 1, out, 0)
+            return out
+        a = _k_smallest(vval, vpos, 1, kp, out, 0)
+        _k_smallest(vval, vpos, 0, kn, out, a)
+        return np.sort(out)
+    order = np.argsort(vval, kind="mergesort")
     out = np.empty(kp + kn, np.int64)
     a = 0
     gp = 0
@@ -554,6 +757,41 @@ def _release_pick(vval, vpos, npos, kmax, nF):
             a += 1
             gn += 1
     return np.sort(out)
+
+
+@njit(cache=True)
+def k11_times(L, n, rr, v, out, tmp):
+    """``out = K_11 v`` from the kept factor: ``L L' = K_11 + rr I``, so
+    ``K_11 v = L (L' v) - rr v``.
+
+    Parameters
+    ----------
+    L : float64 array (>= n, >= n)
+        Lower Cholesky factor of ``K_11 + rr I`` (leading n x n block).
+    n : int
+        |S1|.
+    rr : float
+        The ridge of the factor.
+    v : float64 array (>= n,)
+    out, tmp : float64 arrays (>= n,), outputs (``tmp`` is scratch: ``L' v``)
+
+    Our decision (issue 15, round 4): the update of ``K beta`` on S1 after
+    a line-search step of the ``"irwls"`` rule reads the rows of the
+    factor, contiguous, instead of a row of ``K'`` per changed sample
+    gathered at the positions of S1 (a gather per entry, several times
+    slower); the result equals ``K_11 v`` up to the factor's backward
+    error (a few ulps of ``||K_11||``), and ``K beta`` on S1 is summed in
+    another order than before (rounding only; the ``"qp"`` rule keeps the
+    gathers)."""
+    for j in range(n):
+        tmp[j] = 0.0
+    for i in range(n):
+        li = L[i]
+        vi = v[i]
+        for j in range(i + 1):
+            tmp[j] += li[j] * vi
+    for i in range(n):
+        out[i] = _dot(L[i], tmp, i + 1) - rr * v[i]
 
 
 @njit(cache=True)
@@ -598,6 +836,8 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     vidx = np.empty(m, np.int64)
     vval = np.empty(m)
     vpos = np.empty(m, np.bool_)
+    kpbuf = np.empty(m)
+    tbuf = np.empty(m)
     npend = int(st[_ST_NPEND])
     done_steps = 0
     while done_steps < max_steps and st[_ST_DONE] == 0.0:
@@ -608,7 +848,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
         na = nb = nc = nd = 0
         full = True
         if nF == 0:
-            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+            npend = _flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
             st[_ST_B] = _bounds_b(r, Kb, y, beta, C)
             st[_ST_METHOD] = 2
         else:
@@ -667,7 +907,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         rr *= 100.0
                     if not got:
                         st[_ST_NORD] = -1.0
-                        st[_ST_NPEND] = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+                        st[_ST_NPEND] = _flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
                         Kout[:] = Kb
                         return done_steps, True
                     st[_ST_RR] = rr
@@ -687,7 +927,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                     break
             if not ok:
                 st[_ST_NORD] = -1.0
-                st[_ST_NPEND] = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+                st[_ST_NPEND] = _flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
                 Kout[:] = Kb
                 return done_steps, True
             b = (usum - c) / den
@@ -751,11 +991,17 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         pidx[npend] = i
                         npend += 1
                     pend[i] += delta
-                    # K beta on the rows of S1 now (they give the next rhs)
-                    kt = KT[i]
-                    for p in range(n):
-                        k = order[p]
-                        Kb[k] += kt[k] * delta
+                    if qp:
+                        # K beta on the rows of S1 now (they give the next rhs)
+                        kt = KT[i]
+                        for p in range(n):
+                            k = order[p]
+                            Kb[k] += kt[k] * delta
+            if not qp:
+                # K beta on the rows of S1 from the factor (k11_times)
+                k11_times(L, n, st[_ST_RR], d, kpbuf, tbuf)
+                for q in range(n):
+                    Kb[order[q]] += kpbuf[q]
             if not full:
                 # samples leaving S1: back to "K beta minus the pending part"
                 for q in range(n):
@@ -769,7 +1015,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
                         Kb[k] -= acc
             st[_ST_B] = b
         if full:
-            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+            npend = _flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
             b = st[_ST_B]
             # release the violators of (9)/(10) (rules c/d): all of them, at
             # most ``st[_ST_KMAX]`` of the worst (0: no cap), or the single
@@ -817,7 +1063,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
         st[_ST_NITER] += 1
         done_steps += 1
         if st[_ST_DONE] == 0.0 and st[_ST_NITER] >= max_iter:
-            npend = _flush_pending(K, Kb, sets, pend, pidx, npend, inp)
+            npend = _flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
             beta[:] = fbeta
             Kb[:] = fKb
             st[_ST_B] = st[_ST_FB]
@@ -831,7 +1077,7 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     st[_ST_NPEND] = npend
     Kout[:] = Kb
     if npend > 0:
-        _flush_pending(K, Kout, sets, pend, pidx, npend, inp, False)
+        _flush_pending(KT, Kout, sets, pend, pidx, npend, inp, False)
     return done_steps, False
 
 
@@ -968,6 +1214,16 @@ class ActiveSetSubproblem:
         violators (the worst of each sign of e, see :func:`_release_pick`)
         after a full step; 0 frees all of them; None means
         :data:`RELEASE_CAP` (10).
+    handover : bool or None
+        ``rule="irwls"``: when a Table 1 iteration has freed (rules c/d)
+        more violators than there were samples in S1, and S1 now holds more
+        than :data:`TABLE1_HANDOVER_MIN` (100), the next iteration goes back
+        to the point before (feasible) and the line-search mode takes over,
+        instead of solving (3) with all of them free; None means
+        :data:`TABLE1_HANDOVER` (True).  False: the paper's Table 1.
+    workspace : float64 array (m, m) or None
+        Memory for the kept factor of the line-search mode (its contents
+        are ignored); None allocates it.
 
     Attributes after each :meth:`iterate`: ``beta``, ``b``, ``sets`` (1, 2, 3),
     ``moved`` (counts of rules a, b, c, d in the last iteration),
@@ -975,7 +1231,8 @@ class ActiveSetSubproblem:
     """
 
     def __init__(self, K, y, beta, r, C, tol, rule="irwls", s0=None, max_iter=None,
-                 mode="table1", patience=3, release_cap=None):
+                 mode="table1", patience=3, release_cap=None, handover=None,
+                 workspace=None):
         self.K = np.ascontiguousarray(K, dtype=np.float64)
         self.y = np.asarray(y, dtype=np.float64)
         self.beta = np.array(beta, dtype=np.float64)
@@ -1005,6 +1262,13 @@ class ActiveSetSubproblem:
         self._degenerate = False
         self._st = None  # state of the compiled line-search iterations
         self.release_cap = RELEASE_CAP if release_cap is None else int(release_cap)
+        # Table 1 hands a working set over to the line-search mode after
+        # freeing more violators than there were free samples (TABLE1_HANDOVER)
+        self.handover = TABLE1_HANDOVER if handover is None else bool(handover)
+        # a float64 (m, m) array for the kept factor of the line-search mode
+        # (its contents are ignored; IRWLS passes the same one to every
+        # working set, sparing a fresh array's page faults)
+        self._workspace = workspace
         self._best_W = float(self.r @ self.beta - 0.5 * self.beta @ self.Kb)
         self._save_feasible()
 
@@ -1042,7 +1306,10 @@ class ActiveSetSubproblem:
         if st is None:
             st = self._st = np.zeros(_ST_SIZE)
             st[_ST_NORD] = -1.0
-            self._Lnb = np.zeros((self.m, self.m))
+            ws = self._workspace
+            # (the first factor zeroes the whole array: st[_ST_NORD] < 0)
+            self._Lnb = ws if ws is not None and ws.shape == (self.m, self.m) else np.zeros(
+                (self.m, self.m))
             self._ord_nb = np.zeros(self.m, np.int64)
             K = self.K
             self._KT = K if _is_symmetric(K) else np.ascontiguousarray(K.T)
@@ -1110,6 +1377,14 @@ class ActiveSetSubproblem:
         self._kb_dirty = True  # K beta changes here, in Python
         y, C = self.y, self.Cv
         F = np.flatnonzero(self.sets == S1)
+        if (self.mode == "table1" and self.handover and len(F) > TABLE1_HANDOVER_MIN
+                and 2 * (self.moved[2] + self.moved[3]) > len(F)):
+            # the last Table 1 iteration freed more violators than there
+            # were free samples: back to the point before (feasible, saved)
+            # and line-search iterations from there (TABLE1_HANDOVER)
+            self._to_line_search()
+            self.moved = (0, 0, 0, 0)
+            return
         na = nb = nc = nd = 0
         full = True
         feasible = False

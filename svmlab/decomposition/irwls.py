@@ -121,6 +121,64 @@ the least violators of each sign (as ``selection="mixed"`` does for
 working sets): diabetes 608 -> 804 iterations (4.25x), gauss-m 1.57x.  On
 diabetes the line-search iterations are 331 bounds at C, 174 at 0 and 77
 full steps (mean |S1| ~100): most freed violators end at a bound again.
+
+Round 4 (issue 15; ratios to LIBSVM's time, best of 5, each in one run
+with LIBSVM, loaded 2-core machine, before -> after: banana 4900 0.71x
+-> 0.49x, gauss-m 4000 1.47x -> 0.98x (0.98x-1.04x over the last runs),
+diabetes 4.00x -> 1.15x (1.07x-1.35x), splice 0.98x -> 0.68x, Adult6
+0.20x -> 0.08x-0.16x).  Profiled
+first (cProfile for Python, the cycle counter inside the compiled
+line-search loop); kept, each measured on its own:
+
+* Table 1 hands a working set over to the line-search mode after an
+  iteration that freed more violators than there were free samples
+  (:data:`svmlab.decomposition._engines.TABLE1_HANDOVER`): on the first
+  working set (S1 empty) Table 1 freed every sample, solved (3) with all
+  of them free (768 on diabetes: 15 ms for that one factor), clipped
+  hundreds and was abandoned for its start point.  The next iteration now
+  goes back to that point at once (recorded as ``mode="line"``, as the
+  other exits of Table 1); Table 1's iterations themselves are the paper's.
+* ``working_set_size=None`` is every sample up to 800 of them
+  (:func:`default_working_set`, measured on subsets of the five cases);
+  with one working set, ``G`` is updated from its block (``G += K d``)
+  instead of fetching the rows again.
+* the line-search mode's products with ``K_11`` read its kept Cholesky
+  factor (:func:`svmlab.decomposition._engines.k11_times`) instead of
+  gathering ``K[order[a], order[b]]``, and the deferred ``K beta`` update
+  reads rows of ``K'`` (:func:`svmlab.decomposition._engines._flush_pending`):
+  diabetes' line-search sub-problems 15.3 ms -> 11 ms;
+* the working-set block of a set with no cached row is computed by its
+  upper triangle, with a GEMM (:func:`svmlab.decomposition._engines.kernel_block_into`:
+  diabetes 2.3 ms -> 1.6 ms, a temporary and its copy gone), and the block,
+  its scratch and the factor's workspace are kept from one working set to
+  the next (a fresh 400 x 400 array costs ~0.1 ms of page faults);
+* :func:`svmlab.decomposition._engines.chol_delete` takes four rows at a
+  time (the same bits; 65 -> 23 us for a deletion at the top of a
+  200-row factor);
+* the release of at most 10 violators picks them in one pass instead of
+  sorting all of them (:func:`svmlab.decomposition._engines._release_pick`,
+  the same picks): 23% -> 9% of the line-search time on gauss-m.
+
+Tried and not kept: (a) a projected step in the line-search mode (the
+Newton step projected onto the box and the plane ``sum beta = s0``,
+trying ``s = 1, 1/2, 1/4`` of the arc, taken when it rose the dual more
+than the step to the first bound; the projection's shift found over the
+sorted breakpoints): line-search iterations on diabetes 611 -> 206, but
+after the cheaper iterations above it cost time everywhere (diabetes
+14.2 vs 14.6 ms, splice 22.5 vs 23.6, banana 161 vs 126, gauss-m 293 vs
+265 ms): every projected step bounds many samples, and the factor is
+then rebuilt; (b) a cost model choosing between deleting from the kept
+factor and a fresh one (rotations ~40x the cost of a vectorised
+multiply-add): slower than the old "a third of S1 changed" rule on all
+four cases once the projected steps were gone (e.g. gauss-m 256 vs 231
+ms); (c) the Euclidean projection of an infeasible Table 1 iterate as a
+better point to fall back to: on diabetes' first working sets those
+iterates are far worse than the start (W = -4e4 against 0); (d) a
+longer patience of Table 1 (10, 30, 100 iterations): slower (Table 1
+does not settle there); (e) a smaller first working set (50 to 200):
+within noise; (f) larger working sets on gauss-m (600: 406 ms, 1000:
+631 ms against 321 ms for 400) and release caps of 20 or 40 (slower on
+banana and gauss-m, within noise on diabetes).
 """
 
 from __future__ import annotations
@@ -134,7 +192,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC, example_bounds
 from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, intercept_from_v,
-                       kernel_block_counted)
+                       kernel_block_into)
 from .._stepping import SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
@@ -142,8 +200,26 @@ from ..kernels.cache import KernelCache
 
 __all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
 
-#: working_set_size=None means min(DEFAULT_WORKING_SET, n_samples)
+#: working_set_size=None means DEFAULT_WORKING_SET, or every sample when
+#: n_samples <= 2 * DEFAULT_WORKING_SET (see default_working_set)
 DEFAULT_WORKING_SET = 400
+
+
+def default_working_set(n):
+    """``working_set_size=None``: all n samples (one working set, IRWLS
+    without chunking) when ``n <= 2 * DEFAULT_WORKING_SET``, else
+    ``DEFAULT_WORKING_SET``.
+
+    Our decision (issue 15, round 4), measured in one run (ratios to
+    LIBSVM's time, working sets of 400 -> all samples): random subsets of
+    600 rows: banana 1.37x -> 1.17x, gauss-m 2.05x -> 1.69x, splice
+    0.99x -> 0.73x, diabetes 2.73x -> 1.31x, a9a 1.09x -> 0.75x; of 1000
+    rows the other way: banana 0.75x -> 1.30x, gauss-m 1.75x -> 2.28x,
+    splice 0.69x -> 0.88x, a9a 0.66x -> 0.98x.  Below ~2 working sets'
+    worth, chunking costs more (a block, a selection and a G update per
+    working set, free SVs split between working sets) than it saves; the
+    cut is at two working sets, between the measured points."""
+    return n if n <= 2 * DEFAULT_WORKING_SET else DEFAULT_WORKING_SET
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +236,8 @@ class IRWLSRecord:
     ``sets``     1 = S1, 2 = S2, 3 = S3 after the reordering.
     ``moved``    how many samples rules a, b, c, d moved this iteration.
     ``mode``     ``"table1"`` (all violators at once) or ``"line"`` (the
-                 line-search safeguard after a repeated set configuration).
+                 line-search safeguard after a repeated set configuration,
+                 a downhill or singular Table 1 step, or a hand-over).
     ``method``   how (3) was solved: cholesky, lu, lstsq (or bounds: S1 empty).
     ``chunk_done`` whether the working-set problem is solved after this step.
     """
@@ -211,8 +288,8 @@ class IRWLSRun(SolverRun):
         self.Cb = example_bounds(est, n)
         self.tol = float(est.tol)
         ws = est.working_set_size
-        # None: min(DEFAULT_WORKING_SET, n); see IRWLSClassifier's docstring
-        self.m = min(DEFAULT_WORKING_SET, n) if ws is None else int(ws)
+        # None: see default_working_set and IRWLSClassifier's docstring
+        self.m = default_working_set(n) if ws is None else int(ws)
         self.strategy = est.selection
         self.rng = check_random_state(est.random_state)
         self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
@@ -228,6 +305,7 @@ class IRWLSRun(SolverRun):
         self.Gb_in = 0.0  # sum_{in} beta
         self._stalls = 0
         self._direct_evals = 0  # block entries computed outside the row cache
+        self._bufs = None  # arrays kept between working sets (_open_chunk)
 
     # -- chunking (section 2.1) ---------------------------------------------------
     def errors(self):
@@ -247,7 +325,13 @@ class IRWLSRun(SolverRun):
         alpha = np.clip(self.y * self.beta, 0.0, self.Cb)
         Sw = irwls_select(e, self.y, self.sets, self.m, self.strategy, self.rng, self.tol,
                           v=self.y - self.G, alpha=alpha, C=self.Cb)
-        Kww, n_direct = kernel_block_counted(self.kd, self.cache.data, Sw, Sw)
+        k = len(Sw)
+        if self._bufs is None or self._bufs[0].shape != (k, k):
+            # the block, its scratch and the factor's workspace, kept from
+            # one working set to the next (see kernel_block_into)
+            self._bufs = tuple(np.empty((k, k)) for _ in range(3))
+        Kww, tmp, work = self._bufs
+        n_direct = kernel_block_into(self.kd, self.cache.data, Sw, Sw, Kww, tmp)
         self._direct_evals += int(n_direct)
         beta_w = self.beta[Sw]
         self.G_in = self.G[Sw] - Kww @ beta_w
@@ -257,7 +341,7 @@ class IRWLSRun(SolverRun):
         # and the global errors can't leave a violator the sub-problem ignores
         Cw = self.Cb if np.ndim(self.Cb) == 0 else self.Cb[Sw]
         self.sub = ActiveSetSubproblem(Kww, self.y[Sw], beta_w, r, Cw, 0.9 * self.tol,
-                                       rule="irwls", s0=-self.Gb_in)
+                                       rule="irwls", s0=-self.Gb_in, workspace=work)
         self.Sw = Sw
         self.chunk += 1
 
@@ -265,7 +349,12 @@ class IRWLSRun(SolverRun):
         sub, Sw = self.sub, self.Sw
         d = sub.beta - self.beta[Sw]
         nz = d != 0.0
-        if nz.any():
+        if nz.any() and len(Sw) == self.n:
+            # the working set is every sample (Sw = 0..n-1): its block is the
+            # whole kernel matrix, and G += K d needs no rows (our decision,
+            # issue 15, round 4: the rows cost as much as the block again)
+            self.G += sub.K @ d
+        elif nz.any():
             add_rows(self.kd, self.cache.data, self.G, Sw[nz], d[nz])
         self._stalls = 0 if nz.any() else self._stalls + 1
         self.beta[Sw] = sub.beta
@@ -394,7 +483,9 @@ class IRWLSClassifier(BaseKernelSVC):
     tol : float, default=1e-3
         Tolerance of the stopping conditions (9)-(11).
     working_set_size : int or None, default=None
-        Size of Sw (section 2.1); None means ``min(400, n_samples)``.  Must be
+        Size of Sw (section 2.1); None means every sample when
+        ``n_samples <= 800`` (one working set: no chunking, see
+        ``default_working_set`` for the measurements), else 400.  Must be
         in ``[2, n_samples]``.  (Our default: 400 rather than the 200 of
         earlier versions, measured in one run against 200 on the issue-15
         cases: diabetes 3.2x instead of 5.0x LIBSVM's time (4 working
@@ -505,7 +596,8 @@ class IRWLSClassifier(BaseKernelSVC):
         if ws is not None and ws > n:
             raise ValueError(
                 f"working_set_size={ws} is larger than the number of samples ({n}); "
-                "use a value in [2, n_samples] or None for min(400, n_samples)."
+                "use a value in [2, n_samples] or None for the default (all samples up to "
+                "800, else 400)."
             )
 
     def _make_run(self, X, y, kernel):

@@ -9,6 +9,12 @@ The twin of :class:`svmlab.IRWLSClassifier` on a dense kernel matrix ``K``
 * Table 1 (:func:`table1_iteration`): solve the linear system (3) for the
   unbounded samples S1 with S2 (beta = 0, weight a_i = 0 of eq. 8) and S3
   (y beta = C) fixed, clip by rules a/b, release violators by rules c/d.
+* When a Table 1 iteration has freed more violators than there were free
+  samples (always on the first working set, which starts with S1 empty)
+  and S1 then holds more than 100 samples, svmlab does not solve (3) with
+  all of them free: the next iteration goes back to the point before the
+  release and line-search iterations go on from there (the "hand-over",
+  svmlab's decision).
 * Table 1 has no convergence guarantee.  As svmlab does, after a repeated
   set configuration, more than 3 bad iterations in a row (ending
   infeasible or clipping), a singular (3) or a step that lowers the dual,
@@ -23,6 +29,8 @@ The twin of :class:`svmlab.IRWLSClassifier` on a dense kernel matrix ``K``
   ``Gb_in = sum beta_in``; the sub-problem is solved to ``0.9 tol``.
   Section 3 selection: :func:`select_working_set`.  Stop when (9)-(11)
   hold on every sample, or after three chunks in a row that changed nothing.
+  The default working set is every sample up to 800 of them (no chunking:
+  G is then updated with the block itself, ``G += K delta``), else 400.
 
 Tie breaking (as :func:`svmlab.decomposition._working_set.irwls_select`): the selection
 draws ``rng.permutation(n)`` first, then for each stopping condition (9),
@@ -56,6 +64,13 @@ def table1_iteration(sp):
     """One iteration of Table 1 (all violators at once)."""
     y, C = sp.y, sp.C
     F = np.flatnonzero(sp.sets == S1)
+    if sp.handover and len(F) > 100 and 2 * (sp.moved[2] + sp.moved[3]) > len(F):
+        # svmlab's hand-over: the last iteration freed more violators than
+        # there were free samples (and S1 is large); back to the point
+        # before, line-search iterations from there
+        sp.to_line_search()  # [t1-handover]
+        sp.moved = (0, 0, 0, 0)
+        return
     na = nb = nc = nd = 0
     feasible = False
     if len(F) == 0:
@@ -203,8 +218,11 @@ def step(st):
         if st.sp is not None:  # close the chunk: write Sw back, update G
             sp, Sw = st.sp, st.Sw
             delta = sp.beta - st.beta[Sw]
-            for k in np.flatnonzero(delta):  # G += delta_k K[:, k], one row at a time
-                st.G += delta[k] * K[:, Sw[k]]  # [close-chunk]
+            if len(Sw) == len(y):  # every sample in Sw (0..n-1): its block is K
+                st.G += sp.K @ delta  # [close-chunk]
+            else:
+                for k in np.flatnonzero(delta):  # G += delta_k K[:, k], one row at a time
+                    st.G += delta[k] * K[:, Sw[k]]  # [close-chunk]
             st.stalls = 0 if np.any(delta != 0) else st.stalls + 1
             st.beta[Sw], st.b, st.sets[Sw] = sp.beta, sp.b, sp.sets  # [close-chunk]
             st.sp = None
@@ -253,7 +271,8 @@ def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, selection="mixed",
     _rounding.reset()
     rng = random_state if isinstance(random_state, np.random.RandomState) else \
         np.random.RandomState(random_state)
-    m = min(400, n) if working_set_size is None else int(working_set_size)  # as svmlab
+    # as svmlab: every sample up to 800 of them (one working set), else 400
+    m = (n if n <= 800 else 400) if working_set_size is None else int(working_set_size)
     st = ChunkingState(K, y, C, tol, m, selection, rng)
     records, ties = [], []
     while max_iter < 0 or len(records) < max_iter:
@@ -279,7 +298,8 @@ def explain(record):
     degenerate line-search steps (one of each sign with S1 empty,
     ``release-pair``) and the cap on released violators
     (``release-cap``) cannot be read off a record: they show as an
-    ordinary line-search iteration."""
+    ordinary line-search iteration, and so does the hand-over
+    (``t1-handover``)."""
     na, nb, nc, nd = record.moved
     table1 = record.mode == "table1" or record.method == "lstsq"
     p = "t1" if table1 else "ls"

@@ -134,6 +134,10 @@ class Subproblem:
     ``release_cap`` worst, 0 for all), ``"worst"`` the classical active-set
     QP (one violator per iteration)."""
 
+    #: Table 1 hands over to the line search after freeing more violators
+    #: than there were free samples (svmlab.reference.irwls)
+    handover = True
+
     def __init__(self, K, y, beta, r, C, tol, s0, release="all", mode="table1",
                  release_cap=RELEASE_CAP):
         self.K, self.y, self.r, self.C, self.tol, self.s0 = K, y, r, C, tol, s0
