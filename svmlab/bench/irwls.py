@@ -59,6 +59,7 @@ def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=None, decomposi
     from sklearn.svm import SVC
 
     from .. import DecompositionClassifier, IRWLSClassifier, SMOClassifier
+    from ..decomposition.irwls import default_working_set
 
     gamma = _gamma(sigma)
     Xt, yt = (X, y) if Xt is None else (Xt, yt)
@@ -73,12 +74,12 @@ def _table3_case(ctx, case, X, y, C, sigma, Xt=None, yt=None, ws=None, decomposi
                     objective_kind="dual", n_sv=int(len(svc.support_)),
                     accuracy=accuracy(svc, Xt, yt), peer=True,
                     extra={"C": C, "sigma": sigma, "gamma": gamma, "n": n}))
-    # ws=None: the estimator's default working set (min(400, n))
+    # ws=None: the estimator's default working set (default_working_set(n))
     m = IRWLSClassifier(C=C, gamma=gamma, tol=TOL,
                         working_set_size=None if ws is None else min(ws, n),
                         cache_size=CACHE_MB, random_state=0, progress=ctx.progress)
     m, secs = _fit(ctx, case, "IRWLS", m, X, y)
-    sw = min(400, n) if ws is None else min(ws, n)
+    sw = default_working_set(n) if ws is None else min(ws, n)
     if m is not None:
         _emit_model(ctx, case, f"svmlab IRWLS (Sw={sw})", m, secs, X, y_pm, gamma, Xt,
                     yt, extra={"chunks": int(m.n_chunks_)})
