@@ -571,6 +571,51 @@ def dot32(a, b):
 
 
 @njit(cache=True)
+def _dense_sums(X, i, idx, m, tb):
+    """``tb[t] = <x_i, x_idx[t]>`` for ``t < m``, each the sequential float64
+    sum over the features (the arithmetic of the float64 subset rows, bit
+    for bit, compiled or not), four entries at a time: four independent add
+    chains keep the floating-point adder busy (one chain waits on its
+    previous add).
+
+    Parameters
+    ----------
+    X : float64 array (n, d)
+        The dense training data.
+    i : int
+        The row.
+    idx : int64 array (>= m,)
+        The other rows.
+    m : int
+        How many of ``idx``.
+    tb : float64 array (>= m,)
+        Receives the inner products.
+    """
+    xi = X[i]
+    d = xi.shape[0]
+    m4 = m - m % 4
+    for t in range(0, m4, 4):
+        j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+        s0 = s1 = s2 = s3 = 0.0
+        for k in range(d):
+            xk = xi[k]
+            s0 += xk * X[j0, k]
+            s1 += xk * X[j1, k]
+            s2 += xk * X[j2, k]
+            s3 += xk * X[j3, k]
+        tb[t] = s0
+        tb[t + 1] = s1
+        tb[t + 2] = s2
+        tb[t + 3] = s3
+    for t in range(m4, m):
+        xj = X[idx[t]]
+        s = 0.0
+        for k in range(d):
+            s += xi[k] * xj[k]
+        tb[t] = s
+
+
+@njit(cache=True)
 def kernel_row_subset(kd, i, idx, m, out):
     """Fill ``out[j] = K(x_i, x_j)`` only for ``j in idx[:m]`` (other entries
     of ``out`` are left as they are).  Used by solvers that shrink their
@@ -637,59 +682,14 @@ def kernel_row_subset(kd, i, idx, m, out):
         for p in range(a0, a1):
             w[kd.indices[p]] = 0.0
     elif vec:
-        # the sums of the branch below, into tb
-        X = kd.dense
-        xi = X[i]
-        d = xi.shape[0]
-        m4 = m - m % 4
-        for t in range(0, m4, 4):
-            j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
-            s0 = s1 = s2 = s3 = 0.0
-            for k in range(d):
-                xk = xi[k]
-                s0 += xk * X[j0, k]
-                s1 += xk * X[j1, k]
-                s2 += xk * X[j2, k]
-                s3 += xk * X[j3, k]
-            tb[t] = s0
-            tb[t + 1] = s1
-            tb[t + 2] = s2
-            tb[t + 3] = s3
-        for t in range(m4, m):
-            xj = X[idx[t]]
-            s = 0.0
-            for k in range(d):
-                s += xi[k] * xj[k]
-            tb[t] = s
+        _dense_sums(kd.dense, i, idx, m, tb)
     else:
-        # each entry the sequential float64 sum of earlier versions (bit for
-        # bit), four entries at a time: four independent add chains keep
-        # the floating-point adder busy (one chain waits on its previous add)
-        X = kd.dense
-        xi = X[i]
-        d = xi.shape[0]
-        m4 = m - m % 4
-        for t in range(0, m4, 4):
-            j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
-            s0 = s1 = s2 = s3 = 0.0
-            for k in range(d):
-                xk = xi[k]
-                s0 += xk * X[j0, k]
-                s1 += xk * X[j1, k]
-                s2 += xk * X[j2, k]
-                s3 += xk * X[j3, k]
-            sq = kd.sqnorm
-            out[j0] = _transform(s0, sqi, sq[j0], kd.ktype, kd.gamma, kd.coef0, kd.degree)
-            out[j1] = _transform(s1, sqi, sq[j1], kd.ktype, kd.gamma, kd.coef0, kd.degree)
-            out[j2] = _transform(s2, sqi, sq[j2], kd.ktype, kd.gamma, kd.coef0, kd.degree)
-            out[j3] = _transform(s3, sqi, sq[j3], kd.ktype, kd.gamma, kd.coef0, kd.degree)
-        for t in range(m4, m):
+        tb = np.empty(m)
+        _dense_sums(kd.dense, i, idx, m, tb)
+        for t in range(m):
             j = idx[t]
-            xj = X[j]
-            s = 0.0
-            for k in range(d):
-                s += xi[k] * xj[k]
-            out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j] = _transform(tb[t], sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0,
+                                kd.degree)
     if vec and m > 0:
         rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
         for t in range(m):
