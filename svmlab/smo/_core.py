@@ -391,6 +391,22 @@ def rebuild_active_list(active, act, ist):
 
 
 @njit(cache=True)
+def _inactive(active):
+    """The examples that are not ``ACTIVE`` (shrunk or parked), in index order."""
+    m = 0
+    for i in range(active.shape[0]):
+        if active[i] != ACTIVE:
+            m += 1
+    inact = np.empty(m, dtype=np.int64)
+    m = 0
+    for i in range(active.shape[0]):
+        if active[i] != ACTIVE:
+            inact[m] = i
+            m += 1
+    return inact
+
+
+@njit(cache=True)
 def reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full, rowfull):
     """G_i for the inactive (shrunk or parked) examples, from Gbar and the
     free SVs (LIBSVM's reconstruct_gradient).  First brings Gbar up to date:
@@ -428,19 +444,12 @@ def reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full, ro
                 for t in range(n):
                     gb[t] += c * full[t]
             pend[j] = 0.0
-    n_inactive = 0
-    for i in range(n):
-        if active[i] != ACTIVE:
-            n_inactive += 1
+    inact = _inactive(active)
+    n_inactive = inact.shape[0]
     if n_inactive == 0:
         return
-    inact = np.empty(n_inactive, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if active[i] != ACTIVE:
-            G[i] = gb[i]
-            inact[m] = i
-            m += 1
+    for p in range(n_inactive):
+        G[inact[p]] = gb[inact[p]]
     for j in range(n):
         aj = alpha[j]
         if aj > 0.0 and aj < Cv[j]:
@@ -480,18 +489,10 @@ def _reconstruct_blocks(kd, y, Cv, alpha, G, Gbar, active):
     if k > 0:
         Z, sqz = gathered_cols32(kd, rows, n, True)
         add_kernel_sum32(kd, rows, coef, k, Z, sqz, gb)
-    n_inactive = 0
-    for i in range(n):
-        if active[i] != ACTIVE:
-            n_inactive += 1
+    inact = _inactive(active)
+    n_inactive = inact.shape[0]
     if n_inactive == 0:
         return
-    inact = np.empty(n_inactive, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        if active[i] != ACTIVE:
-            inact[m] = i
-            m += 1
     k = 0
     for j in range(n):
         aj = alpha[j]
