@@ -223,6 +223,26 @@ def _newton_phase(H, d, C, a, grad, max_free):
     return True
 
 
+@njit(cache=True, inline="always")
+def _entering(grad, in_face, F, m, tol):
+    """The pricing step of both active-set methods: the variable outside
+    the face ``F[:m]`` whose gradient is lowest, if it lies more than
+    ``tol`` below the face's multiplier of ``sum a = C`` (the mean gradient
+    over the face, equal on it at the face minimum); -1 when none does
+    (the KKT conditions hold within ``tol``)."""
+    lam = 0.0
+    for r in range(m):
+        lam += grad[F[r]]
+    lam /= m
+    best = lam - tol
+    entering = -1
+    for k in range(grad.shape[0]):
+        if not in_face[k] and grad[k] < best:
+            best = grad[k]
+            entering = k
+    return entering
+
+
 @njit(cache=True)
 def active_set_qp(H, d, C, a, tol, max_steps):
     """The textbook primal active-set method on ``min 1/2 a'Ha - d'a``,
@@ -325,16 +345,7 @@ def active_set_qp(H, d, C, a, tol, max_steps):
             if a[F[r]] < 0.0:
                 a[F[r]] = 0.0
         grad = H @ a - d
-        lam = 0.0
-        for r in range(m):
-            lam += grad[F[r]]
-        lam /= m
-        best = lam - tol
-        entering = -1
-        for k in range(K):
-            if not free[k] and grad[k] < best:
-                best = grad[k]
-                entering = k
+        entering = _entering(grad, free, F, m, tol)
         if entering < 0:
             return True
         free[entering] = True
@@ -694,16 +705,7 @@ def active_set_chol(H, d, C, a, tol, max_steps):
             for r in range(m):
                 s += H[k, F[r]] * a[F[r]]
             grad[k] = s
-        gl = 0.0
-        for r in range(m):
-            gl += grad[F[r]]
-        gl /= m
-        best = gl - tol
-        ent = -1
-        for k in range(K):
-            if not inF[k] and grad[k] < best:
-                best = grad[k]
-                ent = k
+        ent = _entering(grad, inF, F, m, tol)
         if ent < 0:
             status = 1
             break
