@@ -441,6 +441,20 @@ def _slopes(wd, mb, v, v_is_target, Cn, wt=None):
     return wd - Cn * t0, wd - Cn * t1, cnt
 
 
+@njit(cache=True, inline="always")
+def _push_breakpoint(a, b, Cn, wt, i, kk, jump, m):
+    """Store row i's breakpoint ``k = a / b`` and the jump ``Cn wt_i |b|`` of
+    the derivative there at ``kk[m]``, ``jump[m]``; returns ``m + 1``
+    (``wt`` None: every weight 1)."""
+    if wt is None:
+        cw = Cn
+    else:
+        cw = Cn * wt[i]
+    kk[m] = a / b
+    jump[m] = cw * abs(b)
+    return m + 1
+
+
 @njit(cache=True, error_model="numpy")
 def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt=None):
     """Core of :func:`exact_line_search`: the direction's margins are
@@ -482,13 +496,7 @@ def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt=None):
             a = 1.0 - mb[i]
             b = v[i] - mb[i] if v_is_target else v[i]
             if _on_side(a, b, below):
-                if wt is None:
-                    cw = Cn
-                else:
-                    cw = Cn * wt[i]
-                kk[m] = a / b
-                jump[m] = cw * abs(b)
-                m += 1
+                m = _push_breakpoint(a, b, Cn, wt, i, kk, jump, m)
     if below:
         s = s0
         hi = 1.0
@@ -608,13 +616,7 @@ def _search_bracketed(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt, s0, s1):
             a = 1.0 - mb[i]
             b = v[i] - mb[i] if v_is_target else v[i]
             if _in_bracket(a, b, lo, hi):
-                if wt is None:
-                    cw = Cn
-                else:
-                    cw = Cn * wt[i]
-                kk[m] = a / b
-                jump[m] = cw * abs(b)
-                m += 1
+                m = _push_breakpoint(a, b, Cn, wt, i, kk, jump, m)
     return _select(dd, s, hi, kk, jump, m)
 
 
