@@ -987,6 +987,16 @@ PREFETCH_MIN_FEATURES = 64
 
 
 @njit(cache=True)
+def _fill_full_rows(kd, cd, rows, k, rowfull):
+    """Cache the full rows ``rows[:k]`` as one block (:func:`fill_block`) and
+    note those now cached as computed in full (``rowfull``)."""
+    fill_block(kd, cd, rows, k)
+    for q in range(k):
+        if cd.slot_of[rows[q]] >= 0:
+            rowfull[rows[q]] = True
+
+
+@njit(cache=True)
 def _prefetch_wss2(kd, cd, i, m, y, Cv, alpha, G, act, ist, rowfull):
     """A miss of the row of WSS2's ``i`` (float32 rows of dense input, nothing
     shrunk: full rows): fetch it with the rows of the examples likely to be
@@ -1033,10 +1043,7 @@ def _prefetch_wss2(kd, cd, i, m, y, Cv, alpha, G, act, ist, rowfull):
     for q in range(nl):
         rows[k] = cl[q]
         k += 1
-    fill_block(kd, cd, rows, k)
-    for q in range(k):
-        if slot_of[rows[q]] >= 0:
-            rowfull[rows[q]] = True
+    _fill_full_rows(kd, cd, rows, k, rowfull)
     return slot_of[i]
 
 
@@ -1089,10 +1096,7 @@ def _prefetch_pass(kd, cd, i2, y, Cv, alpha, G, b, tol, active, ist, rowfull):
         if (r < -tol and a < Cv[t]) or (r > tol and a > 0.0):
             rows[k] = t
             k += 1
-    fill_block(kd, cd, rows, k)
-    for q in range(k):
-        if slot_of[rows[q]] >= 0:
-            rowfull[rows[q]] = True
+    _fill_full_rows(kd, cd, rows, k, rowfull)
     return slot_of[i2]
 
 
