@@ -141,6 +141,18 @@ def _smo_phase(H, d, C, a, grad, tol, max_steps):
 
 
 @njit(cache=True)
+def _rescale_to_sum(a, C):
+    """Restore ``sum a = C`` exactly after the steps' roundings, by scaling
+    (nothing to scale when every entry is 0)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k]
+    if s > 0.0:
+        for k in range(a.shape[0]):
+            a[k] *= C / s
+
+
+@njit(cache=True)
 def _newton_phase(H, d, C, a, grad, max_free):
     """Subspace Newton step on the free set F = {a_k > 0}: move towards the
     minimiser of the quadratic on ``{a_F : sum a_F = C}`` (KKT system solved
@@ -214,12 +226,7 @@ def _newton_phase(H, d, C, a, grad, max_free):
             v = 0.0
         a[k] = v
     # restore sum a = C exactly on the free variables
-    s = 0.0
-    for k in range(K):
-        s += a[k]
-    if s > 0.0:
-        for k in range(K):
-            a[k] *= C / s
+    _rescale_to_sum(a, C)
     return True
 
 
@@ -730,12 +737,7 @@ def active_set_chol(H, d, C, a, tol, max_steps):
             for r in range(rl, m - 1):
                 F[r] = F[r + 1]
             m -= 1
-    s = 0.0
-    for k in range(K):
-        s += a[k]
-    if s > 0.0:
-        for k in range(K):
-            a[k] *= C / s
+    _rescale_to_sum(a, C)
     return steps, status
 
 
