@@ -90,8 +90,12 @@ Kernel values and threads (parameters of every kernel estimator)
     float32 rows take half the memory, so ``cache_size`` holds twice as many,
     and dense rows and blocks come from single-precision BLAS on a float32
     copy of X (``4 n d`` more bytes); gradients, multipliers and the
-    intercept stay float64.  ``"float64"`` reproduces the float64 arithmetic
-    of the single rows bit for bit (the iterates of earlier versions).  The
+    intercept stay float64.  ``"float64"`` keeps float64 kernel values:
+    block rows equal the single rows bit for bit, rows over a subset sum
+    entry by entry (the last bits may differ), and every rbf value takes
+    the same exp (svmlab's own, within 2 ulp of libm's: since issue 15's
+    last round float64 iterates can differ in their path from earlier
+    versions).  The
     precision of each path is stated in :mod:`svmlab.kernels._blocks`.
 ``n_jobs`` : int or None, default=None
     BLAS threads for large kernel blocks and rows, with scikit-learn's

@@ -24,8 +24,10 @@ entry of ``X`` is visited once.
 The numba-facing description of a kernel is the :class:`KernelData` named
 tuple, which solvers pass straight into their ``@njit`` loops.
 
-Rows are float64 or float32 (the type of ``out``).  float64 rows are the
-arithmetic of earlier versions, bit for bit.  float32 rows (a float32 cache,
+Rows are float64 or float32 (the type of ``out``).  float64 rows: a full
+row is one matrix-vector product, a subset row sums each entry in feature
+order (the two may differ in the last bits), and every rbf value takes the
+same exp, :func:`exp_nonpos`.  float32 rows (a float32 cache,
 LIBSVM's ``Qfloat``) of dense input use the float32 copy of the data
 (``KernelData.dense32``, :meth:`Kernel.ensure_float32`): SGEMV for a full
 row, the vectorised :func:`dot32` entry by entry for a subset, and the

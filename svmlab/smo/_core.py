@@ -106,7 +106,7 @@ Bookkeeping (documented here because it differs from Platt's pseudo-code):
   each on a quiet machine); without shrinking the fit took 1.8 s, LIBSVM
   about 3.5 s.  Now, only when
   the cache holds float32 rows of dense input (``f32`` below; a float64
-  cache keeps its row-by-row arithmetic and its iterates bit for bit):
+  cache keeps its row-by-row arithmetic):
   the reconstructions and the parked phases' gradient restores are SGEMM
   blocks (:mod:`svmlab.smo._fetch`); a miss of a full row fetches, as one
   SGEMM block, the rows likely needed next (:func:`_prefetch_wss2`: the

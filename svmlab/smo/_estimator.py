@@ -415,8 +415,8 @@ class SMOClassifier(BaseKernelSVC):
     cache_dtype : {"auto", "float32", "float64"}, default="auto"
         Type of the cached kernel values (LIBSVM's ``Qfloat``): float32 holds
         twice as many rows in ``cache_size`` and computes dense rows with
-        single-precision BLAS; ``"float64"`` gives the float64 arithmetic of
-        earlier versions bit for bit.  ``"auto"``: float32 unless the whole
+        single-precision BLAS; ``"float64"`` keeps float64 kernel values (the
+        precision of each path: :mod:`svmlab.kernels._blocks`).  ``"auto"``: float32 unless the whole
         kernel matrix fits in ``cache_size`` at float64 (then every row is
         computed once, and float64 costs nothing); the choice made is
         ``cache_dtype_`` (see :mod:`svmlab._base`).
