@@ -35,7 +35,7 @@ with a NumPy twin."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 __all__ = [
     "in_up", "in_low", "up_low",

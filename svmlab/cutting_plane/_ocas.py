@@ -49,7 +49,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 from ._passes import add_row_csr, add_row_dense, csr_value, violated_share
 

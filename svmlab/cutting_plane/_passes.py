@@ -31,7 +31,7 @@ no pair is ever enumerated.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = [
     "cls_pass_dense",

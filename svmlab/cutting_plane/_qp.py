@@ -49,7 +49,7 @@ KKT conditions (what ``tol`` bounds): with ``grad = Ha - d`` there is a
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["solve_simplex_qp", "solve_op3_dual", "active_set_qp", "active_set_chol",
            "chol_append", "chol_delete", "chol_solve", "add_cut_and_solve",

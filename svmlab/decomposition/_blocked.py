@@ -49,7 +49,7 @@ The readable one-screen version of the same loop is
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .._kkt import in_low, violating_pair
 from ..smo._pairstep import pair_step_box

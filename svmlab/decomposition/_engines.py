@@ -93,7 +93,7 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
-from numba import njit
+from .._jit import njit
 
 from .._kkt import intercept, intercept_from_v, up_low, violating_pair
 from ..smo._pairstep import pair_step_box

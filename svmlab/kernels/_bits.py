@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import config, njit
+from numba import config
+
+from .._jit import njit
 
 __all__ = ["popcount", "pack_rows", "is_binary"]
 

@@ -72,7 +72,7 @@ numpy's ``matmul`` (numpy's OpenBLAS), which releases the GIL.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 from numba.extending import overload
 
 from . import _rows

@@ -43,7 +43,9 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, types
+from numba import types
+
+from .._jit import njit
 from numba.extending import overload
 
 from ._bits import is_binary, pack_rows, popcount

@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from ._blocks import kernel_block
 from ._rows import Kernel, KernelData, kernel_row, kernel_row_against, kernel_row_subset

@@ -132,7 +132,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from .._kkt import in_low, in_up, intercept
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective

@@ -33,7 +33,7 @@ writes cached rows in place).  Memory: a scratch of at most
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 from ..kernels._blocks import (_gather32, _gather_sq, _gemm_nt, _full32, kernel_block,
                                transform_block)

@@ -25,7 +25,7 @@ equal ends (within ``eps``) mean no progress.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .._jit import njit
 
 __all__ = ["pair_bounds", "pair_bounds_box", "pair_step", "pair_step_box", "pair_threshold",
            "pair_threshold_box", "segment_objective"]

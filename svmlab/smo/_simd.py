@@ -19,7 +19,9 @@ With ``NUMBA_DISABLE_JIT=1`` the same function is a plain Python loop.
 from __future__ import annotations
 
 import numpy as np
-from numba import config, njit
+from numba import config
+
+from .._jit import njit
 
 __all__ = ["extremes"]
 
