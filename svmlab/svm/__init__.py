@@ -17,5 +17,6 @@ The readable twin of the solver is :mod:`svmlab.reference.dual`.
 """
 
 from ._classes import SVC, SVR, NuSVC, NuSVR, OneClassSVM  # noqa: F401
+from ._path import regularization_path  # noqa: F401
 
-__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
+__all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "regularization_path"]

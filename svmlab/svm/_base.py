@@ -214,6 +214,7 @@ class BaseSVM(BaseEstimator):
             prob = ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
         else:
             prob = ref_dual.one_class(K, float(self.nu), weight=Uk)
+        self._problem_bounds = [prob.U]
         a0 = self._warm_start_alpha(prob, [len(keep)])
         res = _solve.solve_dual(prob, tol=float(self.tol), max_iter=int(self.max_iter),
                                 a0=None if a0 is None else a0[0])
@@ -250,10 +251,11 @@ class BaseSVM(BaseEstimator):
         return K
 
     def _warm_start_alpha(self, prob_or_probs, sizes):
-        """The feasible starts of the problems from the last fit's ``alpha_``
-        when ``warm_start`` is on and a last fit of the same shape exists
-        (projected onto the new box and equality constraints), else None."""
-        self._warm_alpha = None
+        """The feasible starts of the problems from the last fit's solution
+        when ``warm_start`` is on and a last fit exists (projected onto the
+        new bounds and equality constraints by :func:`project_start`), else
+        None.  The last fit must have had problems of the same sizes (the
+        same training rows and classes)."""
         if not self.warm_start:
             return None
         last = getattr(self, "_last_alpha", None)
@@ -265,8 +267,8 @@ class BaseSVM(BaseEstimator):
                 "warm_start=True needs the same training rows (and classes) as the last fit: "
                 f"the last fit had problems of sizes {[len(a) for a in last]}, this one "
                 f"{[len(p.y) for p in probs]}. Set warm_start=False, or fit a new estimator.")
-        self._warm_alpha = [project_start(p, a) for p, a in zip(probs, last)]
-        return self._warm_alpha
+        last_U = getattr(self, "_last_U", [None] * len(probs))
+        return [project_start(p, a, U_old) for p, a, U_old in zip(probs, last, last_U)]
 
     def _set_support_vectors(self, X, support):
         if callable(self.kernel) or self.kernel == "precomputed":
@@ -290,6 +292,7 @@ class BaseSVM(BaseEstimator):
         self.stop_reason_ = ("converged" if not bad else
                              "stalled" if "stalled" in reasons else "max_iter")
         self._last_alpha = [np.asarray(r.alpha) for r in results]
+        self._last_U = [np.asarray(U) for U in self._problem_bounds]
         dual = self._dual_coef_.data if sp.issparse(self._dual_coef_) else self._dual_coef_
         if not (np.all(np.isfinite(self._intercept_)) and np.all(np.isfinite(dual))):
             raise ValueError(
@@ -393,38 +396,79 @@ class BaseSVM(BaseEstimator):
         return np.array([self._n_support[0]])
 
 
-def project_start(prob, a):
+def project_start(prob, a, U_old=None, *, seeding="scale"):
     """A feasible start for ``prob`` near the solution ``a`` of an earlier
-    fit (warm start): ``a`` clipped to the new box ``[0, U]``, then the
-    equality constraints restored.  Per sign class the sum ``S_c`` of the
-    variables must meet its target: C-SVC and SVR need ``S_+ = S_-`` (the
-    larger side is scaled down to the smaller: it stays in its box); the nu
-    forms and one-class need ``S_c`` equal to the start's sum (a side
-    above it is scaled down, one below it is raised toward its bounds in
-    proportion to the room left).  When only C changed, this is the old
-    solution scaled by ``C_new / C_old`` where it was at a bound."""
-    a = np.clip(np.asarray(a, dtype=np.float64), 0.0, prob.U)
-    y = prob.y
-    if prob.kind in ("c_svc", "epsilon_svr", "custom") and not prob.nu:
-        pos, neg = a[y > 0].sum(), a[y < 0].sum()
-        target = {1.0: min(pos, neg), -1.0: min(pos, neg)}
-    elif prob.kind == "one_class":
+    fit (warm start; DeCoste and Wagstaff's "alpha seeding").
+
+    1. When every bound changed by the same factor (a new ``C``, the usual
+       step along a regularisation path) and ``seeding="scale"``, ``a`` is
+       scaled by it: the variables at a bound stay at the bound, the free
+       ones keep their proportions, and ``y'a`` keeps its value.
+       (``seeding="keep"``: the old values stay, those at the old bound move
+       to the new one.)
+    2. ``a`` is clipped to the new box ``[0, U]``; values within ``1e-12 U``
+       of a bound go onto it (the solver's own rule: a value left a rounding
+       error away from its bound would count as free).
+    3. The equality constraints are restored per sign class, greedily along
+       the gradient ``G = Q a + p`` (the first-order change of the
+       objective): a class whose sum is too large gives up mass from its
+       variables of largest ``G`` first, one whose sum is too small takes
+       mass on its variables of smallest ``G`` first, each moved to a bound
+       but the last.  C-SVC and epsilon-SVR need ``sum_+ a = sum_- a`` (the
+       larger side gives up the difference); the nu forms and one-class
+       need each class's sum at the start's (``nu`` sets it)."""
+    a = np.asarray(a, dtype=np.float64).copy()
+    U = np.asarray(prob.U, dtype=np.float64)
+    y = np.asarray(prob.y, dtype=np.float64)
+    if U_old is not None and len(U_old) == len(U):
+        U_old = np.asarray(U_old, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = U / U_old
+        if np.all(np.isfinite(ratio)) and np.ptp(ratio) <= 1e-12 * ratio.max():
+            if seeding == "scale":
+                a *= ratio[0]
+            else:
+                a[a >= U_old] = U[a >= U_old]
+    a = _snap(np.clip(a, 0.0, U), U)
+    if prob.kind == "one_class":
         target = {1.0: prob.a0.sum()}
-    else:
+    elif prob.nu:
         target = {c: prob.a0[y == c].sum() for c in (1.0, -1.0)}
+    else:
+        common = min(a[y > 0].sum(), a[y < 0].sum())
+        target = {1.0: common, -1.0: common}
+    idx = np.asarray(prob.idx)
+    sv = np.flatnonzero(a > 0)
+    F = (y[sv] * a[sv]) @ prob.K[np.ix_(idx[sv], idx)] if len(sv) else np.zeros(len(y))
+    G = y * F + np.asarray(prob.p, dtype=np.float64)
     for c, t in target.items():
-        s = y == c
-        tot = a[s].sum()
-        if tot > t:
-            a[s] *= t / tot if tot > 0 else 0.0
-        elif tot < t:
-            room = prob.U[s] - a[s]
-            r = room.sum()
-            if np.isfinite(r) and r > 0:
-                a[s] += room * min(1.0, (t - tot) / r)
-            else:  # infinite bounds: spread evenly
-                a[s] += (t - tot) / s.sum()
-    return np.clip(a, 0.0, prob.U)
+        cls = np.flatnonzero(y == c)
+        diff = a[cls].sum() - t
+        if diff > 0:  # give up mass: largest G first
+            for s in cls[np.argsort(-G[cls], kind="stable")]:
+                if diff <= 0:
+                    break
+                take = min(a[s], diff)
+                a[s] -= take
+                diff -= take
+        elif diff < 0:  # take mass: smallest G first
+            for s in cls[np.argsort(G[cls], kind="stable")]:
+                if diff >= 0:
+                    break
+                put = min(U[s] - a[s], -diff)
+                a[s] += put
+                diff += put
+    # (the last variable moved may end a rounding error from its bound)
+    return _snap(np.clip(a, 0.0, U), U)
+
+
+def _snap(a, U):
+    """Values within ``1e-12 U`` of 0 or U put on the bound (the solvers'
+    rule after a step; a start must follow it too, else a variable a
+    rounding error from its bound counts as free and no step can move it)."""
+    band = 1e-12 * np.where(np.isfinite(U), U, 0.0)
+    a = np.where(a < band, 0.0, a)
+    return np.where(np.isfinite(U) & (a > U - band), U, a)
 
 
 class BaseSVC(BaseSVM):
@@ -489,6 +533,7 @@ class BaseSVC(BaseSVM):
                 results.append(_solve.solve_dual(
                     prob, tol=float(self.tol), max_iter=int(self.max_iter),
                     a0=None if starts is None else starts[p]))
+        self._problem_bounds = [U[r] for r in rows]
         self._store_pairs(X, y_idx, k, rows, results)
         self._fit_rows = keep
         self._probA = np.empty(0)
