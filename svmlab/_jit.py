@@ -24,11 +24,12 @@ one of two tiers, with the same results:
 * **interpreted**: the function's own Python body, in which every call to
   another svmlab kernel goes to that kernel's Python body too (the function
   is rebuilt over a copy of its module's globals: :func:`interpreted`).  A
-  few kernels have an *interpreted twin* instead: the same arithmetic
-  written with NumPy's element-wise operations (an elementwise loop has no
-  order to change, so the values are the same bit for bit), or a Python
-  equivalent of an LLVM intrinsic.  Twins are registered in
-  :mod:`svmlab._twins`, and tests prove each equal to its compiled kernel.
+  few kernels have an *interpreted twin* instead (``njit(twin=f)``, declared
+  beside the kernel): the same arithmetic written with NumPy's element-wise
+  operations (an element-wise loop has no order to change, so the values
+  are the same bit for bit), or a Python equivalent of an LLVM intrinsic.
+  ``np.dot`` in an interpreted kernel is numba's own BLAS call
+  (:func:`svmlab._twins.dot`).  Tests prove each twin equal to its kernel.
 
 A call from Python that finds no machine code for its argument types, in
 the default mode ``SVMLAB_JIT=auto``:
@@ -151,9 +152,12 @@ else:  # pragma: no cover
 
 def njit(*args, **kwargs):
     """``numba.njit`` (same arguments), returning a dispatcher whose first
-    call may run interpreted (module docstring).  Extra keyword:
-    ``interpret=False`` marks a kernel that must never run interpreted."""
+    call may run interpreted (module docstring).  Extra keywords:
+    ``interpret=False`` marks a kernel that must never run interpreted;
+    ``twin=f`` gives its interpreted tier (a Python function computing the
+    same values, proven equal by a test)."""
     interpret_ok = kwargs.pop("interpret", True)
+    twin = kwargs.pop("twin", None)
     if kwargs.get("parallel") or kwargs.get("fastmath"):
         interpret_ok = False
 
@@ -162,6 +166,7 @@ def njit(*args, **kwargs):
         if TieredDispatcher is not None and isinstance(disp, _CPUDispatcher):
             disp.__class__ = TieredDispatcher
             disp._svmlab_interpret_ok = interpret_ok
+            disp._svmlab_twin = twin
         return disp
 
     if len(args) == 1 and callable(args[0]):
@@ -176,24 +181,21 @@ def njit(*args, **kwargs):
 
 _interp_memo: dict = {}
 _shadow_memo: dict = {}
-_twins: dict = {}
 
 
-def register_twin(qualified_name, fn):
-    """Use ``fn`` as the interpreted tier of the kernel ``module.name``
-    (see :mod:`svmlab._twins`)."""
-    _twins[qualified_name] = fn
+def interpreted_as(twin):
+    """Decorator for a plain Python helper that compiled code reaches through
+    a numba ``overload``: in interpreted kernels the helper is replaced by
+    ``twin`` (which computes what the overload computes)."""
+    def mark(fn):
+        fn.__svmlab_twin__ = twin
+        return fn
+    return mark
 
 
 def _qualname(disp):
     py = disp.py_func
     return f"{py.__module__}.{py.__qualname__}"
-
-
-def _load_twins():
-    if "_loaded" not in _twins:
-        _twins["_loaded"] = True
-        importlib.import_module("svmlab._twins")
 
 
 def _shadow_globals(g):
@@ -205,7 +207,6 @@ def _shadow_globals(g):
     if sh is None:
         sh = dict(g)
         _shadow_memo[key] = sh
-        _load_twins()
         for name, value in g.items():
             if (TieredDispatcher is not None and isinstance(value, TieredDispatcher)
                     and can_interpret(value)):
@@ -213,10 +214,8 @@ def _shadow_globals(g):
             elif value is np:  # numba's np.dot computes with scipy's BLAS
                 from ._twins import numba_numpy
                 sh[name] = numba_numpy
-            elif isinstance(value, pytypes.FunctionType):
-                twin = _twins.get(f"{value.__module__}.{value.__qualname__}")
-                if twin is not None:  # a Python helper with a numba overload
-                    sh[name] = twin
+            elif getattr(value, "__svmlab_twin__", None) is not None:
+                sh[name] = value.__svmlab_twin__  # a Python helper with a numba overload
     return sh
 
 
@@ -228,8 +227,7 @@ def interpreted(disp):
     fn = _interp_memo.get(disp)
     if fn is not None:
         return fn
-    _load_twins()
-    fn = _twins.get(_qualname(disp))
+    fn = getattr(disp, "_svmlab_twin", None)
     if fn is None:
         if not getattr(disp, "_svmlab_interpret_ok", False):
             raise TypeError(f"{_qualname(disp)} has no interpreted tier")
@@ -256,8 +254,7 @@ def can_interpret(disp):
     """Whether ``disp`` has an interpreted tier: a registered twin, or a body
     that can run as Python with the compiled results (no ``parallel`` or
     fastmath flags, and none of :data:`_UNFAITHFUL`)."""
-    _load_twins()
-    if _qualname(disp) in _twins:
+    if getattr(disp, "_svmlab_twin", None) is not None:
         return True
     ok = getattr(disp, "_svmlab_interpret_ok", False)
     if ok and not hasattr(disp, "_svmlab_faithful"):

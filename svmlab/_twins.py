@@ -1,56 +1,20 @@
-"""Interpreted twins of compiled kernels (see :mod:`svmlab._jit`).
+"""What compiled code computes, written in Python, for interpreted kernels
+(see :mod:`svmlab._jit`).
 
-A kernel's interpreted tier is normally its own Python body.  A twin
-replaces it where that body cannot run as Python (an LLVM intrinsic) or
-where a loop of scalar Python would make a small fit slow and NumPy's
-element-wise operations compute the same values: an element-wise loop has
-no order of operations to change, so the twin's values are the compiled
-kernel's bit for bit.  ``tests/test_jit_tiers.py`` proves each twin equal
-to its kernel on random and edge-case inputs.
+numba implements ``np.dot`` with scipy's BLAS; NumPy's ``np.dot`` uses
+NumPy's own BLAS build, whose kernels can round differently.  An
+interpreted kernel therefore sees :data:`numba_numpy` as ``np``: NumPy,
+except :func:`dot`, which makes numba's BLAS calls; :func:`gemm_nt` is the
+twin of a kernel helper's ``np.dot(a, b.T, out)``.  Kernel-specific twins
+are declared beside their kernels (``njit(twin=...)``).
+``tests/test_jit_tiers.py`` proves them equal to the compiled code.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import register_twin
-
-
-def _popcount(x):
-    return int(x).bit_count()
-
-
-register_twin("svmlab.kernels._bits.popcount", _popcount)
-
-
-def _register_extremes():
-    from .smo import _simd
-    register_twin("svmlab.smo._simd.extremes", _simd._extremes_py)
-
-
-_register_extremes()
-
-
-def _rbf_exp_row64(o, sa, sq_cols, gamma, kbuf):
-    from .kernels import _rows as R
-    p = o.shape[0]
-    d2 = sa + sq_cols[:p] - 2.0 * o
-    d2 = np.where(d2 > 0.0, d2, 0.0)
-    x = -gamma * d2
-    under = x < R.EXP_MIN
-    x = np.where(x > R.EXP_MIN, x, R.EXP_MIN)
-    k = np.floor(x * R._LOG2E + 0.5)
-    r = (x - k * R._LN2_HI) - k * R._LN2_LO
-    c = R._EXP64_C
-    q = np.full(p, c[13])
-    for j in range(12, -1, -1):
-        q = q * r + c[j]
-    q[under] = 0.0
-    kbuf[:p] = (k.astype(np.int64) + 1023) << 52
-    o[:] = q * kbuf[:p].view(np.float64)
-
-
-register_twin("svmlab.kernels._rows.rbf_exp_row64", _rbf_exp_row64)
+__all__ = ["dot", "gemm_nt", "numba_numpy"]
 
 
 def _c_or_f(x):
@@ -134,7 +98,7 @@ class _NumbaNumpy:
 numba_numpy = _NumbaNumpy()
 
 
-def _gemm_nt(a, b, out):
+def gemm_nt(a, b, out):
     """``out[...] = a @ b.T`` by the very BLAS calls compiled code makes.
 
     In compiled code ``a`` (m, k) and ``out`` (m, n) are C-ordered and
@@ -161,6 +125,3 @@ def _gemm_nt(a, b, out):
     else:
         res = getattr(blas, pre + "gemm")(1.0, b.T, a.T, trans_a=1, trans_b=0).T
     out[...] = res
-
-
-register_twin("svmlab.kernels._blocks._gemm_nt", _gemm_nt)

@@ -129,7 +129,7 @@ def test_rbf_exp_row64_twin_equals_kernel(mode):
 
     rng = np.random.RandomState(3)
     twin = _jit.interpreted(_rows.rbf_exp_row64)
-    assert twin is not _rows.rbf_exp_row64.py_func
+    assert twin is _rows._rbf_exp_row64_twin
     for p in (1, 7, 64, 513):
         o = rng.randn(p) * rng.choice([1e-3, 1.0, 30.0, 400.0])
         sq = np.abs(rng.randn(p)) * 50
@@ -159,6 +159,39 @@ def test_popcount_and_extremes_twins_equal_kernels():
         BL = np.where(rng.rand(m + 3) < 0.3, np.inf, 0.0)
         FL[: m // 4] = 0.5  # ties
         assert ex(FL, BL, m) == _simd.extremes(FL, BL, m)
+
+
+def test_faithful_dot_equals_numbas_dot():
+    """np.dot in an interpreted kernel is numba's BLAS call (svmlab._twins.dot):
+    every shape and layout case of numba's implementation, including the
+    (1, k) and (k, 1) operands that numba hands to ddot/gemv."""
+    from svmlab._twins import dot, gemm_nt
+
+    @_jit.njit(cache=False)
+    def nb(a, b):
+        return np.dot(a, b)
+
+    @_jit.njit(cache=False)
+    def nb_nt(a, b, out):
+        np.dot(a, b.T, out)
+
+    rng = np.random.RandomState(5)
+    for _ in range(60):
+        m, k, n = rng.randint(1, 90, size=3)
+        if rng.rand() < 0.3:
+            m = 1
+        if rng.rand() < 0.3:
+            n = 1
+        A, B = rng.randn(m, k), rng.randn(k, n)
+        x, y = rng.randn(k), rng.randn(m)
+        for a, b in [(A, x), (np.asfortranarray(A), x), (y, A), (y, np.asfortranarray(A)),
+                     (A, B), (np.asfortranarray(A), B), (A, np.asfortranarray(B)), (x, x)]:
+            np.testing.assert_array_equal(dot(a, b), nb(a, b))
+        Bt = rng.randn(n, k)
+        o1, o2 = np.empty((m, n)), np.empty((m, n))
+        nb_nt(A, Bt, o1)
+        gemm_nt(A, Bt, o2)
+        np.testing.assert_array_equal(o1, o2)
 
 
 # ----------------------------------------------------------------------------
