@@ -128,7 +128,11 @@ EXERCISES = {e.exercise_id: e for e in [
         Hide("ordinal:iter_fit", match="[cut]")),
     _ex("05.irwls_weights", "05_irwls", "check_irwls_weights", "the weights of eq. (8)"),
     _ex("05.reorder_sets", "05_irwls", "check_reorder", "derive the reordering rules of Table 1",
-        Hide("irwls:table1_iteration", start=r"low, high = ", end="[rule-c, rule-d]")),
+        Hide("irwls:table1_iteration", start=r"low, high = ", end="[rule-c, rule-d]"),
+        # svmlab's line-search iteration moves samples by the same rules
+        Hide("subproblem:line_search_iteration", start=r"low, high = block", end="[rule-b]"),
+        Hide("subproblem:line_search_iteration", start=r"c_mask = \(sp\.sets",
+             end=r"d_mask = \(sp\.sets")),
 ]}
 
 
