@@ -1,0 +1,1 @@
+"""The instructor's toolkit (placeholder docstring, completed below)."""
