@@ -8,7 +8,9 @@ function came from the cache.  A miss is reported as a warning, not an
 error: the image still works, its first fits are only slower.
 
 ``python binder/warm_up.py --check`` runs only the check (exit status 1
-when a function had to be compiled).
+when a function had to be compiled).  It runs with ``SVMLAB_JIT=eager``, so
+a function missing from the cache is compiled (and counted) rather than run
+interpreted by svmlab's tiered start.
 """
 
 from __future__ import annotations
@@ -111,6 +113,10 @@ def check() -> int:
 
 def main(argv):
     if "--check" in argv:
+        # numba's own behaviour: a call loads machine code from the cache or
+        # compiles it here (counted as a miss), never runs interpreted (which
+        # svmlab's default tier would do for a small call, hiding a miss)
+        os.environ["SVMLAB_JIT"] = "eager"
         return 1 if check() else 0
     import svmlab
 
