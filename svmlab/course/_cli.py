@@ -15,7 +15,7 @@ def _grade(args):
                       hard_timeout=args.hard_timeout)
     t0 = time.monotonic()
     rows = g.grade(args.submissions, args.release, notebooks=args.notebook or None,
-                   limits=limits, jobs=args.jobs,
+                   limits=limits, jobs=args.jobs, warm_up=not args.no_warm_up,
                    progress=lambda s: print(s, file=sys.stderr, flush=True))
     g.write_csv(rows, args.csv)
     students = len({r.student for r in rows})
@@ -92,6 +92,8 @@ def main(argv=None):
     g.add_argument("--hard-timeout", type=float, default=1800.0,
                    help="seconds one worker process may live, checkers included (default 1800)")
     g.add_argument("--jobs", type=int, default=1, help="students graded at once (default 1)")
+    g.add_argument("--no-warm-up", action="store_true",
+                   help="do not compile the solvers before grading (svmlab.warm_up())")
     g.set_defaults(run=_grade)
 
     b = sub.add_parser("build-student", help="write the student version of the notebooks")

@@ -406,8 +406,20 @@ def _safe(name):
 
 
 # ------------------------------------------------------------------ everyone
+def warm_up_solvers():
+    """Compile svmlab's solvers into numba's cache once, here, before any
+    worker starts (the checkers replay recorded solver steps; without this
+    every worker of a fresh installation would start interpreted and
+    compile again)."""
+    import svmlab
+
+    fn = getattr(svmlab, "warm_up", None)
+    if fn is not None:
+        fn()
+
+
 def grade(submissions, release=None, *, notebooks=None, limits=Limits(), jobs=1,
-          progress=None) -> list[Row]:
+          progress=None, warm_up=True) -> list[Row]:
     """Grade every student folder of ``submissions``; one :class:`Row` per
     student and exercise, students in name order.
 
@@ -431,6 +443,8 @@ def grade(submissions, release=None, *, notebooks=None, limits=Limits(), jobs=1,
         raise ValueError(f"no submitted notebook matches a graded notebook of {release} "
                          f"({', '.join(sorted(exercises))})")
     expected = {ref: exs for ref, exs in exercises.items() if ref in wanted}
+    if warm_up:
+        warm_up_solvers()
 
     def one(student):
         t0 = time.monotonic()
