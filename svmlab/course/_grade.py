@@ -363,8 +363,8 @@ def grade_student(student, files, expected, limits=Limits(), tmp_root=None) -> l
             code = run.proc.returncode
             if run.killed == "timeout":
                 what = "timeout"
-                why = (f"the student's code ran more than {limits.timeout:g} s "
-                       f"(the call did not return)")
+                why = (f"the student's code ran more than {limits.timeout:g} s in all on "
+                       f"the checker's cases, and was stopped")
             elif run.killed == "hard":
                 what = ERROR
                 why = (f"the grading process for this student ran more than "

@@ -224,7 +224,10 @@ def build_site(out, *, root=None, keep_staging=False, verbose=False, log=print) 
 
     Raises :class:`RuntimeError` when Sphinx fails (its messages are printed).
     """
-    from sphinx.cmd.build import build_main
+    try:
+        from sphinx.cmd.build import build_main
+    except ImportError as exc:
+        raise ImportError("the course site needs the docs extra: pip install -e '.[docs]'") from exc
 
     root = Path(root) if root else repo_root()
     if root is None or not (root / "docs" / "conf.py").is_file():

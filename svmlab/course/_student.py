@@ -50,7 +50,7 @@ import uuid
 from pathlib import Path
 
 from . import _nb
-from .links import colab_url, binder_url
+from .links import binder_url, colab_url, install_spec
 
 #: cell tags that exist for the test suite only
 TEST_TAGS = ("nbval-ignore-output", "nbval-skip", "nbval-check-output", "nbval-raises-exception")
@@ -193,7 +193,7 @@ def _split_check(cell, ex):
     head = "".join(lines[:cut]).rstrip() + "\n"
     tail = "".join(lines[cut:]).strip() + "\n"
     # the checker's import belongs with the check when the answer does not use it
-    imp = re.compile(rf"^from svmlab\.exercises import {re.escape(ex.checker)}\s*\n", re.M)
+    imp = re.compile(rf"^from svmlab\.exercises import {re.escape(ex.checker)}[ \t]*\n", re.M)
     if imp.search(head) and head.count(ex.checker) == 1:
         head = imp.sub("", head, count=1).lstrip("\n")
         tail = f"from svmlab.exercises import {ex.checker}\n\n" + tail
@@ -265,13 +265,12 @@ STUDENT_README = """\
 Open them in JupyterLab:
 
 ```bash
-python3 -m venv .venv && .venv/bin/pip install "svmlab[notebooks]"
+python3 -m venv .venv && .venv/bin/pip install "{install}"
 .venv/bin/jupyter lab
 ```
 
-(If your instructor gave you a wheel or a repository address, install that
-instead of `svmlab`.)  Everything runs offline on the data embedded in the
-package.  Start with `00_primer.ipynb` (or `00_tour.ipynb` if you know SVMs).
+(If your instructor gave you another address or a wheel, install that.)
+Everything runs offline on the data embedded in the package.  Start with `00_primer.ipynb` (or `00_tour.ipynb` if you know SVMs).
 
 No installation? Open a notebook online (the first cell installs svmlab when
 it runs in Colab):
@@ -346,8 +345,9 @@ def build_student(out, notebooks=None, *, solutions=None, points=None, title="sv
                          for n in manifest["notebooks"])
         exs = "\n".join(f"| `{e['notebook']}` | `{e['function']}` | {e['points']:g} |"
                         for e in manifest["exercises"])
-        (out / "README.md").write_text(STUDENT_README.format(title=title, rows=rows,
-                                                              exercises=exs), encoding="utf-8")
+        (out / "README.md").write_text(STUDENT_README.format(
+            title=title, rows=rows, exercises=exs, install=install_spec("notebooks")),
+            encoding="utf-8")
         (out / "course.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         verify_student_build(out, answers)
     except Exception:
