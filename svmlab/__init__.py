@@ -34,6 +34,7 @@ _LAZY = {
     "OneClassSVM": "svmlab.svm",
     "Kernel": "svmlab.kernels",
     "KernelCache": "svmlab.kernels",
+    "warm_up": "svmlab._warm",
 }
 _SUBMODULES = {"datasets", "viz", "bench", "objectives", "kernels", "smo", "decomposition",
                "cutting_plane", "reference", "exercises", "io", "svm"}
