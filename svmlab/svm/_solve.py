@@ -77,8 +77,7 @@ DENSE_DUAL_MAX_BYTES = 2 << 30
 #: fewest features for which "auto" takes the blocked decomposition on
 #: large dense C-SVC problems
 BLOCKED_MIN_FEATURES = 16
-#: largest problem (rows) "auto" gives to the readable dual solver
-REFERENCE_AUTO_MAX = 600
+
 
 
 class ProblemResult(NamedTuple):
@@ -133,13 +132,6 @@ def gram_fits(n, cache_size):
     return n_slots_for(n, float(cache_size), 8) >= n
 
 
-def reference_ok(n):
-    """Whether the readable dual solver may take an n-row problem in
-    ``solver="auto"`` (it is the interim generalised solver: pure NumPy, so
-    "auto" keeps it to small problems)."""
-    return n <= REFERENCE_AUTO_MAX
-
-
 def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
     """The solver ``est.solver`` names, or the one ``"auto"`` picks (module
     docstring).  Raises ValueError for a solver that does not apply."""
@@ -167,8 +159,6 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if impl != "c_svc" or dual_reason is not None:
         return "full" if gram_fits(n_pair, est.cache_size) else "wss2"
-    if gram_fits(n_pair, est.cache_size) and reference_ok(n_pair):
-        return "full"
     if gram_fits(n_pair, est.cache_size) or sp.issparse(X) \
             or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
