@@ -71,7 +71,7 @@ __all__ = ["BaseSVM", "BaseSVC", "LIBSVM_IMPL", "class_pairs"]
 
 LIBSVM_IMPL = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 #: sparse training data up to this dense size (bytes) is trained densely
-DENSIFY_MAX_BYTES = 16 << 20
+DENSIFY_MAX_BYTES = 1 << 20
 
 
 def class_pairs(k):
