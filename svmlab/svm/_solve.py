@@ -219,57 +219,72 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
-    """All one-vs-one pairs of a C-SVC problem (``y_idx`` in 0..k-1, bounds
-    ``U``) with svmlab's compiled estimator; returns ``(results, rows)``:
-    per pair (LIBSVM's order) a :class:`ProblemResult` over the pair's rows
-    ``rows[p]`` (positions in X: class a's, then class b's), LIBSVM's sign
-    (+1 for the pair's first class)."""
-    # one bound for every example: a scalar C (the unweighted solver path,
-    # about 25% faster on small problems than per-example bounds)
+def compiled_for(solver, est, U, gamma, seed):
+    """``(model, sample_weight, C)``: the compiled C-SVC estimator for the
+    bounds ``U``: a scalar ``C`` when every example has the same bound (the
+    unweighted solver path, about 25% faster on small problems than
+    per-example bounds), else ``C = 1`` and the bounds as sample weights."""
     same = bool(np.all(U == U[0]))
-    model = compiled_estimator(solver, est, gamma, seed, C=U[0] if same else 1.0)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(X, y_idx, sample_weight=None if same else U)
-    message = " ".join(str(w.message) for w in caught
-                       if issubclass(w.category, ConvergenceWarning))
-    results, rows = [], []
+    C = float(U[0]) if same else 1.0
+    return compiled_estimator(solver, est, gamma, seed, C=C), (None if same else U), C
+
+
+def _reason(r):
+    if r in ("converged", "max_iter", "stalled", "callback", "interrupted", "pending"):
+        return r
+    return "max_iter" if r == "iteration_cap" else "stalled"
+
+
+def compiled_results(res, inner, y_kept, k):
+    """Per pair (LIBSVM's order), a :class:`ProblemResult` from the compiled
+    C-SVC run ``inner`` and its result dict ``res``: coefficients over the
+    pair's kept rows (class a's, then class b's; LIBSVM's sign, +1 for a)."""
+    out = []
     if k == 2:
-        # svmlab's binary sign is +1 for classes_[1]; LIBSVM's pair (0, 1) has +1 for 0
-        r = np.concatenate([np.flatnonzero(y_idx == 0), np.flatnonzero(y_idx == 1)])
-        y_l = np.where(y_idx[r] == 0, 1.0, -1.0)
-        alpha = np.asarray(model.alpha_)[r]
-        status = _status(model)
-        results.append(ProblemResult(alpha * y_l, float(model.intercept_[0]), alpha,
-                                     int(model.n_iter_), status, np.nan, np.nan,
-                                     message if status != "converged" else ""))
-        rows.append(r)
-        return results, rows
-    P = k * (k - 1) // 2
-    alphas = np.asarray(model.alpha_)
-    n_iter = np.asarray(model.n_iter_)
-    p = 0
+        r = np.concatenate([np.flatnonzero(y_kept == 0), np.flatnonzero(y_kept == 1)])
+        y_l = np.where(y_kept[r] == 0, 1.0, -1.0)
+        alpha = np.asarray(res["alpha"], dtype=np.float64)[r]
+        # svmlab's binary sign is +1 for classes_[1]: its b is LIBSVM's rho
+        out.append(ProblemResult(alpha * y_l, float(res["intercept"]), alpha, int(inner.n_iter),
+                                 _reason(inner.stop_reason), np.nan, np.nan,
+                                 inner.warning_message() or ""))
+        return out
+    reasons = getattr(inner, "part_reasons", None)
+    for p, alpha in enumerate(res["alphas"]):
+        a, b = _pair_of(p, k)
+        n_a = int(np.sum(y_kept == a))
+        y_l = np.r_[np.ones(n_a), -np.ones(len(alpha) - n_a)]
+        alpha = np.asarray(alpha, dtype=np.float64)
+        reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
+        msg = (inner.part_messages[p] or "") if reasons is not None else ""
+        out.append(ProblemResult(alpha * y_l, -float(res["intercepts"][p]), alpha,
+                                 int(res["n_iter"][p]), reason, np.nan, np.nan, msg))
+    return out
+
+
+def _pair_of(p, k):
     for a in range(k):
         for b in range(a + 1, k):
-            r = np.concatenate([np.flatnonzero(y_idx == a), np.flatnonzero(y_idx == b)])
-            y_l = np.where(y_idx[r] == a, 1.0, -1.0)
-            alpha = alphas[p, r]
-            status = _status(model) if p == P - 1 or model.converged_ else "converged"
-            results.append(ProblemResult(alpha * y_l, -float(model.intercept_[p]), alpha,
-                                         int(n_iter[p]), status, np.nan, np.nan, ""))
-            rows.append(r)
-            p += 1
-    if not model.converged_:
-        # which pairs failed is in the message; mark them all as the fit's reason
-        results = [res._replace(status=_status(model), message=message) for res in results]
+            if p == 0:
+                return a, b
+            p -= 1
+    raise IndexError(p)
+
+
+def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
+    """All one-vs-one pairs of a C-SVC problem (``y_idx`` in 0..k-1, bounds
+    ``U``) with svmlab's compiled estimator, run to the end (no records);
+    returns ``(results, rows)``: per pair (LIBSVM's order) a
+    :class:`ProblemResult` over the pair's rows ``rows[p]`` (positions in X:
+    class a's, then class b's), LIBSVM's sign (+1 for the pair's first
+    class)."""
+    model, sw, _ = compiled_for(solver, est, U, gamma, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run = model.start(X, y_idx, sample_weight=sw)
+        run.progress = False
+        run.run()
+    results = compiled_results(run.result(), run, y_idx, k)
+    rows = [np.concatenate([np.flatnonzero(y_idx == a), np.flatnonzero(y_idx == b)])
+            for a, b in (_pair_of(p, k) for p in range(len(results)))]
     return results, rows
-
-
-def _status(model):
-    reason = getattr(model, "stop_reason_", "converged")
-    if reason == "converged":
-        return "converged"
-    if reason in ("max_iter", "iteration_cap"):
-        return "max_iter"
-    return "stalled"
