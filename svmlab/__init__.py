@@ -26,6 +26,7 @@ _LAZY = {
     "CuttingPlaneOrdinalRegressor": "svmlab.cutting_plane",
     "Kernel": "svmlab.kernels",
     "KernelCache": "svmlab.kernels",
+    "warm_up": "svmlab._warm",
 }
 _SUBMODULES = {"datasets", "viz", "bench", "objectives", "kernels", "smo", "decomposition",
                "cutting_plane", "reference", "exercises", "io"}

@@ -90,7 +90,23 @@ def test_player_slider_redraws_by_updating_artists():
     assert title.get_text() == "frame 3"
     assert p.caption.value == "<b>k = 3</b>"
     assert p.image.value != first and p.image.value[:2] == b"\xff\xd8"  # JPEG
-    assert p.play.max == p.slider.max == 5
+    assert p.play.max == len(p.slider.options) - 1 == 5
+    # the readout counts from 1, as the captions of the explorers count steps
+    assert p.slider.label == "4" and p.labels == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_player_first_last_buttons_and_labels():
+    p, line, title, ax = _line_player(6)
+    p.last_button.click()
+    assert p.value == p.frame == 5 and p.slider.label == "6"
+    p.first_button.click()
+    assert p.value == p.frame == 0
+    p.replace(p.fig, 3, p._update, labels=["1", "2", "stop"], start=2)
+    assert p.slider.label == "stop" and p.value == 2 and p.play.value == 2
+    p.replace(p.fig, 2, p._update, labels=lambda k: f"{50 * k} %")
+    assert p.labels == ["0 %", "50 %"] and p.value == 0
+    with pytest.raises(ValueError, match="labels"):
+        p.replace(p.fig, 3, p._update, labels=["a"])
 
 
 def test_player_drive_visits_every_frame_and_propagates_errors():
@@ -170,7 +186,7 @@ def test_player_replace_keeps_the_widgets():
 
     p.replace(fig, 3, update)
     assert p.image is image and p.slider is slider
-    assert p.slider.max == p.play.max == 2 and p.slider.value == 0
+    assert len(p.slider.options) - 1 == p.play.max == 2 and p.slider.value == 0
     assert seen == [0] and p.caption.value == "new 0" and p.image.layout.width == "80px"
     p.slider.value = 2
     assert seen == [0, 2]

@@ -45,6 +45,12 @@ _COMMON = {
     "VIOLATOR",
     "NEUTRAL",
     "SET_COLORS",
+    "drawn_texts",
+    "text_problems",
+    "MIN_TEXT_PT",
+    "course_style",
+    "COURSE_RC",
+    "MAX_FIGURE_PX",
 }
 
 __all__ = sorted(_SUBMODULES | _COMMON)
