@@ -473,10 +473,11 @@ def solve(prob, *, tol=1e-3, max_iter=-1, callback=None, record=True, kdiag=None
 # ---------------------------------------------------------------- the formulations
 
 def _weights(n, weight):
+    """n positive weights (``inf`` allowed: a hard margin for that example)."""
     w = np.ones(n) if weight is None else np.asarray(weight, dtype=np.float64)
-    if w.shape != (n,) or np.any(w <= 0) or not np.all(np.isfinite(w)):
-        raise ValueError("weight must hold n positive finite values (remove zero-weight "
-                         "rows before building the problem)")
+    if w.shape != (n,) or np.any(w <= 0) or np.any(np.isnan(w)):
+        raise ValueError("weight must hold n positive values (remove zero-weight rows "
+                         "before building the problem)")
     return w
 
 
