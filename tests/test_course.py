@@ -361,7 +361,7 @@ def test_readme_links_follow_the_one_placeholder():
     names = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
     readme = (ROOT / "README.md").read_text()
     assert links.readme_table(names) in readme, (
-        "README's run-online links are out of date: python -m svmlab.course links --readme")
+        "README's run-online links are out of date: python -m svmlab.course links --update")
     assert links.colab_url("01_smo_geometry.ipynb") == (
         f"https://colab.research.google.com/github/{links.GITHUB_REPOSITORY}/blob/"
         f"{links.GITHUB_BRANCH}/notebooks/01_smo_geometry.ipynb")
@@ -386,3 +386,33 @@ def test_colab_setup_cells_install_from_the_one_repository_address():
         assert links.repository_url() in src, f"{name}: colab-setup does not install from " \
                                               f"{links.repository_url()}"
         assert "google.colab" in src, f"{name}: colab-setup must run only in Colab"
+
+
+def test_links_update_moves_the_colab_install_address(tmp_path):
+    cell = {"cell_type": "code", "id": "c", "execution_count": None, "outputs": [],
+            "metadata": {"tags": ["colab-setup"]},
+            "source": ["import sys\n", "if \"google.colab\" in sys.modules:\n",
+                       "    %pip install \"svmlab @ git+https://github.com/someone/old.git@dev\"\n"]}
+    other = {"cell_type": "code", "id": "d", "execution_count": None, "outputs": [],
+             "metadata": {}, "source": ["x = 'git+https://github.com/someone/old.git@dev'"]}
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell, other]}
+    raw = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    (tmp_path / "01_a.ipynb").write_text(raw)
+    (tmp_path / "02_b.ipynb").write_text(raw.replace("colab-setup", "other"))
+    assert links.update_colab_cells(tmp_path) == ["01_a.ipynb"]
+    new = json.loads((tmp_path / "01_a.ipynb").read_text())
+    assert links.install_spec() in "".join(new["cells"][0]["source"])
+    assert new["cells"][1] == other                      # only the colab-setup cell changes
+    assert (tmp_path / "02_b.ipynb").read_text() == raw.replace("colab-setup", "other")
+    assert links.update_colab_cells(tmp_path) == []      # nothing left to change
+
+
+def test_the_package_names_resolve_lazily():
+    # in a fresh process, where no submodule is imported yet
+    code = ("import svmlab.course as c; print(c.links.GITHUB_REPOSITORY, "
+            "callable(c.build_student), callable(c.grade), callable(c.build_site))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [links.GITHUB_REPOSITORY, "True", "True", "True"]
