@@ -284,3 +284,27 @@ def test_static_exports_keep_the_designed_size_after_a_player_doubled_the_dpi():
     frame = re.sub(r"\\n|\s", "", frame)
     im = Image.open(io.BytesIO(base64.b64decode(frame)))
     assert im.size == (150, 100)
+
+
+def test_warm_fits_makes_the_choices_of_the_full_fit():
+    """The clones that warm_fits fits on a few rows choose the kernel cache's
+    type as the full fits do (float32 when the float64 matrix does not fit
+    in cache_size), so the compiled code they load is the one the timed fit
+    runs; LIBSVM (no compilation) is left alone."""
+    from sklearn.svm import SVC
+
+    from svmlab import IRWLSClassifier, SMOClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2400, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=2400) > 0, 1, -1)
+    ests = [SMOClassifier(C=1.0, cache_size=40, progress=False),       # 2400^2 * 8 B > 40 MB
+            SMOClassifier(C=1.0, cache_size=100, progress=False),      # the matrix fits
+            IRWLSClassifier(C=1.0, cache_size=1.0, progress=False), SVC()]
+    clones = viz.warm_fits(ests, X, y, n=200)
+    assert len(clones) == 3 and viz.warm_fits.seconds >= 0
+    for est, c in zip(ests, clones):
+        full = est.fit(X, y)
+        assert c.cache_dtype_ == full.cache_dtype_, (est, c.cache_dtype_)
+        assert len(c.classes_) == 2
+    assert {c.cache_dtype_ for c in clones[:2]} == {"float32", "float64"}

@@ -51,6 +51,7 @@ _COMMON = {
     "course_style",
     "COURSE_RC",
     "MAX_FIGURE_PX",
+    "warm_fits",
 }
 
 __all__ = sorted(_SUBMODULES | _COMMON)

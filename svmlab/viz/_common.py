@@ -76,6 +76,7 @@ __all__ = [
     "course_style",
     "COURSE_RC",
     "MAX_FIGURE_PX",
+    "warm_fits",
 ]
 
 # --------------------------------------------------------------------------
@@ -715,3 +716,70 @@ def text_problems(fig, min_pt=MIN_TEXT_PT, overlap_px=1.5):
             if dx > overlap_px * px and dy > overlap_px * px:
                 out.append(f"overlap: {ti.get_text()!r} and {tj.get_text()!r}")
     return out
+
+
+# --------------------------------------------------------------------------
+# warming up the exact fits a notebook times
+# --------------------------------------------------------------------------
+def warm_fits(estimators, X, y, n=300, random_state=0):
+    """Fit a clone of each estimator on ``n`` rows of ``(X, y)``, so that the
+    compiled code the full fits will run is compiled (and loaded) before
+    anything is timed.  Returns the fitted clones (``warm_fits.seconds``
+    holds the time it took).
+
+    :func:`svmlab.warm_up` compiles each solver family on small problems; a
+    timed fit on many rows can still need another compiled version: its
+    kernel cache holds float32 values when the float64 kernel matrix does not
+    fit in ``cache_size`` (``cache_dtype="auto"``), and it may park examples
+    when the cache holds fewer rows than there are examples.  The clone keeps
+    every parameter and scales ``cache_size`` by ``(n / n_rows)^2``, so it
+    makes the same choices as the full fit on the same kind of input (dense,
+    CSR or binary).  Estimators without ``fit`` parameters of svmlab (LIBSVM
+    through scikit-learn) are skipped: they need no compilation."""
+    X_n = X.shape[0]
+    rng = np.random.default_rng(random_state)
+    y = np.asarray(y)
+    # both classes in the subset: the first n rows of a shuffled order, plus
+    # one row of every class that is missing
+    order = rng.permutation(X_n)
+    idx = order[: min(n, X_n)]
+    for c in np.unique(y):
+        if not np.any(y[idx] == c):
+            idx = np.append(idx, order[np.flatnonzero(y[order] == c)[0]])
+    idx = np.sort(idx)
+    Xs, ys = X[idx], y[idx]
+    from .. import _jit
+
+    t0 = time.perf_counter()
+    # compile here and now (svmlab._jit's eager mode, as svmlab.warm_up does):
+    # the small clones would otherwise run interpreted while a background
+    # process compiles, and the timed fit could meet the compilation
+    old = _jit.set_mode("eager")
+    try:
+        clones = _warm_clones(estimators, Xs, ys, len(idx), X_n)
+    finally:
+        _jit.set_mode(old)
+    warm_fits.seconds = time.perf_counter() - t0
+    return clones
+
+
+def _warm_clones(estimators, Xs, ys, n, X_n):
+    from sklearn.base import clone
+
+    clones = []
+    for est in estimators:
+        if not type(est).__module__.startswith("svmlab"):
+            continue
+        e = clone(est)
+        params = e.get_params()
+        if "cache_size" in params:
+            e.set_params(cache_size=float(params["cache_size"]) * (n / X_n) ** 2)
+        if "progress" in params:
+            e.set_params(progress=False)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e.fit(Xs, ys)
+        clones.append(e)
+    return clones
