@@ -281,7 +281,11 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
 
     def _gram(self, kern, rows):
         """The kernel matrix over ``rows``, checked finite."""
-        K = kern.gram(rows, rows)
+        return self._checked(kern.gram(rows, rows))
+
+    @staticmethod
+    def _checked(K):
+        """``K``, or scikit-learn's error when it has NaN or infinite values."""
         if not np.all(np.isfinite(K)):
             raise ValueError(
                 "The dual coefficients or intercepts are not finite. The input data may "
@@ -503,15 +507,22 @@ def _problem_results(run, ctx):
         return _solve.compiled_results(run.part_result(0), inner, ctx["y_idx"][ctx["keep"]],
                                        ctx["k"])
     out = []
+    steps = run.part_steps()
     for i, reason in enumerate(run.part_reasons):
         res = run.part_result(i)
-        n_iter = run.part_steps()[i]
+        if reason == "running":
+            reason = "pending"
         if res is None:
             m = len(run.problem_rows(i))
             out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
                                      np.nan, ""))
             continue
-        out.append(ProblemResult(res["coef"], float(res["rho"]), res["alpha"], int(n_iter),
+        if ctx.get("backend") == "full":
+            coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])
+            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
+                                     run.part_messages[i] or ""))
+            continue
+        out.append(ProblemResult(res["coef"], float(res["rho"]), res["alpha"], int(steps[i]),
                                  reason, res["objective"], res["r"],
                                  run.part_messages[i] or ""))
     return out
@@ -563,11 +574,13 @@ class BaseSVC(BaseSVM):
         # each pair's rows (positions in X): class a's, then class b's
         rows = [keep[np.concatenate([np.flatnonzero(yk == a), np.flatnonzero(yk == b)])]
                 for a, b in pairs]
+        signs = [np.where(y_idx[r] == a, 1.0, -1.0) for r, (a, b) in zip(rows, pairs)]
+        bk = _solve.backend(self, self._impl, kern.kind)
         self._fit_ctx = {"X": X, "Xt": Xt, "keep": keep, "y_idx": y_idx, "U": U, "k": k,
                          "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],
-                         "compiled": None}
-        if _solve.uses_compiled_csvc(self, self._impl, kern.kind):
-            seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+                         "backend": bk, "signs": signs, "compiled": None}
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
             model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed)
 
             def opener(i):
@@ -577,11 +590,24 @@ class BaseSVC(BaseSVM):
                 return inner
 
             return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
+        blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
+                                    _solve.gram_dtype(self, len(keep), bk))
+        if bk == "full":
+
+            def opener(p):
+                G = self._checked(blocks.pair_gram(*pairs[p]))
+                return _solve.full_pair_run(self, G, signs[p], U[rows[p]], seed, blocks.dtype)
+
+            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                             labels=self.classes_)
         last = self._check_warm_sizes([len(r) for r in rows])
 
         def opener(p):
-            a = pairs[p][0]
-            prob = self._pair_problem(kern, rows[p], y_idx, U, a)
+            G = self._checked(blocks.pair_gram(*pairs[p]))
+            if self._impl == "c_svc":
+                prob = ref_dual.c_svc(G, signs[p], 1.0, weight=U[rows[p]])
+            else:
+                prob = ref_dual.nu_svc(G, signs[p], float(self.nu), weight=U[rows[p]])
             a0 = None if last is None else project_start(prob, last[0][p], last[1][p])
             return GeneralisedDualRun(self, prob, tol=float(self.tol),
                                       max_iter=int(self.max_iter), a0=a0)
@@ -603,14 +629,6 @@ class BaseSVC(BaseSVM):
         if self.probability and not (run.interrupted or run.stopped):
             self._fit_probability(ctx["kern"], ctx["Xt"], ctx["y_idx"], ctx["U"],
                                   ctx["rows"], class_pairs(ctx["k"]))
-
-    def _pair_problem(self, kern, rows, y_idx, U, a):
-        """The generalised dual of one pair over ``rows`` (class a: +1)."""
-        K = self._gram(kern, rows)
-        y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
-        if self._impl == "c_svc":
-            return ref_dual.c_svc(K, y_pm, 1.0, weight=U[rows])
-        return ref_dual.nu_svc(K, y_pm, float(self.nu), weight=U[rows])
 
     def _check_nu_feasible(self, y_idx, w, k):
         """LIBSVM's check: for every pair, ``nu (n_a + n_b) / 2 <= min(n_a,
@@ -687,13 +705,22 @@ class BaseSVC(BaseSVM):
         """Train the binary problem on ``train_rows`` (signs ``y_pm``) with
         the estimator's own solver, and return its decision values (positive
         for +1) on ``test_rows``."""
-        if _solve.uses_compiled_csvc(self, self._impl, kern.kind):
-            seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        bk = _solve.backend(self, self._impl, kern.kind)
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
             yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
             results, prow = _solve.solve_csvc_compiled(self.solver_, self, X[train_rows], yl,
                                                        2, U, self._gamma, seed)
             coef, rho = np.zeros(len(train_rows)), results[0].rho
             coef[prow[0]] = results[0].coef
+        elif bk == "full":
+            G = self._checked(kern.gram(train_rows, train_rows))
+            run = _solve.full_pair_run(self, G, y_pm, U, seed,
+                                       getattr(self, "cache_dtype_", "float64"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                run.run()
+            coef, rho, _ = _solve.full_pair_result(run.result(), y_pm)
         else:
             K = self._gram(kern, train_rows)
             if self._impl == "c_svc":
