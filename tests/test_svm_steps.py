@@ -12,6 +12,7 @@ from svmlab.reference.dual import DualStep
 from svmlab.smo import SMOStep
 from svmlab.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 from svmlab.svm._run import FamilyStep
+from svmlab.svm._solve import full_path_available
 
 
 def _data(kind):
@@ -47,7 +48,8 @@ def test_stepped_equals_fast(est, kind):
     assert len(records) == int(np.sum(fast.n_iter_)) > 0
     assert all(isinstance(r, FamilyStep) for r in records)
     assert [r.iteration for r in records] == list(range(1, len(records) + 1))
-    inner = SMOStep if fast.solver_ == "wss2" else DualStep
+    compiled = isinstance(fast, SVC) and (fast.solver_ == "wss2" or full_path_available())
+    inner = SMOStep if compiled else DualStep
     assert all(isinstance(r.record, inner) for r in records)
     via_iter = list(type(est)(**est.get_params()).iter_fit(X, y))
     assert [(r.problem_index, r.i1, r.i2) for r in via_iter] == \
@@ -56,8 +58,9 @@ def test_stepped_equals_fast(est, kind):
 
 @pytest.mark.parametrize("est,kind", CASES[:5], ids=IDS[:5])
 def test_records_replay_to_the_solution(est, kind):
-    """The generalised solver's records, replayed per problem from its
-    start, end at the fitted ``alpha_``."""
+    """The records (DualStep, or the compiled SMO's SMOStep for a
+    precomputed SVC when the compiled full path is there: the same field
+    names), replayed per problem, end at the fitted ``alpha_``."""
     X, y = _fit_args(est, kind)
     run = type(est)(**est.get_params()).start(X, y)
     records = list(iter(run.step, None))

@@ -56,6 +56,7 @@ memory, so it refuses problems whose matrix would exceed
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import NamedTuple
 
@@ -146,15 +147,14 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if impl != "c_svc" or hard_reason(est) is not None:
         return "full" if fits else "wss2"
-    if fits and (full_path_available() or rows_reason(est, kernel_kind) is not None):
-        return "full"
     if rows_reason(est, kernel_kind) is not None:
-        return "wss2"
+        return "full" if fits else "wss2"
     if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
 
 
+@functools.lru_cache(maxsize=None)
 def full_path_available():
     """Whether the kernel room takes precomputed Gram matrices and the SMO
     room a full-kernel cache (``SMORun(full_kernel=True)``): then the
