@@ -135,7 +135,9 @@ BOUND_SNAP = 1e-12  # a variable within BOUND_SNAP * U_t of a bound is put on it
 class DualProblem(NamedTuple):
     """The generalised dual over ``l`` variables (module docstring).
 
-    ``K`` (n, n) kernel matrix of the base points; ``idx`` (l,) the base
+    ``K`` (n, n) kernel matrix of the base points (None in a problem handed
+    to a solver that reads the kernel itself, the compiled
+    ``svmlab.smo.DualRun``; the builders take ``K=None``); ``idx`` (l,) the base
     point of each variable; ``y`` (l,) signs +-1; ``p`` (l,) linear term;
     ``U`` (l,) upper bounds (``inf`` allowed: a hard margin); ``a0`` (l,)
     the feasible start; ``nu`` whether the nu selection and intercept apply
@@ -521,7 +523,7 @@ def one_class(K, nu, weight=None):
     """One-class SVM (Schoelkopf et al.): ``min 1/2 a'Ka``, ``e'a = nu
     sum(w)``, ``0 <= a_i <= w_i`` (LIBSVM's scaling: bounds 1 without
     weights, so ``sum a = nu l``)."""
-    n = K.shape[0]
+    n = K.shape[0] if K is not None else len(weight)
     U = _weights(n, weight)
     return DualProblem(K, np.arange(n), np.ones(n), np.zeros(n), U, _fill(U, nu * U.sum()),
                        False, "one_class")
@@ -552,13 +554,13 @@ def nu_svr(K, z, C, nu, weight=None):
                        np.r_[-z, z], np.r_[U, U], np.r_[half, half], True, "nu_svr")
 
 
-def model(prob, res):
+def model(prob, res, n=None):
     """``(coef, intercept)`` of the decision function ``f(x) = sum_k coef_k
     K(x_k, x) + intercept`` over the n base points, as LIBSVM builds it from
     a solution: ``coef`` sums ``y_t a_t`` over the variables of each base
     point (SVR: ``a_k - a*_k``), ``intercept = -rho``; nu-SVC divides both by
     ``r`` (its solution is scaled: ``C = 1 / r``)."""
-    n = prob.K.shape[0]
+    n = prob.K.shape[0] if n is None else n
     coef = np.zeros(n)
     np.add.at(coef, np.asarray(prob.idx), np.asarray(prob.y) * res.alpha)
     rho = res.rho

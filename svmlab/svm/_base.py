@@ -220,16 +220,34 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
             raise ValueError("Invalid input - all samples have zero or negative weights.")
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, None, kern.kind, 1)
-        K = self._gram(kern, keep)
+        bk = _solve.backend(self, self._impl, kern.kind)
         z, Uk = y[keep], U[keep]
-        if self._impl == "epsilon_svr":
-            prob = ref_dual.epsilon_svr(K, z, 1.0, float(self.epsilon), weight=Uk)
-        elif self._impl == "nu_svr":
-            prob = ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
-        else:
-            prob = ref_dual.one_class(K, float(self.nu), weight=Uk)
-        last = self._check_warm_sizes([len(prob.y)])
-        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U]}
+
+        def build(K):
+            if self._impl == "epsilon_svr":
+                return ref_dual.epsilon_svr(K, z, 1.0, float(self.epsilon), weight=Uk)
+            if self._impl == "nu_svr":
+                return ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
+            return ref_dual.one_class(K, float(self.nu), weight=Uk)
+
+        n_vars = 2 * len(keep) if self._impl in ("epsilon_svr", "nu_svr") else len(keep)
+        last = self._check_warm_sizes([n_vars])
+        if bk == "dual":
+            self._check_kernel_finite(kern, keep)
+            kernel = self._base_kernel(kern, Xt, keep)
+            prob = build(None)
+            self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk,
+                             "probs": [prob], "n_base": [len(keep)]}
+
+            def opener(i):
+                a0 = None if last is None else project_start(
+                    prob, last[0][0], last[1][0], kernel_rows=kernel.block)
+                return _solve.compiled_dual_run(self, kernel, prob,
+                                                full_kernel=self.solver_ == "full", a0=a0)
+
+            return FamilyRun(self, 1, len(keep), opener, None, [keep])
+        prob = build(self._gram(kern, keep))
+        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk}
 
         def opener(i):
             a0 = None if last is None else project_start(prob, last[0][0], last[1][0])
@@ -237,6 +255,28 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
                                       max_iter=int(self.max_iter), a0=a0)
 
         return FamilyRun(self, 1, len(keep), opener, None, [keep])
+
+    def _base_kernel(self, kern, Xt, rows):
+        """A :class:`svmlab.kernels.Kernel` over the training rows ``rows``
+        (the base points of a problem) for the compiled solvers: the named
+        kernel on those rows, or the Gram matrix's block as a precomputed
+        kernel."""
+        from ..kernels import Kernel
+
+        if kern.named:
+            return Kernel(Xt[rows], kern.name, self._gamma, self.degree, self.coef0)
+        return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
+
+    def _check_kernel_finite(self, kern, rows):
+        """scikit-learn's error before any solver work when the kernel
+        values would not be finite (data so large that squared norms
+        overflow, or a Gram matrix with NaN or inf)."""
+        if kern.named:
+            bad = not np.all(np.isfinite(kern.kernel_obj.data.sqnorm[rows]))
+        else:
+            bad = not np.all(np.isfinite(kern.G[np.ix_(rows, rows)]))
+        if bad:
+            self._checked(np.array([np.nan]))
 
     def _store_run(self, run):
         """The fitted attributes of the state ``run`` reached (SolverRun's
@@ -420,7 +460,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         return np.array([self._n_support[0]])
 
 
-def project_start(prob, a, U_old=None, *, seeding="scale"):
+def project_start(prob, a, U_old=None, *, seeding="scale", kernel_rows=None):
     """A feasible start for ``prob`` near the solution ``a`` of an earlier
     fit (warm start; DeCoste and Wagstaff's "alpha seeding").
 
@@ -440,7 +480,10 @@ def project_start(prob, a, U_old=None, *, seeding="scale"):
        mass on its variables of smallest ``G`` first, each moved to a bound
        but the last.  C-SVC and epsilon-SVR need ``sum_+ a = sum_- a`` (the
        larger side gives up the difference); the nu forms and one-class
-       need each class's sum at the start's (``nu`` sets it)."""
+       need each class's sum at the start's (``nu`` sets it).
+
+    ``kernel_rows(B)``: the kernel rows ``K[B, :]`` over the base points
+    (default: read from ``prob.K``)."""
     a = np.asarray(a, dtype=np.float64).copy()
     U = np.asarray(prob.U, dtype=np.float64)
     y = np.asarray(prob.y, dtype=np.float64)
@@ -463,7 +506,10 @@ def project_start(prob, a, U_old=None, *, seeding="scale"):
         target = {1.0: common, -1.0: common}
     idx = np.asarray(prob.idx)
     sv = np.flatnonzero(a > 0)
-    F = (y[sv] * a[sv]) @ prob.K[np.ix_(idx[sv], idx)] if len(sv) else np.zeros(len(y))
+    if kernel_rows is None:
+        def kernel_rows(B):
+            return prob.K[B]
+    F = (y[sv] * a[sv]) @ kernel_rows(idx[sv])[:, idx] if len(sv) else np.zeros(len(y))
     G = y * F + np.asarray(prob.p, dtype=np.float64)
     for c, t in target.items():
         cls = np.flatnonzero(y == c)
@@ -516,6 +562,12 @@ def _problem_results(run, ctx):
             m = len(run.problem_rows(i))
             out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
                                      np.nan, ""))
+            continue
+        if ctx.get("backend") == "dual":
+            coef, rho, alpha, r, obj = _solve.compiled_dual_result(ctx["probs"][i], res,
+                                                                  ctx["n_base"][i])
+            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, obj, r,
+                                     run.part_messages[i] or ""))
             continue
         if ctx.get("backend") == "full":
             coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])
@@ -590,6 +642,26 @@ class BaseSVC(BaseSVM):
                 return inner
 
             return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
+        last = self._check_warm_sizes([len(r) for r in rows])
+        if bk == "dual":
+            self._check_kernel_finite(kern, keep)
+            self._fit_ctx["probs"] = [None] * len(pairs)
+            self._fit_ctx["n_base"] = [len(r) for r in rows]
+
+            def opener(p):
+                kernel = self._base_kernel(kern, Xt, rows[p])
+                if self._impl == "c_svc":
+                    prob = ref_dual.c_svc(None, signs[p], 1.0, weight=U[rows[p]])
+                else:
+                    prob = ref_dual.nu_svc(None, signs[p], float(self.nu), weight=U[rows[p]])
+                self._fit_ctx["probs"][p] = prob
+                a0 = None if last is None else project_start(
+                    prob, last[0][p], last[1][p], kernel_rows=kernel.block)
+                return _solve.compiled_dual_run(self, kernel, prob,
+                                                full_kernel=self.solver_ == "full", a0=a0)
+
+            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                             labels=self.classes_)
         blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
                                     _solve.gram_dtype(self, len(keep), bk))
         if bk == "full":
@@ -600,7 +672,6 @@ class BaseSVC(BaseSVM):
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
                              labels=self.classes_)
-        last = self._check_warm_sizes([len(r) for r in rows])
 
         def opener(p):
             G = self._checked(blocks.pair_gram(*pairs[p]))
@@ -713,6 +784,18 @@ class BaseSVC(BaseSVM):
                                                        2, U, self._gamma, seed)
             coef, rho = np.zeros(len(train_rows)), results[0].rho
             coef[prow[0]] = results[0].coef
+        elif bk == "dual":
+            kernel = self._base_kernel(kern, X, train_rows)
+            if self._impl == "c_svc":
+                prob = ref_dual.c_svc(None, y_pm, 1.0, weight=U)
+            else:
+                prob = ref_dual.nu_svc(None, y_pm, float(self.nu), weight=U)
+            run = _solve.compiled_dual_run(self, kernel, prob, full_kernel=False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                run.run()
+            coef, rho, _, _, _ = _solve.compiled_dual_result(prob, run.result(),
+                                                             len(train_rows))
         elif bk == "full":
             G = self._checked(kern.gram(train_rows, train_rows))
             run = _solve.full_pair_run(self, G, y_pm, U, seed,

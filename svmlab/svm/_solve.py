@@ -145,10 +145,12 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if solver != "auto":
         return solver
-    if impl != "c_svc" or hard_reason(est) is not None:
-        return "full" if fits else "wss2"
-    if rows_reason(est, kernel_kind) is not None:
-        return "full" if fits else "wss2"
+    if impl != "c_svc" or rows_reason(est, kernel_kind) is not None:
+        # the compiled generalised dual on kernel rows; the readable solver
+        # works on the whole matrix, so it is called "full" when that fits
+        if dual_run_available() or not fits:
+            return "wss2"
+        return "full"
     if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
@@ -194,15 +196,17 @@ def rows_reason(est, kernel_kind):
 def backend(est, impl, kernel_kind):
     """Which code runs the fit: ``"rows"`` (svmlab's compiled C-SVC
     estimators on kernel rows), ``"full"`` (the compiled SMO with WSS 2 on
-    each pair's whole kernel matrix) or ``"reference"`` (the readable
-    generalised dual solver)."""
+    each pair's whole kernel matrix), ``"dual"`` (the compiled generalised
+    dual, ``svmlab.smo.DualRun``, when the SMO room has it) or
+    ``"reference"`` (the readable generalised dual solver on the whole
+    kernel matrix)."""
     if impl == "c_svc" and hard_reason(est) is None:
         if est.solver_ == "full" and full_path_available():
             return "full"
         if est.solver_ in ("wss2", "platt", "irwls", "blocked") \
                 and rows_reason(est, kernel_kind) is None:
             return "rows"
-    return "reference"
+    return "dual" if dual_run_available() else "reference"
 
 
 def uses_compiled_csvc(est, impl, kernel_kind):
@@ -402,3 +406,43 @@ class ClassBlocks:
                 self._diag[c] = self.block(c, c)
         Kab = self.block(a, b)
         return np.ascontiguousarray(np.block([[self._diag[a], Kab], [Kab.T, self._diag[b]]]))
+
+
+@functools.lru_cache(maxsize=None)
+def dual_run_available():
+    """Whether the SMO room's compiled generalised dual (``svmlab.smo.DualRun``)
+    is there: then SVR, NuSVR, OneClassSVM, NuSVC and the hard cases of
+    C-SVC run compiled instead of on the readable solver."""
+    try:
+        from ..smo import DualRun  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def compiled_dual_run(est, kernel, prob, *, full_kernel, a0=None):
+    """``svmlab.smo.DualRun`` on the problem ``prob`` (a
+    :class:`svmlab.reference.dual.DualProblem`; its ``K`` is not read) over
+    the base points of ``kernel`` (a :class:`svmlab.kernels.Kernel`)."""
+    from ..smo import DualRun
+
+    cache_dtype = "float64" if gram_fits(kernel.n_samples, est.cache_size) else "float32"
+    run = DualRun(kernel, prob.y, prob.p, prob.U, idx=prob.idx, nu=bool(prob.nu),
+                  alpha0=prob.a0 if a0 is None else a0, tol=float(est.tol),
+                  cache_size=float(est.cache_size), cache_dtype=cache_dtype,
+                  full_kernel=bool(full_kernel), shrinking=bool(est.shrinking),
+                  max_iter=int(est.max_iter), progress=False, estimator=est)
+    run.n_jobs = 1
+    return run
+
+
+def compiled_dual_result(prob, res, n_base):
+    """``(coef, rho, alpha, r, objective)`` of a ``DualRun`` result in the
+    reference's terms (:func:`svmlab.reference.dual.model`)."""
+    from ..reference.dual import DualResult, model
+
+    dr = DualResult(np.asarray(res["alpha"], dtype=np.float64), res.get("G"), res["rho"],
+                    res["r"], res["objective"], res["n_iter"], res["converged"],
+                    res["stop_reason"], [])
+    coef, intercept = model(prob, dr, n=n_base)
+    return coef, -intercept, dr.alpha, dr.r, dr.objective
