@@ -164,11 +164,16 @@ class FamilyRun(SequentialRun):
             bad = [i for i, r in enumerate(self.part_reasons) if r == reason]
             where = "" if self.n_parts == 1 else \
                 f" ({len(bad)} of {self.n_parts} problems stopped there)"
+            cap = ("" if reason == "max_iter" else
+                   "; max_iter=-1 still stops at the safeguard cap max(10_000_000, "
+                   "100 * n_samples) steps per problem (LIBSVM's), and a fit this long "
+                   "usually means a hard problem (with C=inf: data the kernel cannot "
+                   "separate)")
             return (f"Solver terminated early (max_iter={est.max_iter}).  Consider "
                     "pre-processing your data with StandardScaler or MinMaxScaler. "
                     f"({name} stopped after {self.n_iter} {self.step_name}s{where}, before "
-                    f"the optimality conditions held within tol={est.tol:g}; the model is "
-                    "feasible but not optimal: increase max_iter, or loosen tol.)")
+                    f"the optimality conditions held within tol={est.tol:g}{cap}; the model "
+                    "is feasible but not optimal: increase max_iter, or loosen tol.)")
         if reason == "stalled":
             bad = [i for i, r in enumerate(self.part_reasons) if r == "stalled"]
             msg = next((self.part_messages[i] for i in bad if self.part_messages[i]), None) \
