@@ -112,3 +112,51 @@ def test_max_iter_bounds_each_problem():
         m.fit(X, y)
     np.testing.assert_array_equal(m.n_iter_, [4, 4, 4])
     assert m.stop_reason_ == "max_iter"
+
+
+class _Blocks:
+    """A scikit-learn fit callback (``sklearn.callback`` protocol) that
+    counts the block tasks, keeps the fitted copies' step counts, and can
+    ask to stop after a number of blocks."""
+
+    def __init__(self, stop_after=None):
+        self.ends, self.stop_after = [], stop_after
+
+    def setup(self, estimator, context):
+        pass
+
+    def teardown(self, estimator, context):
+        pass
+
+    def on_fit_task_begin(self, estimator, context, *, X=None, y=None, fitted_estimator=None):
+        pass
+
+    def on_fit_task_end(self, estimator, context, *, X=None, y=None, fitted_estimator=None):
+        if context.parent is not None and context.max_subtasks == 0:  # a block
+            self.ends.append(np.sum(fitted_estimator.n_iter_))
+            return self.stop_after is not None and len(self.ends) >= self.stop_after
+        return False
+
+
+@pytest.mark.parametrize("est,kind", [CASES[0], CASES[3]], ids=["SVR", "NuSVC"])
+def test_sklearn_callbacks(est, kind, monkeypatch):
+    pytest.importorskip("sklearn.callback", reason="sklearn.callback needs scikit-learn >= 1.9")
+    from svmlab.svm._run import GeneralisedDualRun
+
+    # several blocks: 5 steps a block, for the readable and the compiled solver
+    monkeypatch.setattr(GeneralisedDualRun, "steps_per_task", 5)
+    try:
+        from svmlab.smo import DualRun
+        monkeypatch.setattr(DualRun, "steps_per_task", 5)
+    except ImportError:
+        pass
+    X, y = _fit_args(est, kind)
+    plain = type(est)(**est.get_params()).fit(X, y)
+    rec = _Blocks()
+    with_cb = type(est)(**est.get_params()).set_callbacks(rec).fit(X, y)
+    np.testing.assert_array_equal(with_cb.dual_coef_, plain.dual_coef_)
+    assert len(rec.ends) >= 2 and rec.ends[-1] == np.sum(plain.n_iter_)
+    stop = _Blocks(stop_after=2)
+    stopped = type(est)(**est.get_params()).set_callbacks(stop).fit(X, y)
+    assert stopped.stop_reason_ == "callback" and stopped.fit_status_ == 1
+    assert len(stop.ends) == 2
