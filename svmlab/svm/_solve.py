@@ -27,31 +27,44 @@ Solvers and the formulations they take:
 ============  ==========================================  ===================
 
 Platt's heuristics, IRWLS and the blocked decomposition are written for the
-C-SVC dual (one bound per example, ``p = -1``, no second equality); the
-named-kernel compiled estimators also need the kernel by name.  So C-SVC
-with a precomputed or callable kernel, an infinite ``C`` (a hard margin:
-the compiled step puts values within ``1e-12 C`` of a bound onto it, which
-has no meaning for ``C = inf``) or a warm start goes through the
-generalised dual solver.
+C-SVC dual (one bound per example, ``p = -1``, no second equality) and take
+the kernel by name.  Which code runs a fit (:func:`backend`):
 
-The generalised dual solver is, for now, the readable
-:mod:`svmlab.reference.dual` on a dense kernel matrix (pure NumPy, a few
-tens of microseconds a step; the compiled ``svmlab.smo._dual.DualRun``
-replaces it once it is on main).  It needs the problem's kernel matrix in
-memory, so it refuses problems whose matrix would exceed
-:data:`DENSE_DUAL_MAX_BYTES`.
+``"rows"``
+    C-SVC, named kernel, finite C, gamma > 0, cold start: svmlab's compiled
+    C-SVC estimators (SMO, IRWLS, blocked decomposition) on kernel rows;
+``"full"``
+    C-SVC with ``solver="full"`` when the kernel room takes precomputed Gram
+    matrices and full-kernel caches (:func:`full_path_available`): each
+    pair's whole kernel matrix (from class blocks, :class:`ClassBlocks`) in
+    the compiled SMO with WSS 2;
+``"dual"``
+    everything else, when the SMO room's compiled generalised dual
+    (``svmlab.smo.DualRun``) is installed (:func:`dual_run_available`):
+    kernel rows, or the whole matrix for ``solver="full"``;
+``"reference"``
+    otherwise the readable :mod:`svmlab.reference.dual` on the whole kernel
+    matrix (pure NumPy, tens of microseconds a step; it refuses matrices
+    above :data:`DENSE_DUAL_MAX_BYTES`).
+
+C-SVC with ``C = inf`` (a hard margin: the compiled C-SVC step puts values
+within ``1e-12 C`` of a bound onto it, meaningless for ``C = inf``) or a warm
+start (the compiled C-SVC runs take no start) always goes to the generalised
+dual.
 
 ``solver="auto"`` (:func:`choose_solver`):
 
-* SVR, NuSVR, OneClassSVM, NuSVC, and C-SVC that must use the generalised
-  solver (above): ``"wss2"``;
-* C-SVC with a named kernel: ``"wss2"`` while the kernel matrix of the
-  largest pair fits ``cache_size`` at float64 (every row is computed once;
-  WSS 2's steps are then the cheapest), else the blocked decomposition on
-  dense data with at least :data:`BLOCKED_MIN_FEATURES` features (its
-  kernel blocks are matrix products) and ``"wss2"`` on sparse or
-  low-dimensional data.  The rules and the measurements behind them:
-  ``docs/decisions/2501-svm-family-solver-choice.md``.
+* C-SVC with a named kernel (the row path): ``"wss2"`` while the kernel
+  matrix of the largest pair fits ``cache_size`` at float64 (every row is
+  computed once; WSS 2's steps are then the cheapest), or the data is
+  sparse or has fewer than :data:`BLOCKED_MIN_FEATURES` features; else the
+  blocked decomposition (its kernel blocks are matrix products);
+* everything else: ``"wss2"`` on the compiled generalised dual; without it
+  ``"full"`` (the readable solver always holds the whole matrix) when the
+  matrix fits ``cache_size``, else ``"wss2"``.
+
+The rules and the measurements behind them:
+``docs/decisions/2501-svm-family-solver-choice.md``.
 """
 
 from __future__ import annotations
