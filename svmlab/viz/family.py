@@ -1324,14 +1324,17 @@ class LivePicture:
         key = self._static_key()
         numbers, html = self._fit_draw(self.values(), self._X, self._y)
         t1 = time.perf_counter()
-        self.image.value = self.render(static_changed=self._static_key() != key)
-        t2 = time.perf_counter()
+        picture = self.render(static_changed=self._static_key() != key)
         self.numbers = numbers
         self.model = numbers.get("model")
         self.note.value = ""
+        # the numbers first, then the picture: the browser gets them in this
+        # order, so a new picture never shows next to the old numbers
+        self.status.value = f"<b>{self.name}</b>: {html}"
+        self.image.value = picture
+        t2 = time.perf_counter()
         self.refit_ms.append({"fit_ms": 1e3 * (t1 - t0), "show_ms": 1e3 * (t2 - t1),
                               "total_ms": 1e3 * (t2 - t0)})
-        self.status.value = f"<b>{self.name}</b>: {html}"
 
     def _static_key(self):
         f = getattr(self.figure, "static_key", None)
