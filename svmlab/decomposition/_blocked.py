@@ -53,7 +53,7 @@ from .._jit import njit
 
 from .._kkt import in_low, violating_pair
 from ..smo._pairstep import pair_step_box
-from ._engines import pair_update
+from ._smo_engine import pair_update
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",

@@ -70,7 +70,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import BaseKernelSVC, example_bounds
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
-from ._engines import ENGINES, add_rows, kernel_block_counted, solve_subproblem
+from ._engines import ENGINES, solve_subproblem
+from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
 from .._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible

@@ -191,8 +191,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC, example_bounds
-from ._engines import (S1, S2, S3, ActiveSetSubproblem, add_rows, intercept_from_v,
-                       kernel_block_into)
+from .._kkt import intercept_from_v
+from ._active_set import S1, S2, S3, ActiveSetSubproblem
+from ._kblock import add_rows, kernel_block_into
 from .._stepping import SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select

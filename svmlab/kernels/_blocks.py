@@ -77,8 +77,10 @@ numpy's ``matmul`` (numpy's OpenBLAS), which releases the GIL.
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
 from numba.extending import overload
+
+from .._jit import interpreted_as, njit
+from .._twins import gemm_nt
 
 from . import _rows
 from ._rows import (
@@ -150,6 +152,7 @@ def transform_block(out, sq_rows, sq_cols, ktype, gamma, coef0, degree):
             o[c] = _transform(np.float64(o[c]), sa, sq_cols[c], ktype, gamma, coef0, degree)
 
 
+@interpreted_as(gemm_nt)
 def _gemm_nt(a, b, out):
     """``out[...] = a @ b.T`` (one GEMM straight into ``out`` when ``out``
     has the dtype of ``a, b``, else through a temporary).

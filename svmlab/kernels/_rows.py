@@ -269,7 +269,27 @@ def exp_nonpos(x):
     return p * _POW2_NEG[-int(k)]
 
 
-@njit(cache=True)
+def _rbf_exp_row64_twin(o, sa, sq_cols, gamma, kbuf):
+    """:func:`rbf_exp_row64`'s interpreted twin (:mod:`svmlab._jit`): the same
+    element-wise operations on whole arrays (an element-wise loop has no
+    order to change, so the values are the kernel's bit for bit)."""
+    p = o.shape[0]
+    d2 = sa + sq_cols[:p] - 2.0 * o
+    d2 = np.where(d2 > 0.0, d2, 0.0)
+    x = -gamma * d2
+    under = x < EXP_MIN
+    x = np.where(x > EXP_MIN, x, EXP_MIN)
+    k = np.floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    q = np.full(p, _EXP64_C[13])
+    for j in range(12, -1, -1):
+        q = q * r + _EXP64_C[j]
+    q[under] = 0.0
+    kbuf[:p] = (k.astype(np.int64) + 1023) << 52
+    o[:] = q * kbuf[:p].view(np.float64)
+
+
+@njit(cache=True, twin=_rbf_exp_row64_twin)
 def rbf_exp_row64(o, sa, sq_cols, gamma, kbuf):
     """``o[c] = exp_nonpos(-gamma * max(sa + sq_cols[c] - 2 o[c], 0))`` in
     place, for a float64 row of inner products: :func:`_transform`'s rbf

@@ -45,6 +45,13 @@ _COMMON = {
     "VIOLATOR",
     "NEUTRAL",
     "SET_COLORS",
+    "drawn_texts",
+    "text_problems",
+    "MIN_TEXT_PT",
+    "course_style",
+    "COURSE_RC",
+    "MAX_FIGURE_PX",
+    "warm_fits",
 }
 
 __all__ = sorted(_SUBMODULES | _COMMON)
