@@ -407,6 +407,14 @@ class LiveExplorer:
         if key == "dataset" and own:
             return  # "your data" selected again: the points stay as they are
         try:
+            if key == "dataset" and getattr(self, "_n_setting", None) is not None:
+                # back to a generated set: n is the slider's own setting again
+                self._quiet = True
+                try:
+                    self.controls["n"].value = self._n_setting
+                finally:
+                    self._quiet = False
+                self._n_setting = None
             if key in self._data_controls and not own:
                 self._X, self._y = self._make_points(self.values())
             self._fit_and_show()
@@ -531,6 +539,8 @@ class LiveExplorer:
         n = self.controls.get("n")
         if n is None or len(self._X) == n.value:
             return
+        if getattr(self, "_n_setting", None) is None:
+            self._n_setting = n.value  # restored when a generated set is chosen again
         self._quiet = True
         try:
             if len(self._X) > n.max:

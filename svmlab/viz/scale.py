@@ -279,20 +279,23 @@ def plot_scaling(ax, sizes, times_by_solver, published_keys=None, ylabel="time (
             lo, hi = PUBLISHED_SCALING[key][0]
             pub = f", paper {lo:.0f}" if lo == hi else f", paper {lo:.0f}-{hi:.0f}"
         if reading.claimed:
-            text = f"{label}: slope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
+            text = f"{label}:\nslope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
             if below_published(reading, key):
                 text += "\n(below the paper: fixed costs still visible)"
             (pts,) = ax.loglog(sizes, t, "o", label=text)
             (ln,) = ax.loglog(sizes, fit(sizes), "-", color=pts.get_color(), alpha=0.6)
         else:
             why = reading.text[len("none: "):].replace("r2 =", "$r^2$ =")
-            text = f"{label}: no slope claimed, {why}"
+            text = f"{label}:\nno slope claimed, {why}"
             (pts,) = ax.loglog(sizes, t, "o:", lw=0.8, label=text)
             ln = None
         artists[label] = (pts, ln)
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^3, 3x10^3 ... would overlap
     ax.set_xlabel("n (training examples)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=9, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
     return fits, artists
 
