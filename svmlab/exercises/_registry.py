@@ -100,6 +100,8 @@ def _ex(eid, notebook, checker, title, *hides):
 
 
 _TS = "smo:PlattSMO.take_step"
+_RULES = (r"low, high = |new\[low\] = |new\[high\] = |sp\.sets\[F\[(low|high)\]\] = "
+          r"|c_mask = \(sp\.sets|d_mask = \(sp\.sets|sp\.sets\[c_mask \| d_mask\] = ")
 EXERCISES = {e.exercise_id: e for e in [
     _ex("01.segment_ends", "01_smo_geometry", "check_segment_ends",
         "derive the ends L, H of the feasible segment",
@@ -128,11 +130,10 @@ EXERCISES = {e.exercise_id: e for e in [
         Hide("ordinal:iter_fit", match="[cut]")),
     _ex("05.irwls_weights", "05_irwls", "check_irwls_weights", "the weights of eq. (8)"),
     _ex("05.reorder_sets", "05_irwls", "check_reorder", "derive the reordering rules of Table 1",
-        Hide("irwls:table1_iteration", start=r"low, high = ", end="[rule-c, rule-d]"),
+        # the rules themselves: which samples move, and where to
+        Hide("irwls:table1_iteration", match=_RULES + r"|if na == 0 and nb == 0"),
         # svmlab's line-search iteration moves samples by the same rules
-        Hide("subproblem:line_search_iteration", start=r"low, high = block", end="[rule-b]"),
-        Hide("subproblem:line_search_iteration", start=r"c_mask = \(sp\.sets",
-             end=r"d_mask = \(sp\.sets")),
+        Hide("subproblem:line_search_iteration", match=_RULES)),
 ]}
 
 
