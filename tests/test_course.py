@@ -88,11 +88,13 @@ def test_exercises_found_in_the_notebooks_match_the_solutions():
         for ex in exs:
             assert callable(getattr(mod, ex.function, None)), f"no solution for {ex.id}"
             assert ex.def_cell is not None, f"{ex.id}: no starter cell defines {ex.function}"
-    try:
-        from svmlab.exercises import EXERCISES
-    except ImportError:
-        return
-    assert set(ids) == set(EXERCISES), "the notebooks and svmlab.exercises.EXERCISES disagree"
+    # the ids the grader writes are the checkers' own stable ids
+    from svmlab.exercises import EXERCISES
+
+    assert set(ids) <= set(EXERCISES), f"ids unknown to svmlab.exercises: {set(ids) - set(EXERCISES)}"
+    for exs in exercises.values():
+        for ex in exs:
+            assert (EXERCISES[ex.id].function, EXERCISES[ex.id].checker) == (ex.function, ex.checker)
 
 
 def test_submitted_file_names_are_matched_like_an_instructor_would():
@@ -273,6 +275,12 @@ def graded(student_build, tmp_path_factory):
     _submit(build, root, "crash", [first], {
         "01.take_step": "import os\n\ndef take_step(*args):\n    os.abort()\n",
         "01.threshold": threshold})
+    _submit(build, root, "cheat", [first], {
+        "01.take_step": "from svmlab.smo._pairstep import pair_step\n\n"
+                        "def take_step(y1, y2, a1, a2, E1, E2, K11, K12, K22, C):\n"
+                        "    out = pair_step(y1, y2, a1, a2, E1, E2, 0.0, K11, K12, K22, C, 1e-12)\n"
+                        "    return out[1], out[2]\n",
+        "01.threshold": threshold})
     _submit(build, root, "loop", [first], {
         "01.take_step": "def take_step(*args):\n    while True:\n        pass\n",
         "01.threshold": "import time\n\ndef threshold(*args):\n    time.sleep(10**6)\n"})
@@ -291,7 +299,7 @@ def test_every_student_gets_one_row_per_exercise(graded):
     manifest, rows, _ = graded
     ids = [e["id"] for e in manifest["exercises"]]
     students = sorted({r["student"] for r in rows})
-    assert students == ["crash", "loop", "right", "wrong"]
+    assert students == ["cheat", "crash", "loop", "right", "wrong"]
     for s in students:
         assert [r["exercise"] for r in rows if r["student"] == s] == ids
 
@@ -299,7 +307,7 @@ def test_every_student_gets_one_row_per_exercise(graded):
 def test_the_right_submission_gets_full_marks(graded):
     _, rows, _ = graded
     for r in (r for r in rows if r["student"] == "right"):
-        assert r["status"] == "passed", r
+        assert r["status"] == "passed", (r["exercise"], r["status"], r["message"])
         assert r["passed"] == "True" and float(r["score"]) == float(r["max_score"]) == 1.0
         assert int(r["cases_passed"]) == int(r["cases_total"]) > 0
 
@@ -314,6 +322,17 @@ def test_the_wrong_submission_fails_with_the_checkers_message(graded):
         assert "case" in r["message"] and "expected" in r["message"]
     # the notebooks it did not hand in
     assert {r["status"] for e, r in mine.items() if not e.startswith("01.")} == {"missing"}
+
+
+def test_calling_svmlabs_own_answer_fails_and_says_so(graded):
+    _, rows, _ = graded
+    mine = {r["exercise"]: r for r in rows if r["student"] == "cheat"}
+    r = mine["01.take_step"]
+    assert r["status"] == "failed" and r["guard_fired"] == "True" and float(r["score"]) == 0.0
+    assert "svmlab" in r["message"]
+    # the grader's own wrapper around the function is not mistaken for svmlab
+    assert mine["01.threshold"]["status"] == "passed"
+    assert mine["01.threshold"]["guard_fired"] == "False"
 
 
 def test_a_crash_costs_only_the_exercise_that_crashed(graded):
@@ -342,9 +361,58 @@ def test_readme_links_follow_the_one_placeholder():
     names = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
     readme = (ROOT / "README.md").read_text()
     assert links.readme_table(names) in readme, (
-        "README's run-online links are out of date: python -m svmlab.course links --readme")
+        "README's run-online links are out of date: python -m svmlab.course links --update")
     assert links.colab_url("01_smo_geometry.ipynb") == (
         f"https://colab.research.google.com/github/{links.GITHUB_REPOSITORY}/blob/"
         f"{links.GITHUB_BRANCH}/notebooks/01_smo_geometry.ipynb")
     assert links.binder_url("01_smo_geometry.ipynb").endswith(
         "?labpath=notebooks%2F01_smo_geometry.ipynb")
+
+
+def test_colab_setup_cells_install_from_the_one_repository_address():
+    """The notebooks' ``colab-setup`` cell (the classroom's) installs svmlab
+    from the address :mod:`svmlab.course.links` builds, so setting the one
+    placeholder moves the install too; every notebook has one once any has."""
+    cells = {}
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        setup = [c for c in nb["cells"] if "colab-setup" in c.get("metadata", {}).get("tags", [])]
+        cells[path.name] = setup
+    if not any(cells.values()):
+        pytest.skip("no notebook has a colab-setup cell yet")
+    for name, setup in cells.items():
+        assert len(setup) == 1, f"{name}: {len(setup)} colab-setup cells"
+        src = _nb.cell_source(setup[0])
+        assert links.repository_url() in src, f"{name}: colab-setup does not install from " \
+                                              f"{links.repository_url()}"
+        assert "google.colab" in src, f"{name}: colab-setup must run only in Colab"
+
+
+def test_links_update_moves_the_colab_install_address(tmp_path):
+    cell = {"cell_type": "code", "id": "c", "execution_count": None, "outputs": [],
+            "metadata": {"tags": ["colab-setup"]},
+            "source": ["import sys\n", "if \"google.colab\" in sys.modules:\n",
+                       "    %pip install \"svmlab @ git+https://github.com/someone/old.git@dev\"\n"]}
+    other = {"cell_type": "code", "id": "d", "execution_count": None, "outputs": [],
+             "metadata": {}, "source": ["x = 'git+https://github.com/someone/old.git@dev'"]}
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell, other]}
+    raw = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    (tmp_path / "01_a.ipynb").write_text(raw)
+    (tmp_path / "02_b.ipynb").write_text(raw.replace("colab-setup", "other"))
+    assert links.update_colab_cells(tmp_path) == ["01_a.ipynb"]
+    new = json.loads((tmp_path / "01_a.ipynb").read_text())
+    assert links.install_spec() in "".join(new["cells"][0]["source"])
+    assert new["cells"][1] == other                      # only the colab-setup cell changes
+    assert (tmp_path / "02_b.ipynb").read_text() == raw.replace("colab-setup", "other")
+    assert links.update_colab_cells(tmp_path) == []      # nothing left to change
+
+
+def test_the_package_names_resolve_lazily():
+    # in a fresh process, where no submodule is imported yet
+    code = ("import svmlab.course as c; print(c.links.GITHUB_REPOSITORY, "
+            "callable(c.build_student), callable(c.grade), callable(c.build_site))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [links.GITHUB_REPOSITORY, "True", "True", "True"]

@@ -54,6 +54,7 @@ def __getattr__(name):
         from ._site import build_site
         return build_site
     if name == "links":
-        from . import links
-        return links
+        import importlib
+
+        return importlib.import_module(f"{__name__}.links")
     raise AttributeError(f"module 'svmlab.course' has no attribute {name!r}")

@@ -55,7 +55,7 @@ def _links(args):
     nbdir = default_release()
     names = sorted(p.name for p in nbdir.glob("*.ipynb")) if nbdir else []
     table = links.readme_table(names)
-    if not args.readme:
+    if not args.update:
         print(table)
         return 0
     readme = Path(nbdir).parent / "README.md"
@@ -66,8 +66,9 @@ def _links(args):
     head, rest = text.split(links.README_BEGIN, 1)
     _, tail = rest.split(links.README_END, 1)
     readme.write_text(head + table + tail, encoding="utf-8")
-    print(f"rewrote the run-online links of {readme} for {links.GITHUB_REPOSITORY}",
-          file=sys.stderr)
+    changed = links.update_colab_cells(nbdir)
+    print(f"rewrote the run-online links of {readme} and the colab-setup cell of "
+          f"{len(changed)} notebooks for {links.GITHUB_REPOSITORY}", file=sys.stderr)
     return 0
 
 
@@ -115,8 +116,11 @@ def main(argv=None):
     s.add_argument("--verbose", action="store_true", help="print Sphinx's warnings")
     s.set_defaults(run=_site)
 
-    lk = sub.add_parser("links", help="print (or --readme: rewrite) README's run-online links")
-    lk.add_argument("--readme", action="store_true")
+    lk = sub.add_parser("links", help="print README's run-online links (--update: rewrite "
+                                      "them and the notebooks' colab-setup cells)")
+    lk.add_argument("--update", "--readme", action="store_true", dest="update",
+                    help="rewrite README's table and the colab-setup cells from "
+                         "svmlab/course/links.py's GITHUB_REPOSITORY")
     lk.set_defaults(run=_links)
 
     args = p.parse_args(argv)

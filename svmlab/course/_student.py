@@ -2,9 +2,10 @@
 
 What OUT/ holds: the course notebooks (no ``solutions/`` folder, nothing
 else from the repository), a ``README.md`` for the students, and
-``course.json`` (the exercises, their ids and points: what ``grade
---release OUT/`` reads).  The data the notebooks use is embedded in the
-``svmlab`` package, so nothing else is needed.
+``course.json`` (the exercises, their ids and points, for the instructor's
+records; ``grade --release OUT/`` reads the same from the notebooks' nbgrader
+metadata).  The data the notebooks use is embedded in the ``svmlab``
+package, so nothing else is needed.
 
 Outputs are **cleared**, and the saved widget state removed:
 

@@ -14,9 +14,9 @@ the task names, one line per event:
 * JSON objects: ``{"ev": "start", "ex": id}``, ``{"ev": "defs", ...}``,
   ``{"ev": "result", ...}`` and ``{"ev": "done"}``.
 
-The student's output (``print`` in a loop) goes to a sink that keeps only
-the first few kilobytes; the process's own file descriptors 1 and 2 are the
-parent's choice (``/dev/null`` and a small log file).
+The student's output (``print`` in a loop) goes to ``/dev/null``; the
+process's own file descriptors 1 and 2 are the parent's choice
+(``/dev/null`` and a small log file).
 """
 
 from __future__ import annotations
@@ -24,37 +24,12 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
-import io
 import json
 import os
 import sys
 import time
 
 from ._nb import definitions
-
-SINK_LIMIT = 4096
-
-
-class _Sink(io.TextIOBase):
-    """A text stream that keeps the first ``limit`` characters and drops the rest."""
-
-    def __init__(self, limit=SINK_LIMIT):
-        self.limit, self.kept, self.dropped = limit, [], 0
-
-    def writable(self):
-        return True
-
-    def write(self, s):
-        s = str(s)
-        room = self.limit - sum(map(len, self.kept))
-        if room > 0:
-            self.kept.append(s[:room])
-        self.dropped += max(0, len(s) - max(room, 0))
-        return len(s)
-
-    def flush(self):
-        pass
-
 
 class _Clock:
     """Reports each entry into and exit from the student's code to the parent."""
@@ -124,7 +99,10 @@ def run(task, pipe):
     import svmlab.exercises as exercises  # imported before any student code runs
 
     clock = _Clock(pipe)
-    sink = _Sink()
+    # the student's print() goes nowhere: a C-level file on /dev/null (buffered,
+    # so printing in a loop costs little), not Python code of this package,
+    # which the checkers' guard would take for a call into svmlab
+    sink = open(os.devnull, "w", encoding="utf-8")
     for nb in task["notebooks"]:
         _send(pipe, ev="notebook", nb=nb["name"])
         ns = {"__name__": "__main__", "__builtins__": builtins}
