@@ -16,6 +16,9 @@ the test starts and stops by its process group (the helpers of
    segment of exercise 08.svr_pair_bounds until "reveal", and its C slider's
    latency is measured too.
 
+3. ``live_svr_tube``: its C slider is moved; the status line's numbers must
+   change with the picture; latency measured.
+
 The viewport is 1280 px wide, and the pictures must be shown at their
 natural size (rendered at twice it), inside the output area.
 """
@@ -41,6 +44,7 @@ CELLS = [
     "X1 = vfam.one_class_points('blob', n=100, outliers=0.1, seed=0)\n"
     "vfam.live_one_class(X1, nu=0.2, gamma=0.5)",
     "vfam.live_svr_steps(C=1.0, epsilon=0.1, gamma=1.0, n=24, seed=0, start=12)",
+    "vfam.live_svr_tube(C=1.0, epsilon=0.1, gamma=1.0)",
 ]
 _SRC_OF = ("([k, old]) => { const c = document.querySelectorAll('.jp-CodeCell')[k];"
            " const i = c && c.querySelector('.widget-image');"
@@ -171,6 +175,21 @@ def test_family_explorers_in_a_1280px_jupyterlab(family_lab, tmp_path):
             cell.screenshot(path=str(tmp_path / "svr_steps_1280.png"))
             if out_dir is not None:
                 cell.screenshot(path=str(out_dir / "screenshot_svr_steps.png"))
+
+            # ---- 3. the tube: C moves, the picture and the numbers follow (Platt's
+            # picture is left out: its SVC fits would compile numba's C-SVC kernels
+            # in the server's fresh cache first, minutes on a 2-core machine)
+            for k, name, word in ((2, "live_svr_tube (C)", "support vectors"),):
+                cell = cells.nth(k)
+                cell.scroll_into_view_if_needed()
+                status = cell.locator(".widget-html-content", has_text=word).first
+                texts = [status.inner_text()]
+                handle = cell.locator(".widget-slider .noUi-handle").first        # C
+                handle.scroll_into_view_if_needed()
+                lat = _keys_and_latency(page, k, handle, ["ArrowRight"] * 3 + ["ArrowLeft"] * 3,
+                                        lambda: texts.append(status.inner_text()), left_ms)
+                assert len(set(texts)) > 2, (name, texts)
+                report[name] = {"median_ms": statistics.median(lat), "latencies_ms": lat}
         finally:
             browser.close()
     for name, r in report.items():

@@ -76,14 +76,33 @@ def test_data_sets_are_reproducible_and_refuse_bad_input():
 # --------------------------------------------------------------------------
 # the SVR dual, step by step
 # --------------------------------------------------------------------------
-def test_trace_replays_to_the_solution_and_reaches_libsvms_optimum(svr_data):
+def test_svr_steps_are_the_reference_dual_steps_and_replay_to_the_fit(svr_data):
+    """svr_trace records SVR's own steps; they are the steps of the readable
+    solver on the same problem, record for record, and replaying them gives
+    SVR's multipliers and dual coefficients."""
+    X, z, tr = svr_data
+    n = len(z)
+    ref = vf.dual_trace(tr.problem)
+    assert len(ref.records) == len(tr.records) > 10
+    assert all(a == b for a, b in zip(ref.records, tr.records))
+    est = tr.estimator
+    assert np.array_equal(tr.alphas[-1], est.alpha_)
+    beta = np.zeros(n)
+    beta[est.support_] = est.dual_coef_[0]
+    assert np.array_equal(tr.coefs[-1], beta)
+    coef, intercept = ref_dual.model(ref.problem, ref.result)
+    assert np.array_equal(tr.coefs[-1], coef) and intercept == est.intercept_[0]
+    # max_steps stops the fit through the callback, with a feasible model
+    short = vf.svr_trace(X, z, C=1.0, epsilon=0.1, gamma=1.0, max_steps=5)
+    assert len(short.records) == 5 and short.capped and not short.estimator.converged_
+    assert short.records == tr.records[:5]
+
+
+def test_trace_reaches_libsvms_optimum(svr_data):
     from sklearn.svm import SVR as LibSVR
 
     X, z, tr = svr_data
     n = len(z)
-    assert np.allclose(tr.alphas[-1], tr.result.alpha, atol=0, rtol=0)
-    coef, intercept = ref_dual.model(tr.problem, tr.result)
-    assert np.array_equal(tr.coefs[-1], coef)
     assert np.array_equal(tr.coefs[:, :], tr.alphas[:, :n] - tr.alphas[:, n:])
     # the objective computed here, at the end of the trace and at LIBSVM's solution
     lib = LibSVR(C=1.0, epsilon=0.1, gamma=1.0, tol=1e-10).fit(X, z)

@@ -3,13 +3,14 @@ step, the one-class boundary and what nu bounds, Platt's sigmoid and its
 reliability diagram (notebook ``08_svm_family``).
 
 Everything here is drawn from the estimators of :mod:`svmlab.svm` (``SVR``,
-``OneClassSVM``, ``SVC``) and, for the steps, from the records of
-:mod:`svmlab.reference.dual` (:class:`~svmlab.reference.dual.DualStep`:
-``i1, i2, y1, y2, C1, C2, p1, p2, a1_old, a2_old, a1_new, a2_new, L, H, eta,
-E1, E2, b_old, b_new, a2_unclipped, clipped, delta_objective``).  A source
-that emits the same records (the compiled ``svmlab.smo._dual.DualRun``) can
-be drawn by the same code; on the toy problems of the notebook the readable
-reference is what the source panel shows, so the explorers run it.
+``OneClassSVM``, ``SVC``) and, for the steps, from the step records of
+``SVR`` (its ``callback``), which are those of the generalised dual
+(:class:`~svmlab.reference.dual.DualStep`: ``i1, i2, y1, y2, C1, C2, p1, p2,
+a1_old, a2_old, a1_new, a2_new, L, H, eta, E1, E2, b_old, b_new,
+a2_unclipped, clipped, delta_objective``).  Only these fields are read, so
+any source of the same records (:func:`dual_trace` on the readable
+reference, a compiled run) is drawn by the same code; the source panel shows
+the readable reference, :mod:`svmlab.reference.dual`.
 
 The generalised dual (LIBSVM's form, :mod:`svmlab.reference.dual`)::
 
@@ -28,8 +29,8 @@ Entry points
 Data: :func:`regression_points`, :func:`one_class_points`,
 :func:`calibration_points`.
 
-SVR: :func:`svr_trace` (the records of one fit of the reference dual, and
-the model after every step), :func:`segment_change` (the objective along a
+SVR: :func:`svr_trace` (the records of one fit of ``SVR``, and the model
+after every step), :func:`dual_trace` (the same from the readable solver), :func:`segment_change` (the objective along a
 step's line), :func:`variable_name`, :func:`tube_categories`,
 :class:`SVRStepExplorer` (box, line, objective and tube, one step per
 frame), :class:`TubeFigure` (the fitted tube and beta against the
@@ -75,10 +76,12 @@ Decisions where the task left a choice:
   (not the training points), in ten equal-width bins; it shows next to the
   Platt sigmoid the one fitted to the *training* decision values, which is
   what cross-validation avoids.
-* **SVR steps without step hooks.**  ``svmlab.svm.SVR`` has no ``iter_fit``
-  or callback; :func:`svr_trace` runs :func:`svmlab.reference.dual.solve` on
-  the same problem (:func:`svmlab.reference.dual.epsilon_svr`), which is
-  what ``SVR`` solves on these sizes.
+* **The steps shown are SVR's own.**  :func:`svr_trace` records them
+  through ``SVR.fit(callback=...)`` and rebuilds the problem that ``SVR``
+  solves (:func:`svmlab.reference.dual.epsilon_svr`) to know the start,
+  the signs and the bounds; the tests check that the records are the steps
+  :func:`svmlab.reference.dual.solve` takes on that problem, so the source
+  panel's lines are the lines that ran.
 """
 
 from __future__ import annotations
@@ -181,21 +184,25 @@ def calibration_points(kind="overlap", n=120, noise=None, seed=0):
 # the dual, step by step
 # --------------------------------------------------------------------------
 class DualTrace(NamedTuple):
-    """One fit of the generalised dual: the ``problem``, the ``result``
-    (:class:`~svmlab.reference.dual.DualResult`), its step ``records``, the
-    variables after every step ``alphas`` (T+1, l) (row 0: the start), the
-    running threshold ``bs`` (T+1,) and the coefficients over the base
-    points ``coefs`` (T+1, n) (``sum`` of ``y_t a_t`` over the variables of
-    each point: SVR's ``beta = a - a*``), and whether ``max_steps`` cut the
-    fit (``capped``)."""
+    """One fit of the generalised dual: the ``problem``
+    (:class:`~svmlab.reference.dual.DualProblem`), its step ``records``
+    (:class:`~svmlab.reference.dual.DualStep`), the variables after every
+    step ``alphas`` (T+1, l) (row 0: the start), the running threshold
+    ``bs`` (T+1,), the coefficients over the base points ``coefs`` (T+1, n)
+    (``sum`` of ``y_t a_t`` over the variables of each point: SVR's ``beta =
+    a - a*``), whether ``max_steps`` cut the fit (``capped``), and what ran:
+    ``result`` (:class:`~svmlab.reference.dual.DualResult`, from
+    :func:`dual_trace`) or ``estimator`` (the fitted estimator, from
+    :func:`svr_trace`)."""
 
     problem: object
-    result: object
     records: list
     alphas: np.ndarray
     bs: np.ndarray
     coefs: np.ndarray
     capped: bool
+    result: object = None
+    estimator: object = None
 
 
 def replay_dual(records, a0):
@@ -232,26 +239,46 @@ def dual_trace(prob, *, tol=1e-3, max_steps=None):
 
     res = ref_dual.solve(prob, tol=tol, max_iter=-1 if max_steps is None else int(max_steps))
     alphas, bs = replay_dual(res.records, prob.a0)
-    return DualTrace(prob, res, list(res.records), alphas, bs, dual_coefs(prob, alphas),
-                     res.stop_reason == "max_iter")
+    return DualTrace(prob, list(res.records), alphas, bs, dual_coefs(prob, alphas),
+                     res.stop_reason == "max_iter", result=res)
 
 
 def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
               tol=1e-3, max_steps=None):
-    """The epsilon-SVR dual of ``(X, z)`` (:func:`svmlab.reference.dual.epsilon_svr`,
-    kernel matrix from :class:`svmlab.kernels.Kernel`, ``gamma`` a number)
-    solved step by step: a :class:`DualTrace` whose problem has ``2n``
-    variables (``a`` then ``a*``)."""
+    """The steps of :class:`svmlab.svm.SVR` on ``(X, z)`` (``gamma`` a
+    number), recorded through its ``callback`` (at most ``max_steps``: the
+    callback then stops the fit, which leaves a feasible model): a
+    :class:`DualTrace` whose problem is the epsilon-SVR dual that ``SVR``
+    solves (:func:`svmlab.reference.dual.epsilon_svr`, kernel matrix from
+    :class:`svmlab.kernels.Kernel`), ``2n`` variables (``a`` then ``a*``),
+    and whose ``estimator`` is the fitted ``SVR``.  Its records are the
+    generalised dual's (:class:`~svmlab.reference.dual.DualStep`), the
+    steps :func:`svmlab.reference.dual.solve` takes on the same problem
+    (tests/test_viz_family.py checks it)."""
     from ..kernels import Kernel
     from ..reference import dual as ref_dual
+    from ..svm import SVR
 
     X = np.asarray(X, dtype=np.float64)
     z = np.asarray(z, dtype=np.float64)
     if X.ndim != 2 or len(X) != len(z):
         raise ValueError("X must be (n, d) with one target per row")
+    est = SVR(C=float(C), epsilon=float(epsilon), kernel=kernel, gamma=float(gamma),
+              degree=degree, coef0=coef0, tol=tol)
+    records = []
+
+    def keep(step):
+        records.append(getattr(step, "record", step))   # the solver's record
+        if max_steps is not None and len(records) >= max_steps:
+            return False
+        return None
+
+    est.fit(X, z, callback=keep)
     K = Kernel(X, kernel, float(gamma), degree, coef0).matrix()
-    return dual_trace(ref_dual.epsilon_svr(K, z, float(C), float(epsilon)), tol=tol,
-                      max_steps=max_steps)
+    prob = ref_dual.epsilon_svr(K, z, float(C), float(epsilon))
+    alphas, bs = replay_dual(records, prob.a0)
+    capped = max_steps is not None and len(records) >= max_steps and not est.converged_
+    return DualTrace(prob, records, alphas, bs, dual_coefs(prob, alphas), capped, estimator=est)
 
 
 def segment_change(rec, a2):
@@ -896,9 +923,12 @@ class OneClassFigure:
         self._grid_n = int(grid)
         self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
         gs = fig.add_gridspec(1, 2, width_ratios=[1.0, 0.72], left=0.015, right=0.97,
-                              bottom=0.13, top=0.92, wspace=0.1)
+                              bottom=0.035, top=0.92, wspace=0.1)
+        right = gs[0, 1].subgridspec(2, 1, height_ratios=[1.55, 1.0], hspace=0.42)
         self.ax = self.data_ax = fig.add_subplot(gs[0, 0])
-        self.ax_nu = fig.add_subplot(gs[0, 1])
+        self.ax_nu = fig.add_subplot(right[0])
+        ax_leg = fig.add_subplot(right[1])
+        ax_leg.axis("off")
         ax = self.ax
         base = matplotlib.colormaps["RdBu"](np.linspace(0, 1, 256))
         light = ListedColormap(0.45 * base + 0.55 * np.array([1.0, 1.0, 1.0, 1.0]))
@@ -915,12 +945,14 @@ class OneClassFigure:
                                   linewidths=1.4, zorder=5, label=r"SV, $0<\alpha_i<1$")
         self.sv_bound = ax.scatter(e[:, 0], e[:, 1], s=80, facecolors="none", edgecolors=BOUND,
                                    linewidths=1.4, zorder=5, label=r"SV, $\alpha_i=1$")
-        # drawn over the shading, which changes every refit: animated too
-        self.legend = ax.legend(handles=[Line2D([], [], color="k", lw=1.8, label="$f=0$"),
-                                         self.pts_in, self.pts_out, self.sv_free,
-                                         self.sv_bound],
-                                fontsize=9.5, loc="upper left", frameon=True, framealpha=0.85,
-                                borderaxespad=0.3, handletextpad=0.3, labelspacing=0.3)
+        # beside the picture, not over the shading (which changes every refit:
+        # a legend on it would have to be drawn again every time)
+        self.legend = ax_leg.legend(handles=[Line2D([], [], color="k", lw=1.8, label="$f=0$"),
+                                             self.pts_in, self.pts_out, self.sv_free,
+                                             self.sv_bound],
+                                    fontsize=9.5, loc="center left", frameon=False, ncol=2,
+                                    borderaxespad=0.0, handletextpad=0.3, labelspacing=0.4,
+                                    columnspacing=1.0)
         ax.set_xticks([])
         ax.set_yticks([])
         self.title = ax.set_title("", fontsize=10)
@@ -944,8 +976,7 @@ class OneClassFigure:
         self.verdict = ax.set_title("", fontsize=10.5)
         self.animated = _set_animated([self.bg, self.boundary, self.pts_in, self.pts_out,
                                        self.sv_free, self.sv_bound, self.title, *self.bars,
-                                       *self.bar_txt, self.nu_line, self.verdict,
-                                       self.legend])
+                                       *self.bar_txt, self.nu_line, self.verdict])
 
     def static_key(self):
         return _static_key(self.ax, self.ax_nu)
@@ -1553,7 +1584,8 @@ def live_svr_tube(X=None, z=None, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0
                  "point inside &beta; = 0</span>" if ok else
                  f"<span style='color:#c5221f'>{c['outside_not_bound']} point(s) outside with "
                  f"|&beta;| &lt; C, {c['inside_sv']} inside with &beta; &ne; 0</span>")
-        html = (f"{c['n']} points: {c['inside']} inside the tube, {c['edge']} on its edge, "
+        html = (f"C = {v['C']:.3g}, &epsilon; = {v['epsilon']:.3g}: "
+                f"{c['n']} points: {c['inside']} inside the tube, {c['edge']} on its edge, "
                 f"{c['outside']} outside (|z &minus; f| &gt; &epsilon; + tol); "
                 f"{c['sv']} support vectors ({c['free']} free, {c['bound']} at |&beta;| = C) "
                 f"&middot; {check}")
