@@ -37,7 +37,7 @@ pytest.importorskip("ipywidgets")
 from svmlab.reference import dual as ref_dual  # noqa: E402
 from svmlab.svm import SVR, OneClassSVM  # noqa: E402
 from svmlab.viz import family as vf  # noqa: E402
-from svmlab.viz._common import _unanimated, text_problems  # noqa: E402
+from svmlab.viz._common import text_problems  # noqa: E402
 
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "08_svm_family.ipynb"
 

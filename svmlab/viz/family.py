@@ -30,11 +30,11 @@ Data: :func:`regression_points`, :func:`one_class_points`,
 :func:`calibration_points`.
 
 SVR: :func:`svr_trace` (the records of one fit of ``SVR``, and the model
-after every step), :func:`dual_trace` (the same from the readable solver), :func:`segment_change` (the objective along a
-step's line), :func:`variable_name`, :func:`tube_categories`,
-:class:`SVRStepExplorer` (box, line, objective and tube, one step per
-frame), :class:`TubeFigure` (the fitted tube and beta against the
-residual).
+after every step), :func:`dual_trace` (the same from the readable solver),
+:func:`segment_change` (the objective along a step's line),
+:func:`variable_name`, :func:`tube_categories`, :class:`SVRStepExplorer`
+(box, line, objective and tube, one step per frame), :class:`TubeFigure`
+(the fitted tube and beta against the residual).
 
 One-class: :class:`OneClassFigure` (boundary, points, and the measured
 fractions next to nu), :func:`nu_fractions` and :func:`plot_nu_fractions`
@@ -315,7 +315,7 @@ def variable_name(t, n, style="math"):
     return f"alpha{'*' if star else ''}_{k}"
 
 
-_SUBSCRIPTS = str.maketrans("0123456789", "\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089")
+_SUBSCRIPTS = str.maketrans("0123456789", "".join(chr(0x2080 + d) for d in range(10)))
 
 
 def tube_categories(beta, C):
@@ -624,7 +624,8 @@ class SVRStepExplorer:
             return (f"{variable_name(i, n, 'html')} (t = {i}, y = {int(y):+d}, p = {which}"
                     f"<sub>{k}</sub> = {p:+.3f}, C = {C:g})")
 
-        s = "a<sub>1</sub> + a<sub>2</sub>" if r.y1 == r.y2 else "a<sub>1</sub> &minus; a<sub>2</sub>"
+        s = ("a<sub>1</sub> + a<sub>2</sub>" if r.y1 == r.y2 else
+             "a<sub>1</sub> &minus; a<sub>2</sub>")
         where = ("clipped at L" if r.clipped and r.a2_new == r.L else
                  "clipped at H" if r.clipped and r.a2_new == r.H else
                  "clipped" if r.clipped else "interior")
@@ -665,7 +666,8 @@ class SVRStepExplorer:
         v1, v2 = variable_name(r.i1, n, "unicode"), variable_name(r.i2, n, "unicode")
         rel = "+" if r.y1 == r.y2 else "\u2212"
         self.box_title.set_text(
-            f"a\u2081 = {v1} (y\u2081 = {int(r.y1):+d}), a\u2082 = {v2} (y\u2082 = {int(r.y2):+d})\n"
+            f"a\u2081 = {v1} (y\u2081 = {int(r.y1):+d}), "
+            f"a\u2082 = {v2} (y\u2082 = {int(r.y2):+d})\n"
             f"a\u2081 {rel} a\u2082 = {g.k:.3g} on the line")
 
         # the objective along the line, rescaled
