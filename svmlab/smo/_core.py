@@ -142,8 +142,8 @@ from ._simd import extremes
 from ..kernels.cache import (CacheData, cache_reset, fill_block, get_row, get_row_against,
                              get_row_subset, lru_hit)
 from ..kernels._bits import popcount
-from ..kernels._rows import (KernelData, is_float64, kernel_row, kernel_row_against,
-                             kernel_row_subset, row_dot)
+from ..kernels._rows import (KernelData, is_dense_data, is_float64, kernel_row,
+                             kernel_row_against, kernel_row_subset, row_dot)
 from ._fetch import add_kernel_sum32, complete_rows, gathered_cols32
 
 # --- integer state (Iterate.ist) ----------------------------------------------
@@ -427,7 +427,7 @@ def reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full, ro
     n = alpha.shape[0]
     if linear:
         return
-    if not is_float64(cd.rows) and not kd.sparse and not kd.binary:
+    if not is_float64(cd.rows) and is_dense_data(kd):
         _reconstruct_blocks(kd, y, Cv, alpha, G, Gbar, active)
         return
     gb = Gbar[0]
@@ -1184,7 +1184,7 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
     e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
         linear, selection, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
     # float32 rows of dense input: the rare large kernel sums as SGEMM blocks
-    f32 = not is_float64(cd.rows) and not kd.sparse and not kd.binary
+    f32 = not is_float64(cd.rows) and is_dense_data(kd)
     br = kd.brows
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
