@@ -65,6 +65,11 @@ as ``stop_reason_`` (``converged_`` is True only for the first):
     the callback returned ``False``, a scikit-learn callback asked to stop,
     or ``iter_fit`` was closed early (no warning: the caller asked for it).
 
+And one that is not a stop but a refusal: ``"non_finite"``, when the
+fitted numbers (multipliers, intercepts, decision values) are not finite;
+the fit raises a ValueError (:meth:`SolverRun.finish`), ``converged_`` is
+False.
+
 scikit-learn's callbacks (``sklearn.callback``, scikit-learn >= 1.9).
 Every estimator has ``set_callbacks(*callbacks)`` (from
 :class:`sklearn.callback.CallbackSupportMixin`), so
@@ -120,6 +125,7 @@ import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
 
+import numpy as np
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 
@@ -598,12 +604,60 @@ class SolverRun(ABC):
         return None
 
     def finish(self):
-        """Store the fitted attributes on the estimator and return it."""
+        """Store the fitted attributes on the estimator and return it.
+
+        The end-of-fit guard: a fit never reports convergence with
+        non-finite numbers.  When the multipliers, the intercepts,
+        ``coef_`` or the decision values on the training data are not finite
+        (:func:`non_finite_fit`), the fitted attributes stay for inspection
+        with ``converged_ = False`` and ``stop_reason_ = "non_finite"``, and a
+        ValueError says to scale the data."""
         msg = self.warning_message()
         if msg is not None:
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         self.estimator._store_run(self)
+        bad = non_finite_fit(self.estimator)
+        if bad is not None:
+            self.estimator.converged_ = False
+            self.estimator.stop_reason_ = "non_finite"
+            raise ValueError(
+                f"{type(self.estimator).__name__}'s fit produced non-finite numbers ({bad}); "
+                "the model is unusable (converged_ is False, stop_reason_ is 'non_finite'). "
+                "The input data may contain values too large or too small for float64 "
+                "arithmetic: scale the features (e.g. sklearn.preprocessing.StandardScaler), "
+                "or lower C, gamma or degree.")
         return self.estimator
+
+
+def non_finite_fit(estimator):
+    """What of a fitted estimator is not finite, or None (the end-of-fit
+    guard of :meth:`SolverRun.finish`).  An estimator whose ``_store_run``
+    left ``_non_finite_reason`` (the kernel classifiers, which check their
+    decision values on the training rows, :mod:`svmlab._base`) is taken at
+    its word; otherwise ``alpha_``, ``dual_coef_``, ``coef_`` and
+    ``intercept_`` must be finite, and ``|coef_|^2`` too: with the inputs
+    validated (:data:`svmlab._validation.MAX_SUM_OF_SQUARES`) that bounds
+    every decision value ``|w.x| <= |w| |x|`` below float64's largest."""
+    d = estimator.__dict__
+    if "_non_finite_reason" in d:
+        return d.pop("_non_finite_reason")
+    for name in ("alpha_", "dual_coef_", "coef_", "intercept_"):
+        parts = d.get(name)
+        if parts is None:
+            continue
+        if not isinstance(parts, (list, tuple)):   # one array, or one per class
+            parts = [parts]
+        for v in parts:
+            v = v.data if hasattr(v, "tocsr") else np.asarray(v)
+            if v.dtype.kind not in "fc":
+                continue
+            if not np.all(np.isfinite(v)):
+                return name
+            if name == "coef_":
+                with np.errstate(over="ignore"):
+                    if not np.isfinite(np.vdot(v, v).real):
+                        return "coef_ (its squared norm overflows)"
+    return None
 
 
 class _NoBar:

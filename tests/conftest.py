@@ -3,6 +3,11 @@ import os
 import numpy as np
 import pytest
 
+# Tests compile in their own process (numba's behaviour), so that no test's
+# outcome depends on when a background compilation finishes; the tiers of
+# svmlab._jit are tested on their own in test_jit_tiers.py.
+os.environ.setdefault("SVMLAB_JIT", "eager")
+
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a test that takes more than ~10 s")

@@ -347,3 +347,143 @@ def test_live_smo_refits_on_slider_and_click_in_jupyterlab(live_lab, tmp_path):
             browser.close()
     assert median_ms < 10_000
     assert time.monotonic() - t_start < DEADLINE_S + 30
+
+
+# --------------------------------------------------------------------------
+# every live explorer in a 1280 px browser: where it opens, the next-X
+# buttons, the reveal lock, the latency from a control to the picture
+# --------------------------------------------------------------------------
+#: (name, the code of its cell, a "next ..." button and what its caption then shows)
+EXPLORERS = [
+    ("live_smo", "from svmlab.viz.live import live_smo\n"
+                 "live_smo(dataset='duplicates', C=1.0, gamma=0.5)", "next eta <= 0", "eta=0.0000"),
+    ("live_cutting_plane", "from svmlab import datasets\nfrom svmlab.viz.live import "
+                           "live_cutting_plane\nlive_cutting_plane(*datasets.toy_2d('blobs', n=50, "
+                           "random_state=3, noise=1.1), C=20.0, epsilon=1e-3)",
+     "next bigger cut", "iteration"),
+    ("live_ordinal", "from svmlab.viz.live import live_ordinal\nlive_ordinal(C=10.0, n=12)",
+     "next d", "▼"),
+    ("live_irwls", "from svmlab.viz.live import live_irwls\nlive_irwls(C=1.0, gamma=0.5, "
+                   "dataset='gauss-m', n=60, working_set_size=20, selection='random')",
+     "next chunk solved", "working set solved"),
+    ("live_family", "from svmlab.viz.live import live_family\nlive_family(C=10.0, gamma=1.0, "
+                    "working_set_size=10, dataset='moons', n=60, seed=1)",
+     "next decomposition working-set change", "progress"),
+]
+
+
+@pytest.fixture
+def explorers_lab(tmp_path):
+    _require_browser()
+    import nbformat
+
+    work = tmp_path / "nb"
+    work.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(code) for _, code, _, _ in EXPLORERS]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}
+    nbformat.write(nb, str(work / "explorers.ipynb"))
+    yield from _serve(tmp_path, work)
+
+
+def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
+    """Each explorer opens at its first step (slider readout 1, caption step
+    1), its "next ..." button jumps forward from there, the picture is shown
+    at its natural size, not scaled down, in the 848 px a 1280 px
+    JupyterLab gives an output; the SMO source panel hides the exercises'
+    lines until "reveal"; and the time from a C key press to the new
+    picture is measured for every explorer (printed, and written to
+    ``latency.json`` in ``$SVMLAB_SCREENSHOT_DIR`` when set)."""
+    import json
+    import statistics
+
+    from playwright.sync_api import expect, sync_playwright
+
+    url, work = explorers_lab
+    t_start = time.monotonic()
+    deadline = DEADLINE_S + 200
+
+    def left_ms():
+        return max(5_000, int(1000 * (deadline - (time.monotonic() - t_start))))
+
+    out_dir = Path(os.environ["SVMLAB_SCREENSHOT_DIR"]) \
+        if os.environ.get("SVMLAB_SCREENSHOT_DIR") else None
+    report = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page.set_default_timeout(60_000)
+            _open_and_run_all(page, url, "explorers.ipynb", left_ms)
+            cells = page.locator(".jp-CodeCell")
+            expect(cells.nth(len(EXPLORERS) - 1).locator(".widget-image")).to_be_visible(
+                timeout=min(240_000, left_ms()))
+            expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')) \
+                .to_be_visible(timeout=min(120_000, left_ms()))
+            for k, (name, _, nav, shows) in enumerate(EXPLORERS):
+                cell = cells.nth(k)
+                cell.scroll_into_view_if_needed()
+                img = cell.locator(".widget-image").first
+                expect(img).to_be_visible(timeout=30_000)
+                # natural size, never scaled down (rendered at twice the CSS size)
+                nat, shown = img.evaluate("i => [i.naturalWidth, i.clientWidth]")
+                assert abs(nat - 2 * shown) <= 2, (name, nat, shown)
+                out_w = cell.locator(".jp-OutputArea-output").first.evaluate("e => e.clientWidth")
+                assert shown <= out_w, (name, shown, out_w)
+                text = cell.inner_text()
+                # opens at the first step: the player's slider reads 1 (0 % for progress)
+                player = cell.locator(".widget-slider", has=page.locator(
+                    ".widget-label", has_text=re.compile(r"^(step|iteration|event|progress)$")))
+                assert player.count() == 1, (name, player.count())
+                first = player.locator(".widget-readout").inner_text().strip()
+                assert first in ("1", "0 %"), (name, first, text[:300])
+                # the next-X button jumps forward and the caption shows what it found
+                before = _frame_src_of(img)
+                cell.get_by_role("button", name=nav, exact=True).click()
+                page.wait_for_function(_SRC_OF, arg=[k, before], timeout=30_000)
+                expect(cell).to_contain_text(shows, timeout=10_000)
+                # control to picture: the C slider (the first slider of the cell)
+                handle = cell.locator(".widget-slider .noUi-handle").first
+                handle.scroll_into_view_if_needed()
+                lat = []
+                for key in ["ArrowRight"] * 4 + ["ArrowLeft"] * 4:
+                    before = _frame_src_of(img)
+                    handle.focus()
+                    t0 = time.perf_counter()
+                    page.keyboard.press(key)
+                    page.wait_for_function(_SRC_OF, arg=[k, before],
+                                           timeout=min(30_000, left_ms()), polling=5)
+                    lat.append(1e3 * (time.perf_counter() - t0))
+                report[name] = {"median_ms": statistics.median(lat), "latencies_ms": lat}
+                print(f"{name}: C key press to new picture, median "
+                      f"{statistics.median(lat):.0f} ms: {[round(v) for v in lat]}")
+                if name == "live_smo":
+                    panel = cell.inner_text()
+                    assert "hidden: exercise 01.take_step" in panel
+                    assert "alph2 + y2 * (E1 - E2) / eta" not in panel
+                    cell.get_by_role("button", name=re.compile("reveal the hidden lines")).click()
+                    expect(cell).to_contain_text("alph2 + y2 * (E1 - E2) / eta", timeout=20_000)
+                    shot = tmp_path / "live_smo_1280.png"
+                    cell.screenshot(path=str(shot))
+                    if out_dir is not None:
+                        out_dir.mkdir(parents=True, exist_ok=True)
+                        cell.screenshot(path=str(out_dir / "screenshot_live_smo.png"))
+        finally:
+            browser.close()
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "latency_explorers.json").write_text(json.dumps(
+            {"what": "C slider key press to new image src, headless Chromium, 1280 px "
+                     "viewport, JupyterLab", "explorers": report}, indent=1))
+    assert set(report) == {e[0] for e in EXPLORERS}
+    assert all(r["median_ms"] < 10_000 for r in report.values())
+
+
+_SRC_OF = ("([k, old]) => { const c = document.querySelectorAll('.jp-CodeCell')[k];"
+           " const i = c && c.querySelector('.widget-image');"
+           " return i && i.getAttribute('src') !== old; }")
+
+
+def _frame_src_of(img):
+    return img.get_attribute("src") or ""

@@ -6,6 +6,14 @@
   wrong function over the checker's own cases), with a hint in words;
 * the starter cells (svmlab.exercises.starters) run without raising and
   report "not implemented yet";
+* a student function that calls svmlab's own code (which holds the answers)
+  fails with a message that says so (the guard), found in its code or while
+  it runs, also through a helper and through a compiled function;
+* the result carries what a grader needs (id, cases passed, score, first
+  failure, guard) and a pass unlocks the exercise's hidden reference lines;
+* the "derive" exercises are checked by properties (segment ends, the
+  one-plane QP): right answers written differently pass, wrong ones fail
+  with a hint about the property they break;
 * the checkers' references agree with the recorded steps of the solvers and
   with independent computations (a grid search along the SMO segment, the
   readable references in svmlab.reference).
@@ -19,9 +27,9 @@ import pytest
 
 from svmlab.smo._pairstep import pair_step, pair_threshold
 from svmlab.exercises import (ExerciseResult, check_count_pairs, check_irwls_weights,
-                              check_most_violated, check_ordinal_constraint, check_reorder,
-                              check_sweep, check_take_step, check_threshold,
-                              check_working_set_slack)
+                              check_most_violated, check_one_plane_qp, check_ordinal_constraint,
+                              check_reorder, check_segment_ends, check_sweep, check_take_step,
+                              check_threshold, check_working_set_slack)
 from svmlab.exercises import cutting_plane as ex_cp
 from svmlab.exercises import irwls as ex_irwls
 from svmlab.exercises import ordinal as ex_ord
@@ -48,10 +56,12 @@ sol05 = _load("solutions_05_irwls")
 # every solution passes
 # --------------------------------------------------------------------------
 @pytest.mark.parametrize("check, fn, min_cases", [
+    (check_segment_ends, sol01.segment_ends, 150),
     (check_take_step, sol01.take_step, 150),
     (check_threshold, sol01.threshold, 150),
     (check_most_violated, sol03.most_violated, 30),
     (check_working_set_slack, sol03.working_set_slack, 30),
+    (check_one_plane_qp, sol03.one_plane_qp, 15),
     (check_count_pairs, sol04.count_pairs, 15),
     (check_sweep, sol04.ordinal_sweep, 35),
     (check_ordinal_constraint, sol04.ordinal_constraint, 20),
@@ -65,6 +75,12 @@ def test_solution_passes(check, fn, min_cases):
     assert res.status == "passed" and res.case_number is None
     assert res.n_cases >= min_cases
     assert f"all {res.n_cases} cases agree" in res.message
+    # what a grader reads: every case passed (a speed test counts as one more)
+    speed = check in (check_sweep, check_count_pairs)
+    assert res.n_total == res.n_cases + speed == res.n_passed and res.score == 1.0
+    assert res.first_failure is None and not res.guard_fired and res.exercise_id
+    row = res.as_dict()
+    assert row["exercise_id"] == res.exercise_id and row["passed"] and row["score"] == 1.0
     assert str(res) == repr(res) == res.message
     assert "Well done" in res._repr_html_()
 
@@ -226,6 +242,274 @@ def test_threshold_wrong_answers(fn, hint):
     _assert_fails_first(check_threshold, ex_smo.threshold_cases, fn, _scalar_same, hint)
 
 
+def thr_always_b1(y1, y2, a1, a2, a1_new, a2_new, E1, E2, b, K11, K12, K22, C):
+    d1, d2 = y1 * (a1_new - a1), y2 * (a2_new - a2)
+    return b - E1 - d1 * K11 - d2 * K12
+
+
+def test_threshold_always_b1_gets_the_choice_hint_not_the_sign_hint():
+    """A threshold that always returns b1 picks the wrong candidate; its hint
+    names the rule of the choice (never "sign convention"), at every case
+    where it fails."""
+    res = _assert_fails_first(check_threshold, ex_smo.threshold_cases, thr_always_b1,
+                              _scalar_same, "so b must be b2")
+    assert "sign convention" not in res.message
+    for c in ex_smo.threshold_cases():
+        got = thr_always_b1(*c.args.values())
+        hint = ex_smo._threshold_hint(c, got)
+        assert hint is None or "sign convention" not in hint, c.label
+    assert 0 < res.n_passed < res.n_total and 0 < res.score < 1
+
+
+# -- 01: segment_ends (derive, checked by properties) ---------------------------
+def ends_by_clipping(y1, y2, a1, a2, C):
+    """Right, written otherwise: the a2 range where both a1 and a2 stay in [0, C]."""
+    s = y1 * y2
+    lo, hi = 0.0, C
+    k = a1 + s * a2                       # a1_new = k - s a2_new
+    if s > 0:                             # 0 <= k - a2 <= C
+        lo, hi = max(lo, k - C), min(hi, k)
+    else:                                 # 0 <= k + a2 <= C
+        lo, hi = max(lo, -k), min(hi, C - k)
+    return lo, hi
+
+
+def ends_swapped_rules(y1, y2, a1, a2, C):
+    return sol01.segment_ends(-y1, y2, a1, a2, C)
+
+
+def ends_box_only(y1, y2, a1, a2, C):
+    return 0.0, C
+
+
+def ends_too_short(y1, y2, a1, a2, C):
+    L, H = sol01.segment_ends(y1, y2, a1, a2, C)
+    return L, L + 0.5 * (H - L) if H > a2 else H
+
+
+def _ends_same(got, exp, case):
+    return all(abs(float(g) - float(e)) <= 1e-9 * max(1.0, case.args["C"])
+               for g, e in zip(got, exp))
+
+
+def test_segment_ends_accepts_a_different_derivation():
+    assert check_segment_ends(ends_by_clipping).passed
+
+
+@pytest.mark.parametrize("fn, hint", [
+    (ends_swapped_rules, "is outside the box"),
+    (ends_box_only, "is outside the box"),
+    (ends_too_short, "the segment is longer"),
+    (lambda y1, y2, a1, a2, C: (a2, a2), "the segment is longer"),
+    (lambda y1, y2, a1, a2, C: sol01.segment_ends(y1, y2, a1, a2, C)[::-1], "L is the lower end"),
+])
+def test_segment_ends_wrong_answers(fn, hint):
+    _assert_fails_first(check_segment_ends, ex_smo.segment_ends_cases, fn, _ends_same, hint)
+
+
+def test_segment_ends_properties_are_the_reference_ends():
+    """The properties the checker tests pin the ends down: the reference ends
+    pass them, and moving either end by 1e-6 fails them."""
+    for c in ex_smo.segment_ends_cases():
+        L, H = c.expected
+        assert ex_smo._ends_hint(c, (L, H)) is None, c.label
+        C = c.args["C"]
+        for bad in ((L - 1e-6 * C, H), (L, H + 1e-6 * C)):
+            assert ex_smo._ends_hint(c, bad) is not None, c.label
+        if H - L > 1e-5 * C:
+            assert ex_smo._ends_hint(c, (L + 1e-6 * C, H)) is not None, c.label
+
+
+# -- 03: one_plane_qp (derive, checked by the objective) ----------------------------
+def _w_close(got, exp, case):
+    g, d, C = case.args.values()
+    return (ex_cp.one_plane_objective(got, g, d, C)
+            <= ex_cp.one_plane_objective(exp, g, d, C) + 1e-9 * (1 + abs(
+                ex_cp.one_plane_objective(exp, g, d, C))))
+
+
+def qp_by_bisection(g, d, C):
+    """Right, found another way: minimise along g by bisection on the slope."""
+    g = np.asarray(g, float)
+    gg = g @ g
+    if gg == 0 or d <= 0:
+        return np.zeros_like(g)
+    lo, hi = 0.0, max(C, d / gg) * 2
+    for _ in range(200):
+        t = 0.5 * (lo + hi)
+        slope = t * gg - (C * gg if d - t * gg > 0 else 0.0)
+        lo, hi = (t, hi) if slope < 0 else (lo, t)
+    return 0.5 * (lo + hi) * g
+
+
+@pytest.mark.parametrize("fn, hint", [
+    (lambda g, d, C: C * g if d > 0 else 0 * g, "the plane holds with room to spare"),
+    (lambda g, d, C: (d / (g @ g)) * g if d > 0 and g @ g > 0 else 0 * g, "beyond t = C"),
+    (lambda g, d, C: np.zeros_like(g), "still violated"),
+    (lambda g, d, C: min(C, abs(d) / (g @ g)) * g if g @ g > 0 else 0 * g, "no w can lower"),
+    (lambda g, d, C: np.append(g, 0.0), "must have the shape of g"),
+])
+def test_one_plane_qp_wrong_answers(fn, hint):
+    _assert_fails_first(check_one_plane_qp, ex_cp.one_plane_cases, fn, _w_close, hint)
+
+
+def test_one_plane_qp_accepts_another_method_and_matches_the_solver():
+    assert check_one_plane_qp(qp_by_bisection).passed
+    # the recorded cases: the solver's second iterate is the one-plane minimiser
+    its = ex_cp.recorded_cutting_plane_iterations()
+    recorded = [c for c in ex_cp.one_plane_cases() if "record" in c.extra]
+    assert len(recorded) == 2
+    for c in recorded:
+        name = next(nm for nm, _, _, r in its if r is c.extra["record"])
+        second = next(r for nm, _, _, r in its if nm == name and r.iteration == 2)
+        np.testing.assert_allclose(np.append(second.w, second.b), c.expected, atol=1e-9)
+
+
+# -- the guard ----------------------------------------------------------------------
+def step_calls_pair_step(y1, y2, a1, a2, E1, E2, K11, K12, K22, C):
+    out = pair_step(y1, y2, a1, a2, E1, E2, 0.0, K11, K12, K22, C, 1e-12)
+    return out[1], out[2]
+
+
+def _helper_bounds(y1, y2, a1, a2, C):
+    from svmlab.smo import _pairstep
+    return _pairstep.pair_bounds(y1, y2, a1, a2, C)
+
+
+def ends_through_a_helper(y1, y2, a1, a2, C):
+    return _helper_bounds(y1, y2, a1, a2, C)
+
+
+def ends_hidden_import(y1, y2, a1, a2, C):
+    mod = __import__("importlib").import_module("svm" + "lab.smo._pairstep")
+    f = getattr(mod, "pair" + "_bounds")
+    return f(y1, y2, a1, a2, C)
+
+
+def sweep_calls_the_explorer(scores, y):
+    return viz_ordinal_sweep_counts(scores, y)
+
+
+def viz_ordinal_sweep_counts(scores, y):
+    import importlib
+    return importlib.import_module("svm" + "lab.viz.ordinal").sweep_counts(scores, y)
+
+
+@pytest.mark.parametrize("check, fn, target", [
+    (check_take_step, step_calls_pair_step, "pair_step"),          # a compiled function, by name
+    (check_segment_ends, ends_through_a_helper, "svmlab.smo"),      # through the student's helper
+    (check_segment_ends, ends_hidden_import, "pair_bounds"),        # no svmlab name in the code
+    (check_sweep, sweep_calls_the_explorer, "svmlab.viz.ordinal"),  # a Python function of svmlab
+])
+def test_guard_refuses_calls_into_svmlab(check, fn, target, fresh_locks):
+    res = check(fn)
+    assert not res.passed and res.status == "failed" and res.guard_fired
+    assert target in res.guard_call and "calls svmlab's own code" in res.message
+    assert res.score == 0.0 and res.first_failure == res.message
+    assert not ex_reg.revealed(res.exercise_id) or not ex_reg.locks_enabled()
+
+
+def test_guard_leaves_numpy_and_own_helpers_alone():
+    def helper(a, b):
+        return max(0.0, a), min(b, 1.0)
+
+    def ends(y1, y2, a1, a2, C):
+        return sol01.segment_ends(y1, y2, a1, a2, C) if helper(0, 1) else None
+
+    assert check_segment_ends(ends).passed
+
+
+# -- reveal locks -------------------------------------------------------------------
+import svmlab.exercises._registry as ex_reg  # noqa: E402
+
+
+@pytest.fixture
+def fresh_locks(monkeypatch):
+    monkeypatch.delenv(ex_reg.LOCKS_ENV, raising=False)
+    ex_reg.reset_locks()
+    yield ex_reg
+    ex_reg.reset_locks()
+
+
+#: expressions of each answer that its lock must hide in the reference source
+_ANSWER_TEXT = {
+    "01.segment_ends": ["min(C2, C1 + alph2 - alph1)", "max(0.0, alph2 + alph1 - C1)"],
+    "01.take_step": ["alph2 + y2 * (E1 - E2) / eta", "a2 = H", "a1 = alph1 + s * (alph2 - a2)"],
+    "01.threshold": ["b1 = b - E1 - d1 * k11 - d2 * k12", "b_new = 0.5 * (b1 + b2)",
+                     "if 0.0 < a1 < C1:"],
+    "03.most_violated": ["margins < 1.0", "g = (c * v * y) @ X / n"],
+    "03.working_set_slack": ["max(0.0, float((d[1:] - G @ w).max()))"],
+    "04.count_pairs": ["np.sum(size * (np.cumsum(size) - size))"],
+    "04.ordinal_sweep": ["c_plus[i] = n_lower[rank[i]] - passed[:rank[i]].sum()"],
+    "04.ordinal_constraint": ["g = (c_plus - c_minus) @ X / m"],
+    "05.reorder_sets": ["(sp.sets == S2) & (ye > sp.tol)", "new[high] = C * y[F][high]"],
+    "08.svr_pair_bounds": ["min(C2, C1 + a2 - a1)", "max(0.0, a2 + a1 - C1)"],
+}
+
+
+def _function(spec):
+    import importlib
+    mod, qual = spec.split(":")
+    obj = importlib.import_module(f"svmlab.reference.{mod}")
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def test_every_lock_rule_finds_its_lines_and_hides_the_answer(fresh_locks):
+    from svmlab.reference._source import tagged_lines
+
+    for eid, ex in ex_reg.EXERCISES.items():
+        assert eid.split(".")[1] == ex.function
+        hidden_text = []
+        for h in ex.hides:
+            func = _function(h.function)
+            lines = tagged_lines(func)
+            idx = ex_reg.lines_of(h, lines)
+            assert idx, f"{eid}: {h} finds no line"
+            hidden = ex_reg.hidden_lines(func)
+            assert idx <= set(hidden), eid
+            hidden_text += [lines[i][0] for i in idx]
+        for text in _ANSWER_TEXT.get(eid, []):
+            assert any(text in line for line in hidden_text), (eid, text)
+    assert set(_ANSWER_TEXT) == {e for e, x in ex_reg.EXERCISES.items() if x.hides}
+
+
+def test_locks_open_on_pass_reveal_and_instructor_override(fresh_locks, monkeypatch):
+    from svmlab.reference.smo import PlattSMO
+
+    calls = []
+
+    class Listener:
+        def changed(self):
+            calls.append(1)
+
+    listener = Listener()
+    ex_reg.on_lock_change(listener.changed)
+    take = PlattSMO.take_step
+    assert not ex_reg.revealed("01.threshold") and ex_reg.hidden_lines(take)
+    assert check_threshold(sol01.threshold).passed
+    assert ex_reg.revealed("01.threshold") and calls
+    still = set(ex_reg.hidden_lines(take).values())
+    assert "01.threshold" not in still and "01.take_step" in still
+    ex_reg.reveal("01.take_step", "01.segment_ends")
+    assert ex_reg.hidden_lines(take) == {}
+    ex_reg.reset_locks()
+    assert ex_reg.hidden_lines(take)
+    monkeypatch.setenv(ex_reg.LOCKS_ENV, "off")
+    assert ex_reg.revealed("01.take_step") and ex_reg.hidden_lines(take) == {}
+    ex_reg.set_locks(True)  # the student build: locks on whatever the environment says
+    assert not ex_reg.revealed("01.take_step")
+    ex_reg.set_locks(None)
+    assert ex_reg.revealed("01.take_step")
+    with pytest.raises(KeyError):
+        ex_reg.revealed("99.nothing")
+    # a wrong answer or a guarded call unlocks nothing
+    monkeypatch.delenv(ex_reg.LOCKS_ENV)
+    assert not check_take_step(step_calls_pair_step).passed
+    assert not ex_reg.revealed("01.take_step")
+
+
 # -- 03: most_violated -------------------------------------------------------
 def _cp_same(got, exp, case):
     c_e, g_e, d_e = ex_cp.reference_most_violated(*case.args.values())
@@ -276,7 +560,10 @@ def _pair_same(got, exp, case):
 
 
 def sweep_with_ties(scores, y):  # processes 'd' before 'u' at equal values: counts s_i - s_j = 1
-    return ex_ord.reference_counts(scores, y, strict=False)
+    s = np.asarray(scores, float)
+    y = np.asarray(y)
+    viol = (y[:, None] > y[None, :]) & (s[:, None] - s[None, :] <= 1.0)
+    return viol.sum(axis=1), viol.sum(axis=0)
 
 
 def sweep_off_by_one(scores, y):
@@ -310,7 +597,18 @@ def test_sweep_counting_pairs_is_correct_but_too_slow():
     res = check_sweep(sweep_quadratic)
     assert not res.passed and res.case_number is None
     assert "too slow" in res.message and "O(n^2)" in res.message
+    assert res.n_passed == res.n_total - 1 and res.first_failure == res.message
     assert check_sweep(sweep_quadratic, check_speed=False).passed
+
+
+def test_count_pairs_comparing_every_pair_is_right_but_too_slow():
+    def quadratic(y):
+        y = np.asarray(y)
+        return int(np.sum(y[:, None] > y[None, :]))
+
+    res = check_count_pairs(quadratic)
+    assert not res.passed and res.case_number is None and "too slow" in res.message
+    assert check_count_pairs(quadratic, check_speed=False).passed
 
 
 def test_sweep_off_by_one_hint_names_the_example():
@@ -461,7 +759,7 @@ def test_starter_cells_pass_with_the_solutions(notebook, module):
         name = last[last.index("(") + 1:-1]
         ns[name] = getattr(module, name)
         check = last[:last.index("(")]
-        kwargs = {"check_speed": False} if check == "check_sweep" else {}
+        kwargs = {"check_speed": False} if check in ("check_sweep", "check_count_pairs") else {}
         assert ns[check](ns[name], **kwargs).passed
 
 

@@ -40,12 +40,20 @@ SECTIONS = {
 MARKED = "background:#ffe58a"
 
 
-def _cell(name, cell_id):
+def _find(name, cell_id):
     nb = json.loads((NB_DIR / f"{name}.ipynb").read_text(encoding="utf-8"))
     cells = [c for c in nb["cells"] if c.get("id") == cell_id]
     assert len(cells) == 1, f"{name}: expected one cell with id {cell_id!r}, found {len(cells)}"
-    src = cells[0]["source"]
+    return cells[0]
+
+
+def _cell(name, cell_id):
+    src = _find(name, cell_id)["source"]
     return "".join(src) if isinstance(src, list) else src
+
+
+def _tags(name, cell_id):
+    return _find(name, cell_id).get("metadata", {}).get("tags", [])
 
 
 def _run_cell(name):
@@ -93,7 +101,9 @@ def test_every_frame_redraws_with_the_named_reference_lines(name, lives):
     text, src = _cell(name, text_id), _cell(name, code_id)
     # the markdown tells the student which file to open, and the cell is a widget cell
     assert f"`svmlab/reference/{module}.py`" in text
-    assert src.startswith("# NBVAL_IGNORE_OUTPUT") and "print(" not in src
+    # test scaffolding in a cell tag, which students do not see
+    assert "nbval-ignore-output" in _tags(name, code_id) and "NBVAL" not in src
+    assert "print(" not in src
     live = _live(lives, name)
     assert live.source is not None, "the source panel is off"
     images, marked_frames = set(), 0

@@ -90,7 +90,23 @@ def test_player_slider_redraws_by_updating_artists():
     assert title.get_text() == "frame 3"
     assert p.caption.value == "<b>k = 3</b>"
     assert p.image.value != first and p.image.value[:2] == b"\xff\xd8"  # JPEG
-    assert p.play.max == p.slider.max == 5
+    assert p.play.max == len(p.slider.options) - 1 == 5
+    # the readout counts from 1, as the captions of the explorers count steps
+    assert p.slider.label == "4" and p.labels == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_player_first_last_buttons_and_labels():
+    p, line, title, ax = _line_player(6)
+    p.last_button.click()
+    assert p.value == p.frame == 5 and p.slider.label == "6"
+    p.first_button.click()
+    assert p.value == p.frame == 0
+    p.replace(p.fig, 3, p._update, labels=["1", "2", "stop"], start=2)
+    assert p.slider.label == "stop" and p.value == 2 and p.play.value == 2
+    p.replace(p.fig, 2, p._update, labels=lambda k: f"{50 * k} %")
+    assert p.labels == ["0 %", "50 %"] and p.value == 0
+    with pytest.raises(ValueError, match="labels"):
+        p.replace(p.fig, 3, p._update, labels=["a"])
 
 
 def test_player_drive_visits_every_frame_and_propagates_errors():
@@ -170,7 +186,7 @@ def test_player_replace_keeps_the_widgets():
 
     p.replace(fig, 3, update)
     assert p.image is image and p.slider is slider
-    assert p.slider.max == p.play.max == 2 and p.slider.value == 0
+    assert len(p.slider.options) - 1 == p.play.max == 2 and p.slider.value == 0
     assert seen == [0] and p.caption.value == "new 0" and p.image.layout.width == "80px"
     p.slider.value = 2
     assert seen == [0, 2]
@@ -268,3 +284,27 @@ def test_static_exports_keep_the_designed_size_after_a_player_doubled_the_dpi():
     frame = re.sub(r"\\n|\s", "", frame)
     im = Image.open(io.BytesIO(base64.b64decode(frame)))
     assert im.size == (150, 100)
+
+
+def test_warm_fits_makes_the_choices_of_the_full_fit():
+    """The clones that warm_fits fits on a few rows choose the kernel cache's
+    type as the full fits do (float32 when the float64 matrix does not fit
+    in cache_size), so the compiled code they load is the one the timed fit
+    runs; LIBSVM (no compilation) is left alone."""
+    from sklearn.svm import SVC
+
+    from svmlab import IRWLSClassifier, SMOClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2400, 4))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=2400) > 0, 1, -1)
+    ests = [SMOClassifier(C=1.0, cache_size=40, progress=False),       # 2400^2 * 8 B > 40 MB
+            SMOClassifier(C=1.0, cache_size=100, progress=False),      # the matrix fits
+            IRWLSClassifier(C=1.0, cache_size=1.0, progress=False), SVC()]
+    clones = viz.warm_fits(ests, X, y, n=200)
+    assert len(clones) == 3 and viz.warm_fits.seconds >= 0
+    for est, c in zip(ests, clones):
+        full = est.fit(X, y)
+        assert c.cache_dtype_ == full.cache_dtype_, (est, c.cache_dtype_)
+        assert len(c.classes_) == 2
+    assert {c.cache_dtype_ for c in clones[:2]} == {"float32", "float64"}

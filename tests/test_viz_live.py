@@ -62,8 +62,10 @@ def test_changing_C_refits_and_redraws(smo_live):
     assert _dual(a1, y, rbf_kernel(X, gamma=GAMMA)) == pytest.approx(
         _libsvm_dual(X, y, 10.0, GAMMA), rel=1e-3)
     assert L.player.image.value != img0
-    # it opens at the last step, and the slider covers the new trace
-    assert L.player.slider.max == len(L.explorer.records) - 1 == L.player.slider.value
+    # it opens at the first step, and the slider covers the new trace
+    assert len(L.player.slider.options) == len(L.explorer.records) == L.n_frames
+    assert L.player.value == 0 and L.player.slider.label == "1"
+    assert "step 1/" in L.player.caption.value
     assert L.timing()["n"] >= 2
     L.controls["C"].value = 1.0
 
@@ -181,9 +183,26 @@ def test_navigation_lands_on_steps_with_the_property():
     L.player.goto(3)
     assert L.jump("+10") == min(13, len(recs) - 1)
     assert L.jump("-10") == max(min(13, len(recs) - 1) - 10, 0)
-    # past the last such step: stays, and says so
+    # past the last such step: round to the first one from the start, and say so
+    first_clipped = next(t for t in range(len(recs)) if clipped(recs[t]))
     L.player.goto(len(recs) - 1)
-    assert L.jump("next clipped") is None and "no clipped" in L.status.value
+    assert L.jump("next clipped") == first_clipped
+    assert f"no clipped step after step {len(recs)}: back to the first one, step " \
+        f"{first_clipped + 1}" in L.note.value
+    # the note goes with the next successful jump, and with a slider move
+    L.jump("next clipped")
+    assert L.note.value == ""
+    L.player.goto(len(recs) - 1)
+    L.jump("next clipped")
+    assert L.note.value
+    L.player.slider.value = 2
+    assert L.note.value == ""
+    # a fit without such a step says so and stays
+    L.explorer.records[0]  # noqa: B018
+    L._nav_pred["next miracle"] = lambda live, k: False
+    assert L.jump("next miracle") is None and "this fit has no miracle step" in L.note.value
+    assert L.player.value == 2
+    del L._nav_pred["next miracle"]
     with pytest.raises(KeyError):
         L.jump("next miracle")
 
@@ -467,3 +486,83 @@ def test_source_titles_name_the_module_that_defines_the_function():
             assert want in L.source.value and "irwls.line_search_iteration" not in L.source.value
             seen = True
     assert seen, "no line-search iteration in this fit: choose another problem"
+
+
+# --------------------------------------------------------------------------
+# reveal locks in the source panels
+# --------------------------------------------------------------------------
+@pytest.fixture
+def locked(monkeypatch):
+    import svmlab.exercises as ex
+
+    monkeypatch.delenv(ex.LOCKS_ENV, raising=False)
+    ex.reset_locks()
+    yield ex
+    ex.reset_locks()
+
+
+def _solutions(name):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+#: (a line of the answer, the exercise that hides it) per reference the explorers show
+_SMO_ANSWERS = [("alph2 + y2 * (E1 - E2) / eta", "01.take_step"),
+                ("min(C2, C1 + alph2 - alph1)", "01.segment_ends"),
+                ("b1 = b - E1 - d1 * k11 - d2 * k12", "01.threshold")]
+
+
+def test_smo_source_panel_hides_the_answers_until_passed_or_revealed(locked):
+    from svmlab.exercises import check_threshold
+
+    L = vlive.live_smo(n=16, grid=15)
+    html = L.source.value
+    assert "white-space:pre" in html  # never wraps inside a name
+    for text, eid in _SMO_ANSWERS:
+        assert text not in html, text
+        assert f"hidden: exercise {eid}" in html or eid == "01.segment_ends"
+    assert L.reveal_button.layout.display != "none"
+    assert "01.take_step" in L.reveal_button.description
+    # passing the threshold exercise opens its lines in the panel on screen
+    assert check_threshold(_solutions("solutions_01_smo").threshold).passed
+    html = L.source.value
+    assert "b1 = b - E1 - d1 * k11 - d2 * k12" in html
+    assert "alph2 + y2 * (E1 - E2) / eta" not in html
+    # the reveal button opens the rest
+    L.reveal()
+    html = L.source.value
+    assert all(text in html for text, _ in _SMO_ANSWERS)
+    assert "hidden: exercise" not in html and L.reveal_button.layout.display == "none"
+    # the instructor's view
+    locked.reset_locks()
+    locked.set_locks(False)
+    html = vlive.live_smo(n=16, grid=15, selection="wss2").source.value
+    assert all(text in html for text, _ in _SMO_ANSWERS)
+
+
+def test_every_live_source_panel_hides_its_exercises(locked):
+    """Driven through every frame, no panel shows a locked answer line."""
+    cases = [
+        (vlive.live_cutting_plane(C=20.0, epsilon=1e-3, n=30),
+         ["margins < 1.0", "g = (c * v * y) @ X / n"]),
+        (vlive.live_ordinal(C=10.0, n=12),
+         ["c_plus[i] = n_lower[rank[i]] - passed[:rank[i]].sum()",
+          "g = (c_plus - c_minus) @ X / m", "np.sum(size * (np.cumsum(size) - size))"]),
+        (vlive.live_irwls(C=1.0, gamma=0.5, dataset="blobs", n=30, working_set_size=30),
+         ["(sp.sets == S2) & (ye > sp.tol)", "new[high] = C * y[F][high]"]),
+        (vlive.live_smo(n=20, grid=15, selection="wss2"), [t for t, _ in _SMO_ANSWERS]),
+    ]
+    for L, answers in cases:
+        hid = set()
+        for k in range(L.n_frames):
+            L.player.goto(k)
+            for text in answers:
+                assert text not in L.source.value, (L.name, k, text)
+            hid |= set(L._hidden_ids)
+        assert hid, L.name

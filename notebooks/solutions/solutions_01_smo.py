@@ -7,6 +7,16 @@ opposite sign of eta).
 """
 
 
+def segment_ends(y1, y2, a1, a2, C):
+    """The ends (L, H) of the feasible segment of a2 (derived from the box and
+    the line; TR eqs. 13, 14)."""
+    # the line keeps y1 a1 + y2 a2 fixed: a1 = a1_old + s (a2_old - a2), s = y1 y2
+    if y1 != y2:            # a1 - a2 = k: a2 in [-k, C - k], and a2 in [0, C]
+        return max(0.0, a2 - a1), min(C, C + a2 - a1)
+    # a1 + a2 = k: a2 in [k - C, k], and a2 in [0, C]
+    return max(0.0, a2 + a1 - C), min(C, a2 + a1)
+
+
 def take_step(y1, y2, a1, a2, E1, E2, K11, K12, K22, C):
     """One analytic SMO step on the pair (a1, a2); returns (a1_new, a2_new)."""
     s = y1 * y2

@@ -25,3 +25,18 @@ def working_set_slack(G, d, w):
     if len(d) == 0:
         return 0.0                 # an empty working set constrains nothing
     return max(0.0, float(np.max(d - G @ w)))
+
+
+def one_plane_qp(g, d, C):
+    """argmin 1/2 |w|^2 + C max(0, d - w'g): OP3 with one plane.
+
+    Only w'g enters the slack, so w = t g (a part orthogonal to g only adds to
+    |w|^2).  Along g the objective is 1/2 t^2 |g|^2 + C max(0, d - t |g|^2):
+    its slope is (t - C) |g|^2 while the plane is violated and t |g|^2 after,
+    so t grows until the plane holds (t = d / |g|^2) or the price C is
+    reached (t = C), whichever comes first."""
+    g = np.asarray(g, dtype=float)
+    gg = float(g @ g)
+    if d <= 0 or gg == 0.0:
+        return np.zeros_like(g)
+    return min(C, d / gg) * g

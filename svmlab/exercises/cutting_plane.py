@@ -44,7 +44,8 @@ import numpy as np
 from ._core import Case, WrongAnswer, as_float, fmt, fmt_array, quiet_fit, run_cases
 
 __all__ = ["check_most_violated", "most_violated_cases", "reference_most_violated",
-           "check_working_set_slack", "slack_cases"]
+           "check_working_set_slack", "slack_cases", "check_one_plane_qp", "one_plane_cases",
+           "one_plane_objective", "reference_one_plane"]
 
 
 def reference_most_violated(X, y, w):
@@ -106,7 +107,7 @@ def recorded_cutting_plane_iterations():
     from ..datasets import toy_2d
 
     out = []
-    for name, kind, C in [("blobs", "blobs", 20.0), ("xor", "xor", 50.0)]:
+    for name, kind, C in [("blobs", "blobs", _CP_C["blobs"]), ("xor", "xor", _CP_C["xor"])]:
         X, y = toy_2d(kind, n=40, random_state=3)
         est = CuttingPlaneClassifier(C=C, epsilon=1e-4, progress=False)
         Xb = np.hstack([X, np.ones((X.shape[0], 1))])
@@ -219,7 +220,7 @@ def check_most_violated(student_fn):
     """Check ``student_fn(X, y, w) -> (c, g, d)`` (the most violated
     constraint of OP2) on hand-picked, random and recorded cases."""
     return run_cases("most_violated", student_fn, most_violated_cases(), _normalise, _hint,
-                     _show_expected, _show_got)
+                     _show_expected, _show_got, exercise_id="03.most_violated")
 
 
 # ------------------------------------------------------------------ OP3 slack
@@ -311,4 +312,123 @@ def check_working_set_slack(student_fn):
     hand-picked, random and recorded cases."""
     return run_cases("working_set_slack", student_fn, slack_cases(),
                      lambda raw, case: as_float(raw, "xi"), _slack_hint,
-                     lambda c: f"xi = {fmt(c.expected)}", lambda g, c: f"xi = {fmt(g)}")
+                     lambda c: f"xi = {fmt(c.expected)}", lambda g, c: f"xi = {fmt(g)}",
+                     exercise_id="03.working_set_slack")
+
+
+# ------------------------------------------------------------------ OP3 with one plane
+def one_plane_objective(w, g, d, C):
+    """``1/2 |w|^2 + C max(0, d - w'g)``: OP3 with the single plane (g, d)."""
+    w = np.asarray(w, float)
+    return 0.5 * float(w @ w) + C * max(0.0, float(d) - float(w @ np.asarray(g, float)))
+
+
+def reference_one_plane(g, d, C):
+    """The minimiser of :func:`one_plane_objective` (the checker's yardstick:
+    it is compared by objective value, never entry by entry)."""
+    g = np.asarray(g, float)
+    gg = float(g @ g)
+    if d <= 0 or gg == 0.0:
+        return np.zeros_like(g)
+    return min(C, d / gg) * g
+
+
+def _pcase(label, g, d, C, extra=None):
+    g = np.asarray(g, float)
+    return Case(label, {"g": g, "d": float(d), "C": float(C)},
+                reference_one_plane(g, d, C), extra or {})
+
+
+def one_plane_cases():
+    """Every case of :func:`check_one_plane_qp`, in order: hand-picked,
+    random, and the first plane of every recorded Algorithm 1 fit (whose
+    second iterate ``w`` is the solution of exactly this problem)."""
+    yield _pcase("hand-picked: the plane is already satisfied at w = 0 (d <= 0)",
+                 [1.0, 2.0], -0.5, 10.0)
+    yield _pcase("hand-picked: d = 0", [0.5, -0.5], 0.0, 1.0)
+    yield _pcase("hand-picked: a large C: the plane is met exactly, w'g = d",
+                 [0.6, 0.8], 0.5, 100.0)
+    yield _pcase("hand-picked: a small C: the price C binds before the plane is met",
+                 [0.6, 0.8], 0.5, 0.1)
+    yield _pcase("hand-picked: C exactly at the kink d / |g|^2", [3.0, 4.0], 0.5, 0.02)
+    yield _pcase("hand-picked: g = 0: no w changes the slack", [0.0, 0.0, 0.0], 0.7, 5.0)
+    yield _pcase("hand-picked: one feature", [2.0], 1.0, 1.0)
+    rng = np.random.default_rng(32)
+    for _ in range(12):
+        p = int(rng.integers(1, 6))
+        g = rng.normal(scale=float(rng.choice([0.1, 1.0])), size=p)
+        d = float(rng.uniform(-0.2, 1.0))
+        C = float(10 ** rng.uniform(-2, 3))
+        yield _pcase(f"random: {p} features, C = {fmt(C)}", g, d, C)
+    seen = set()
+    for name, Xb, y, r in recorded_cutting_plane_iterations():
+        if r.iteration != 1 or name in seen:
+            continue
+        seen.add(name)
+        c = np.asarray(r.constraint, bool)
+        g = (c * y) @ Xb / len(y)
+        yield _pcase(f"recorded: the first plane of Algorithm 1 on {name} (its next w)",
+                     g, r.constraint_offset, _CP_C[name], {"record": r})
+
+
+#: the C of the recorded fits (see recorded_cutting_plane_iterations)
+_CP_C = {"blobs": 20.0, "xor": 50.0}
+
+
+def _one_plane_normalise(raw, case):
+    p = case.args["g"].shape[0]
+    try:
+        w = np.asarray(raw, float)
+    except (TypeError, ValueError):
+        raise WrongAnswer(f"w must be an array of numbers, got {type(raw).__name__}") from None
+    if w.shape != (p,):
+        raise WrongAnswer(f"w must have the shape of g, ({p},); got {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise WrongAnswer("w must be finite")
+    return w
+
+
+def _one_plane_hint(case, w):
+    """None when ``w`` attains the minimum of the objective (within 1e-9,
+    relative); else which optimality property it breaks."""
+    g, d, C = case.args["g"], case.args["d"], case.args["C"]
+    best = reference_one_plane(g, d, C)
+    F, F_best = one_plane_objective(w, g, d, C), one_plane_objective(best, g, d, C)
+    if F <= F_best + 1e-9 * (1.0 + abs(F_best)):
+        return None
+    head = f"your w gives the objective {fmt(F)}, but {fmt(F_best)} is reachable"
+    gg = float(g @ g)
+    if gg == 0.0 or d <= 0:
+        return (f"{head}. Here no w can lower the slack term below "
+                f"C max(0, d) = {fmt(C * max(0.0, d))} (d <= 0 or g = 0), so only 1/2 |w|^2 "
+                f"is left to minimise.")
+    t = float(w @ g) / gg
+    orth = w - t * g
+    if float(orth @ orth) > 1e-12 * (1.0 + float(w @ w)):
+        return (f"{head}. Your w has a part orthogonal to g: it adds to 1/2 |w|^2 and changes "
+                f"nothing else (the slack depends on w only through w'g), so the optimum is a "
+                f"multiple t g of g.")
+    slack = d - float(w @ g)
+    if t < 0:
+        return f"{head}. Your w = t g has t = {fmt(t)} < 0: it makes the slack larger."
+    if slack > 1e-12 and t < C - 1e-12 * C:
+        return (f"{head}. With w = t g (t = {fmt(t)}) the plane is still violated (slack "
+                f"{fmt(slack)} > 0): growing t lowers the objective at rate C - t = "
+                f"{fmt(C - t)} per unit of t |g|^2, as long as the slack is positive.")
+    if slack < -1e-12:
+        return (f"{head}. With w = t g (t = {fmt(t)}) the plane holds with room to spare "
+                f"(w'g = {fmt(float(w @ g))} > d = {fmt(d)}): the slack term is 0 already, "
+                f"and a shorter w lowers 1/2 |w|^2.")
+    return (f"{head}. With w = t g (t = {fmt(t)}) the slack is still positive, but the price "
+            f"of a violation is only C = {fmt(C)} per unit: beyond t = C, growing w costs more "
+            f"in 1/2 |w|^2 than it saves.")
+
+
+def check_one_plane_qp(student_fn):
+    """Check ``student_fn(g, d, C) -> w``, the minimiser of
+    ``1/2 |w|^2 + C max(0, d - w'g)`` (OP3 with one plane), by its
+    objective value on hand-picked, random and recorded cases (the first
+    plane of an Algorithm 1 fit, whose next iterate is this minimiser)."""
+    return run_cases("one_plane_qp", student_fn, one_plane_cases(), _one_plane_normalise,
+                     _one_plane_hint, lambda c: "w = " + fmt_array(c.expected),
+                     lambda w, c: "w = " + fmt_array(w), exercise_id="03.one_plane_qp")

@@ -154,7 +154,7 @@ def check_irwls_weights(student_fn):
     return run_cases("irwls_weights", student_fn, weights_cases(),
                      _normalise_array("a", float), _weights_hint,
                      lambda c: "a = " + fmt_array(c.expected, 20),
-                     lambda g, c: "a = " + fmt_array(g, 20))
+                     lambda g, c: "a = " + fmt_array(g, 20), exercise_id="05.irwls_weights")
 
 
 # ------------------------------------------------------------------ reordering
@@ -301,4 +301,5 @@ def check_reorder(student_fn):
     of Table 1) on hand-picked, random and recorded cases."""
     return run_cases("reorder_sets", student_fn, reorder_cases(), _reorder_normalise,
                      _reorder_hint, lambda c: "new_sets = " + fmt_array(c.expected, 30),
-                     lambda g, c: "new_sets = " + fmt_array(g, 30))
+                     lambda g, c: "new_sets = " + fmt_array(g, 30),
+                     exercise_id="05.reorder_sets")

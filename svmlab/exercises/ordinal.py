@@ -28,8 +28,10 @@ like ``n^2`` (16 times), a sweep like ``n log n`` (about 4.5 times).  Pass
 
 ``count_pairs``: the number m of preference pairs ``{(i, j): y_i > y_j}``
 (an int; 0 when there is a single rank or no example), without listing the
-pairs (not timed: O(n^2) loops are accepted, but the hint is
-``m = sum_r N_r * #{examples of lower rank}``).
+pairs: the student derives the count from the number of examples per rank.
+After every case agrees, the same growth test as the sweep's (n = 2000 and
+n = 8000, growth slower than ``n^1.4``) fails a function that compares the
+pairs; ``check_speed=False`` skips it.
 
 ``ordinal_constraint``: the OP5 constraint from the counts,
 ``g = (1/m) sum_i (c_plus[i] - c_minus[i]) x_i`` (shape (p,)) and
@@ -207,7 +209,22 @@ def _hint(case, got):
             f"{{{lst}}}.")
 
 
-def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0):
+_SWEEP_ADVICE = ("Counting pairs is O(n^2); sort the 2n values s_i - 1/2 and s_j + 1/2 once and "
+                 "sweep them with one counter per rank (O(n log n + R n)).")
+_COUNT_ADVICE = ("Listing or comparing the pairs is O(n^2); count the examples of each rank "
+                 "once (np.unique with return_counts), then combine the counts.")
+
+
+def _sweep_input(n, rng):
+    return rng.normal(scale=2.0, size=n), rng.integers(1, 4, size=n)
+
+
+def _count_input(n, rng):
+    return (rng.integers(1, 6, size=n),)
+
+
+def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0,
+           make_input=_sweep_input, advice=_SWEEP_ADVICE):
     """None when the time from ``n_small`` to ``n_large`` (4 times more)
     grows slower than n^1.4, else the reason.
 
@@ -216,15 +233,15 @@ def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0):
     run alternately ``repeats`` times and the best time of each is kept, and
     a slow result is measured once more before the verdict.  A single run
     longer than ``max_run`` seconds ends the test at once (a pair-by-pair
-    Python loop would take minutes)."""
+    Python loop would take minutes).  The input of size n is
+    ``make_input(n, rng)`` (a tuple of arguments)."""
     rng = np.random.default_rng(41)
-    data = {n: (rng.normal(scale=2.0, size=n), rng.integers(1, 4, size=n))
-            for n in (n_small, n_large)}
+    data = {n: make_input(n, rng) for n in (n_small, n_large)}
 
     def run(n):
-        s, y = data[n]
+        args = [a.copy() for a in data[n]]
         t0 = time.process_time()
-        student_fn(s.copy(), y.copy())
+        student_fn(*args)
         return time.process_time() - t0
 
     ratio = np.inf
@@ -236,9 +253,7 @@ def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0):
                     best[n] = min(best[n], run(n))
                     if best[n] > max_run:
                         return (f"it is too slow: one call with n = {n} took "
-                                f"{best[n]:.1f} s of CPU time. Counting pairs is O(n^2); "
-                                f"sort the 2n values s_i - 1/2 and s_j + 1/2 once and sweep "
-                                f"them with one counter per rank (O(n log n + R n)).")
+                                f"{best[n]:.1f} s of CPU time. {advice}")
         except Exception as exc:  # noqa: BLE001 - reported to the student
             return f"it raised {type(exc).__name__}: {exc} on a large input (n = {n_large})."
         t1, t2 = max(best[n_small], 1e-6), max(best[n_large], 1e-6)
@@ -247,9 +262,7 @@ def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0):
         if expo <= 1.4:
             return None
     return (f"it is too slow: from n = {n_small} to n = {n_large} its time grew {ratio:.0f} "
-            f"times ({t1 * 1e3:.1f} ms -> {t2 * 1e3:.0f} ms), like n^{expo:.1f}. Counting "
-            f"pairs is O(n^2); sort the 2n values s_i - 1/2 and s_j + 1/2 once and sweep them "
-            f"with one counter per rank (O(n log n + R n)).")
+            f"times ({t1 * 1e3:.1f} ms -> {t2 * 1e3:.0f} ms), like n^{expo:.1f}. {advice}")
 
 
 def check_sweep(student_fn, check_speed=True):
@@ -261,7 +274,8 @@ def check_sweep(student_fn, check_speed=True):
                                f"c_minus = {fmt_array(c.expected[1], 20)}",
                      lambda g, c: f"c_plus = {fmt_array(g[0], 20)}, "
                                   f"c_minus = {fmt_array(g[1], 20)}",
-                     after=(lambda: _speed(student_fn)) if check_speed else None)
+                     after=(lambda: _speed(student_fn)) if check_speed else None,
+                     exercise_id="04.ordinal_sweep")
 
 
 # ------------------------------------------------------------------ m = |P|
@@ -325,10 +339,16 @@ def _count_hint(case, got):
             "the number of examples of rank r.")
 
 
-def check_count_pairs(student_fn):
-    """Check ``student_fn(y) -> m`` (the number of preference pairs)."""
+def check_count_pairs(student_fn, check_speed=True):
+    """Check ``student_fn(y) -> m`` (the number of preference pairs) against
+    a count of all pairs, then (unless ``check_speed=False``) that its time
+    grows slower than n^1.4 from n = 2000 to n = 8000: it must not list or
+    compare the pairs."""
+    after = (lambda: _speed(student_fn, 2000, 8000, make_input=_count_input,
+                            advice=_COUNT_ADVICE)) if check_speed else None
     return run_cases("count_pairs", student_fn, count_pairs_cases(), _count_normalise,
-                     _count_hint, lambda c: f"m = {c.expected}", lambda g, c: f"m = {g}")
+                     _count_hint, lambda c: f"m = {c.expected}", lambda g, c: f"m = {g}",
+                     after=after, exercise_id="04.count_pairs")
 
 
 # ------------------------------------------------------------------ the constraint
@@ -423,4 +443,5 @@ def check_ordinal_constraint(student_fn):
     return run_cases("ordinal_constraint", student_fn, constraint_cases(),
                      _constraint_normalise, _constraint_hint,
                      lambda c: f"g = {fmt_array(c.expected[0])}, d = {fmt(c.expected[1])}",
-                     lambda g, c: f"g = {fmt_array(g[0])}, d = {fmt(g[1])}")
+                     lambda g, c: f"g = {fmt_array(g[0])}, d = {fmt(g[1])}",
+                     exercise_id="04.ordinal_constraint")

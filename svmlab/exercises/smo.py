@@ -45,7 +45,8 @@ import numpy as np
 from ..smo._pairstep import pair_bounds, pair_step, pair_threshold
 from ._core import Case, WrongAnswer, as_float, fmt, quiet_fit, run_cases
 
-__all__ = ["check_take_step", "check_threshold", "take_step_cases", "threshold_cases"]
+__all__ = ["check_take_step", "check_threshold", "check_segment_ends", "take_step_cases",
+           "threshold_cases", "segment_ends_cases"]
 
 _STEP_ARGS = ("y1", "y2", "a1", "a2", "E1", "E2", "K11", "K12", "K22", "C")
 _THR_ARGS = ("y1", "y2", "a1", "a2", "a1_new", "a2_new", "E1", "E2", "b", "K11", "K12", "K22",
@@ -248,8 +249,104 @@ def check_take_step(student_fn):
     edge cases, random cases and every recorded step of three SMO fits.
     Returns an :class:`~svmlab.exercises.ExerciseResult`."""
     return run_cases("take_step", student_fn, take_step_cases(), _pair, _step_hint,
+                     exercise_id="01.take_step",
                      show_expected=lambda c: "(a1_new, a2_new) = (%s, %s)" % tuple(
                          fmt(v) for v in c.expected))
+
+
+# ------------------------------------------------------------------ segment ends
+_ENDS_ARGS = ("y1", "y2", "a1", "a2", "C")
+
+
+def _box_gap(y1, y2, a1, a2, a2_new, C):
+    """How far the pair ``(a1_new, a2_new)`` on the constraint line lies
+    outside the box ``[0, C]^2`` (0 inside); ``a1_new = a1 + s (a2 - a2_new)``."""
+    a1_new = a1 + y1 * y2 * (a2 - a2_new)
+    return max(0.0, -a1_new, a1_new - C, -a2_new, a2_new - C)
+
+
+def _ends_cases():
+    hand = [
+        ("y1 != y2, both multipliers inside the box", 1, -1, .4, .5, 1),
+        ("y1 == y2, both multipliers inside the box", 1, 1, .3, .4, 1),
+        ("y1 != y2, a1 > a2", -1, 1, .8, .3, 1),
+        ("y1 == y2, a1 + a2 > C", -1, -1, .9, .8, 1),
+        ("y1 == y2, both at 0: the segment is one point", 1, 1, 0, 0, 1),
+        ("y1 != y2, a1 = C and a2 = 0: the segment is one point", 1, -1, 1, 0, 1),
+        ("y1 == y2, both at C: the segment is one point", 1, 1, 1, 1, 1),
+        ("y1 != y2, a1 = a2: the whole diagonal of the box", 1, -1, .5, .5, 1),
+        ("y1 == y2, a1 + a2 = C: the whole anti-diagonal", 1, 1, .25, .75, 1),
+        ("C = 10, y1 != y2", -1, 1, 3, 7, 10),
+        ("C = 10, y1 == y2", 1, 1, 3, 4, 10),
+        ("C = 0.5, y1 == y2, a1 at C", -1, -1, .5, .2, .5),
+    ]
+    for label, *vals in hand:
+        args = dict(zip(_ENDS_ARGS, [float(v) for v in vals]))
+        yield Case("hand-picked: " + label, args, pair_bounds(*args.values()))
+    rng = np.random.default_rng(23)
+    for _ in range(25):
+        a = _random_step_args(rng)
+        args = {k: a[k] for k in _ENDS_ARGS}
+        lab = "y1 == y2" if args["y1"] == args["y2"] else "y1 != y2"
+        yield Case(f"random: {lab}, C = {fmt(args['C'])}", args, pair_bounds(*args.values()))
+    for name, r in recorded_smo_steps():
+        args = dict(zip(_ENDS_ARGS, (r.y1, r.y2, r.a1_old, r.a2_old, _REC_C)))
+        yield Case(f"recorded: SMO step {r.iteration} on {name}", args, (r.L, r.H),
+                   {"record": r})
+
+
+def segment_ends_cases():
+    """Every case of :func:`check_segment_ends`, in order."""
+    yield from _ends_cases()
+
+
+def _ends_hint(case, got):
+    """None when ``got = (L, H)`` has the properties of the segment's ends:
+    the current pair lies on it, both ends lie in the box, and a little
+    beyond either end the pair leaves the box (the segment is as long as
+    the box allows).  The check never uses the formula of the ends."""
+    a = case.args
+    y1, y2, a1, a2, C = (a[k] for k in _ENDS_ARGS)
+    L, H = got
+    tol = 1e-12 * max(1.0, C)
+    step = 1e-7 * max(1.0, C)
+    s = y1 * y2
+    line = ("a1 + a2 stays equal to " + fmt(a1 + a2)) if s > 0 else \
+        ("a1 - a2 stays equal to " + fmt(a1 - a2))
+    if L > H + tol:
+        return f"L = {fmt(L)} > H = {fmt(H)}: L is the lower end of the segment."
+    if not (L - tol <= a2 <= H + tol):
+        return (f"the pair before the step, a2 = {fmt(a2)}, must lie on its own segment, "
+                f"but it is outside [L, H] = [{fmt(L)}, {fmt(H)}].")
+    for end, v in (("L", L), ("H", H)):
+        if _box_gap(y1, y2, a1, a2, v, C) > tol:
+            a1v = a1 + s * (a2 - v)
+            return (f"at a2 = {end} = {fmt(v)} the partner is a1 = {fmt(a1v)} (on the line, "
+                    f"{line}), and the pair ({fmt(a1v)}, {fmt(v)}) is outside the box "
+                    f"[0, C]^2 with C = {fmt(C)}: both multipliers must stay in [0, C].")
+    for end, v in (("L", L - step), ("H", H + step)):
+        if _box_gap(y1, y2, a1, a2, v, C) <= tol:
+            a1v = a1 + s * (a2 - v)
+            return (f"the segment is longer: just beyond {end}, at a2 = {fmt(v)} with "
+                    f"a1 = {fmt(a1v)} ({line}), both multipliers are still inside [0, C]. An "
+                    f"end is where the line leaves the box: one of a1, a2 reaches 0 or C.")
+    return None
+
+
+def check_segment_ends(student_fn):
+    """Check ``student_fn(y1, y2, a1, a2, C) -> (L, H)``, the ends of the
+    feasible segment of ``a2``, by their properties (the current pair lies
+    on the segment, both ends are in the box, the segment cannot be longer),
+    on hand-picked, random and recorded cases.  Returns an
+    :class:`~svmlab.exercises.ExerciseResult`."""
+    def pair(raw, case):
+        if isinstance(raw, dict) or np.ndim(raw) != 1 or len(raw) != 2:
+            raise WrongAnswer(f"return the pair (L, H): two numbers, got {type(raw).__name__}")
+        return as_float(raw[0], "L"), as_float(raw[1], "H")
+
+    return run_cases("segment_ends", student_fn, segment_ends_cases(), pair, _ends_hint,
+                     lambda c: "(L, H) = (%s, %s)" % tuple(fmt(v) for v in c.expected),
+                     exercise_id="01.segment_ends")
 
 
 # ------------------------------------------------------------------ threshold
@@ -311,14 +408,6 @@ def _threshold_hint(case, got):
                                     and same(got, b2)):
         return None
     C = a["C"]
-    # Platt's TR writes u = w.x - b: all signs of b1, b2 flip
-    d1 = a["y1"] * (a["a1_new"] - a["a1"])
-    d2 = a["y2"] * (a["a2_new"] - a["a2"])
-    p1 = a["E1"] + d1 * a["K11"] + d2 * a["K12"] + a["b"]
-    p2 = a["E2"] + d1 * a["K12"] + d2 * a["K22"] + a["b"]
-    if any(same(got, v) for v in (p1, p2, 0.5 * (p1 + p2))):
-        return ("sign convention: Platt's TR writes u = w.x - b, svmlab writes f = ... + b, so "
-                "b1 = b - E1 - y1 (a1_new - a1) K11 - y2 (a2_new - a2) K12 (and likewise b2).")
     parts = f"b1 = {fmt(b1)}, b2 = {fmt(b2)}"
     if branch == "b1":
         why = (f"a1_new = {fmt(a['a1_new'])} is strictly inside (0, C = {fmt(C)}), so b must "
@@ -330,8 +419,19 @@ def _threshold_hint(case, got):
         why = (f"both a1_new = {fmt(a['a1_new'])} and a2_new = {fmt(a['a2_new'])} are at a "
                f"bound: every b between b1 and b2 is consistent, and svmlab takes their "
                f"average (b1 + b2) / 2")
+    # one of the three candidates, but the wrong one: the choice is the mistake
+    # (checked before the sign: a b1 that happens to equal a sign-flipped value
+    # is still a choice of b1)
     if same(got, b1) or same(got, b2) or same(got, 0.5 * (b1 + b2)):
         return f"{why}. ({parts}.)"
+    # Platt's TR writes u = w.x - b: all signs of b1, b2 flip
+    d1 = a["y1"] * (a["a1_new"] - a["a1"])
+    d2 = a["y2"] * (a["a2_new"] - a["a2"])
+    p1 = a["E1"] + d1 * a["K11"] + d2 * a["K12"] + a["b"]
+    p2 = a["E2"] + d1 * a["K12"] + d2 * a["K22"] + a["b"]
+    if any(same(got, v) for v in (p1, p2, 0.5 * (p1 + p2))):
+        return ("sign convention: Platt's TR writes u = w.x - b, svmlab writes f = ... + b, so "
+                "b1 = b - E1 - y1 (a1_new - a1) K11 - y2 (a2_new - a2) K12 (and likewise b2).")
     return (f"{parts}, computed with d1 = y1 (a1_new - a1) and d2 = y2 (a2_new - a2): "
             f"b1 = b - E1 - d1 K11 - d2 K12, b2 = b - E2 - d1 K12 - d2 K22. {why}.")
 
@@ -341,4 +441,5 @@ def check_threshold(student_fn):
     K22, C) -> b_new`` against :func:`svmlab.smo._pairstep.pair_threshold` and the
     recorded ``b_new`` of three SMO fits."""
     return run_cases("threshold", student_fn, threshold_cases(),
-                     lambda raw, case: as_float(raw, "b_new"), _threshold_hint)
+                     lambda raw, case: as_float(raw, "b_new"), _threshold_hint,
+                     exercise_id="01.threshold")

@@ -45,7 +45,10 @@ else:
 
         return sig, codegen
 
-    @njit(cache=True, inline="always")
+    def _popcount_twin(x):
+        return int(x).bit_count()
+
+    @njit(cache=True, inline="always", twin=_popcount_twin)
     def popcount(x):
         """Number of set bits of an integer (LLVM ``ctpop``)."""
         return _ctpop(x)

@@ -140,7 +140,7 @@ else:
 
         return sig, codegen
 
-    @njit(cache=True, inline="always")
+    @njit(cache=True, inline="always", twin=_extremes_py)
     def extremes(FL, BL, m):
         """First position of the largest ``FL - BL`` and first position of
         the smallest ``FL + BL`` over ``[0, m)``; -1 where no value beats

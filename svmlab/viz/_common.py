@@ -70,6 +70,13 @@ __all__ = [
     "DecisionGrid",
     "contour_segments",
     "plot_decision_regions",
+    "drawn_texts",
+    "text_problems",
+    "MIN_TEXT_PT",
+    "course_style",
+    "COURSE_RC",
+    "MAX_FIGURE_PX",
+    "warm_fits",
 ]
 
 # --------------------------------------------------------------------------
@@ -252,13 +259,19 @@ class FramePlayer:
     Parameters
     ----------
     fig : matplotlib Figure, built once (see :func:`new_figure`).
-    n_frames : int, number of frames; the slider runs over ``0..n_frames-1``.
+    n_frames : int, number of frames; the slider's value runs over
+        ``0..n_frames-1`` (a ``SelectionSlider``: its value is the frame index,
+        its readout the frame's label, see ``labels``).
     update : callable ``update(k) -> str | None``; changes the artists of
         ``fig`` in place for frame ``k`` and returns an optional caption
         (HTML allowed) shown above the image.
     interval : int, milliseconds between frames when Play runs.
     description : str, slider label.
     start : int, the frame shown first.
+    labels : the slider's readout per frame (list of strings or a callable
+        ``k -> str``); default ``1, 2, ..., n_frames``, so the number under
+        the slider is the step number the caption shows (an explorer whose
+        frames are not steps passes its own: ``"stop"``, ``"40 %"`` ...).
     image_format : ``"jpeg"`` (default; fast to encode, quality 94 with full
         chroma) or ``"png"``.
     animated : optional list of the artists ``update`` changes, in drawing
@@ -280,8 +293,9 @@ class FramePlayer:
 
     Attributes
     ----------
-    play, slider, image, caption : the ipywidgets; ``widget`` is the box
-        holding them (displaying the player displays it).
+    play, slider, image, caption, first_button, last_button : the
+        ipywidgets; ``widget`` is the box holding them (displaying the player
+        displays it), ``controls`` the row of buttons and slider.
     css_width, css_height : the size (CSS pixels) the image is displayed at;
         the rendered image has ``scale`` times as many pixels each way.
     update_ms, render_ms : lists of the time spent in ``update`` (artist
@@ -289,7 +303,7 @@ class FramePlayer:
     """
 
     def __init__(self, fig, n_frames, update, interval=400, description="step", start=0,
-                 animated=None, image_format="jpeg", scale=2.0):
+                 animated=None, image_format="jpeg", scale=2.0, labels=None):
         import ipywidgets as w
 
         if image_format not in ("jpeg", "png"):
@@ -305,22 +319,38 @@ class FramePlayer:
         self._quiet = False  # True while replace() changes the slider's range
         self.play = w.Play(value=0, min=0, max=1, step=1, interval=int(interval),
                            description="Play", repeat=False)
-        self.slider = w.IntSlider(value=0, min=0, max=1, step=1, description=description,
-                                  continuous_update=True, layout=w.Layout(width="60%"))
+        # a selection slider: its value is the frame index, its readout the
+        # frame's label (the number the caption shows)
+        self.slider = w.SelectionSlider(options=[("1", 0), ("2", 1)], value=0,
+                                        description=description, continuous_update=True,
+                                        layout=w.Layout(width="55%"))
         # linked in the browser: Play moves the slider without a kernel round trip
-        self._link = w.jslink((self.play, "value"), (self.slider, "value"))
+        self._link = w.jslink((self.play, "value"), (self.slider, "index"))
+        self.first_button = w.Button(description="first", icon="step-backward",
+                                     tooltip="go to the first frame",
+                                     layout=w.Layout(width="auto"))
+        self.last_button = w.Button(description="last", icon="step-forward",
+                                    tooltip="go to the last frame", layout=w.Layout(width="auto"))
+        self.first_button.on_click(lambda _b: self.goto(0))
+        self.last_button.on_click(lambda _b: self.goto(self.n_frames - 1))
         self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
         self.image = w.Image(format=image_format)
         self._background = None
-        self.widget = w.VBox([w.HBox([self.play, self.slider]), self.caption, self.image])
-        self.slider.observe(self._on_value, names="value")
-        self.replace(fig, n_frames, update, animated=animated, start=start)
+        self.controls = w.HBox([self.first_button, self.play, self.slider, self.last_button])
+        self.widget = w.VBox([self.controls, self.caption, self.image])
+        self.slider.observe(self._on_value, names="index")
+        self.replace(fig, n_frames, update, animated=animated, start=start, labels=labels)
 
-    def replace(self, fig, n_frames, update, animated=None, start=0, keep_background=False):
+    def replace(self, fig, n_frames, update, animated=None, start=0, keep_background=False,
+                labels=None):
         """Show another figure in the same widgets (same ``Image``, slider and
         Play button, so anything bound to them, e.g. a click handler, stays):
         the slider's range becomes ``0..n_frames-1`` and frame ``start`` is
         drawn.  The live explorers call it after every refit.
+
+        ``labels``: the slider's readout per frame (a list of ``n_frames``
+        strings, or ``labels(k) -> str``); default the frame number counted
+        from 1, as the explorers' captions count steps.
 
         ``keep_background=True`` (only with the same ``fig``) keeps the
         blitting background: the caller promises that nothing outside
@@ -345,16 +375,26 @@ class FramePlayer:
             a.set_animated(True)
         if not keep:
             self._background = None
+        if labels is None:
+            labels = [str(k + 1) for k in range(self.n_frames)]
+        elif callable(labels):
+            labels = [str(labels(k)) for k in range(self.n_frames)]
+        labels = [str(v) for v in labels]
+        if len(labels) != self.n_frames:
+            raise ValueError(f"{len(labels)} labels for {self.n_frames} frames")
+        self.labels = labels
         start = int(min(max(start, 0), self.n_frames - 1))
         self._quiet = True
         try:
-            for wdg in (self.play, self.slider):
-                if start > wdg.max:  # keep min <= value <= max at every assignment
-                    wdg.max = self.n_frames - 1
-                    wdg.value = start
-                else:
-                    wdg.value = start
-                    wdg.max = self.n_frames - 1
+            if [lab for lab, _ in self.slider.options] != labels:
+                self.slider.options = list(zip(labels, range(self.n_frames)))
+            self.slider.index = start
+            if start > self.play.max:  # keep min <= value <= max at every assignment
+                self.play.max = self.n_frames - 1
+                self.play.value = start
+            else:
+                self.play.value = start
+                self.play.max = self.n_frames - 1
         finally:
             self._quiet = False
         self.show(start)
@@ -404,7 +444,8 @@ class FramePlayer:
     # -- driving ------------------------------------------------------------
     @property
     def value(self):
-        return self.slider.value
+        """The frame on the slider (0-based; the readout shows its label)."""
+        return self.slider.index
 
     def drive(self, frames=None):
         """Move the slider through ``frames`` (default: every frame) as a
@@ -413,7 +454,7 @@ class FramePlayer:
         an earlier cell still opens at its intended frame).  Returns the
         number of frames drawn."""
         frames = range(self.n_frames) if frames is None else frames
-        before = self.slider.value
+        before = self.slider.index
         n = 0
         for k in frames:
             self.goto(k)
@@ -427,10 +468,10 @@ class FramePlayer:
         k = int(k)
         if not 0 <= k < self.n_frames:
             raise IndexError(f"frame {k} outside 0..{self.n_frames - 1}")
-        if self.slider.value == k:
+        if self.slider.index == k:
             self.show(k)  # an unchanged value fires no observer
         else:
-            self.slider.value = k
+            self.slider.index = k
 
     def timing(self):
         """Median milliseconds per redraw: ``{"update_ms", "render_ms",
@@ -577,3 +618,168 @@ def plot_decision_regions(ax, clf, X, y, title=None, n=120, pad=0.15, levels=(-1
     if title:
         ax.set_title(title, fontsize=9)
     return ax
+
+
+# --------------------------------------------------------------------------
+# readability checks (used by the tests of every figure and explorer)
+# --------------------------------------------------------------------------
+#: the smallest text a figure of the course may show, in CSS points as a
+#: browser displays the figure at its natural size (96 CSS px per inch)
+MIN_TEXT_PT = 9.0
+
+
+#: matplotlib settings of the course's static figures (see :func:`course_style`)
+COURSE_RC = {
+    "figure.dpi": 96,             # 1 point of text = 1 CSS point in the browser
+    "figure.figsize": (7.5, 4.0),  # 720 CSS px: fits the 848 px of a 1280 px JupyterLab
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
+    "legend.fontsize": 9.5,
+    "figure.titlesize": 11,
+}
+
+#: the widest figure (CSS px at its natural size) a notebook shows: JupyterLab
+#: in a 1280 px browser, file browser open, leaves 848 px for a cell's output
+MAX_FIGURE_PX = 840
+
+
+def course_style():
+    """Set matplotlib's defaults for the course notebooks (:data:`COURSE_RC`):
+    figures at 96 dpi, so that a point of text is a CSS point in the
+    browser, and no default text below 9.5 points.  The notebooks call it in
+    their first cell; the explorers set their own sizes and need no call."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update(COURSE_RC)
+
+
+def drawn_texts(fig):
+    """``[(text artist, bbox in display pixels)]`` of every non-empty text
+    that a full render of ``fig`` draws (tick labels, titles, legends,
+    annotations, mathtext), animated artists included."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    renderer = canvas.get_renderer()
+    seen = []
+    orig = renderer.draw_text
+
+    def spy(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if mtext is not None and str(s).strip():
+            seen.append(mtext)
+        return orig(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    animated = [a for a in fig.findobj() if a.get_animated()]
+    renderer.draw_text = spy
+    try:
+        with _unanimated(animated):
+            fig.draw(renderer)
+    finally:
+        del renderer.draw_text
+    out, ids = [], set()
+    for t in seen:
+        if id(t) in ids:
+            continue
+        ids.add(id(t))
+        out.append((t, t.get_window_extent(renderer)))
+    return out
+
+
+def text_problems(fig, min_pt=MIN_TEXT_PT, overlap_px=1.5):
+    """Readability problems of ``fig`` at its natural size, as a list of
+    strings (empty: none): a text smaller than ``min_pt`` CSS points (its
+    font size times the figure's design dpi over 96), two texts whose boxes
+    overlap by more than ``overlap_px`` CSS pixels each way, or a text that
+    sticks out of the figure."""
+    dpi = fig.dpi
+    css = _design_dpi(fig)
+    px = dpi / 96.0  # display pixels per CSS pixel (a player renders at scale x dpi)
+    texts = drawn_texts(fig)
+    W, H = fig.bbox.width, fig.bbox.height
+    out = []
+    for t, bb in texts:
+        size = t.get_fontsize() * css / 96.0
+        if size < min_pt - 1e-9:
+            out.append(f"too small ({size:.1f} pt): {t.get_text()!r}")
+        if bb.x0 < -overlap_px * px or bb.y0 < -overlap_px * px or \
+                bb.x1 > W + overlap_px * px or bb.y1 > H + overlap_px * px:
+            out.append(f"outside the figure: {t.get_text()!r}")
+    for i in range(len(texts)):
+        ti, bi = texts[i]
+        for j in range(i + 1, len(texts)):
+            tj, bj = texts[j]
+            dx = min(bi.x1, bj.x1) - max(bi.x0, bj.x0)
+            dy = min(bi.y1, bj.y1) - max(bi.y0, bj.y0)
+            if dx > overlap_px * px and dy > overlap_px * px:
+                out.append(f"overlap: {ti.get_text()!r} and {tj.get_text()!r}")
+    return out
+
+
+# --------------------------------------------------------------------------
+# warming up the exact fits a notebook times
+# --------------------------------------------------------------------------
+def warm_fits(estimators, X, y, n=300, random_state=0):
+    """Fit a clone of each estimator on ``n`` rows of ``(X, y)``, so that the
+    compiled code the full fits will run is compiled (and loaded) before
+    anything is timed.  Returns the fitted clones (``warm_fits.seconds``
+    holds the time it took).
+
+    :func:`svmlab.warm_up` compiles each solver family on small problems; a
+    timed fit on many rows can still need another compiled version: its
+    kernel cache holds float32 values when the float64 kernel matrix does not
+    fit in ``cache_size`` (``cache_dtype="auto"``), and it may park examples
+    when the cache holds fewer rows than there are examples.  The clone keeps
+    every parameter and scales ``cache_size`` by ``(n / n_rows)^2``, so it
+    makes the same choices as the full fit on the same kind of input (dense,
+    CSR or binary).  Estimators without ``fit`` parameters of svmlab (LIBSVM
+    through scikit-learn) are skipped: they need no compilation."""
+    X_n = X.shape[0]
+    rng = np.random.default_rng(random_state)
+    y = np.asarray(y)
+    # both classes in the subset: the first n rows of a shuffled order, plus
+    # one row of every class that is missing
+    order = rng.permutation(X_n)
+    idx = order[: min(n, X_n)]
+    for c in np.unique(y):
+        if not np.any(y[idx] == c):
+            idx = np.append(idx, order[np.flatnonzero(y[order] == c)[0]])
+    idx = np.sort(idx)
+    Xs, ys = X[idx], y[idx]
+    from .. import _jit
+
+    t0 = time.perf_counter()
+    # compile here and now (svmlab._jit's eager mode, as svmlab.warm_up does):
+    # the small clones would otherwise run interpreted while a background
+    # process compiles, and the timed fit could meet the compilation
+    old = _jit.set_mode("eager")
+    try:
+        clones = _warm_clones(estimators, Xs, ys, len(idx), X_n)
+    finally:
+        _jit.set_mode(old)
+    warm_fits.seconds = time.perf_counter() - t0
+    return clones
+
+
+def _warm_clones(estimators, Xs, ys, n, X_n):
+    from sklearn.base import clone
+
+    clones = []
+    for est in estimators:
+        if not type(est).__module__.startswith("svmlab"):
+            continue
+        e = clone(est)
+        params = e.get_params()
+        if "cache_size" in params:
+            e.set_params(cache_size=float(params["cache_size"]) * (n / X_n) ** 2)
+        if "progress" in params:
+            e.set_params(progress=False)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e.fit(Xs, ys)
+        clones.append(e)
+    return clones

@@ -286,7 +286,7 @@ def slice_direction(trace, k):
 #: subplot parameters of :class:`CuttingPlaneExplorer` (fixed, so that a
 #: reused figure and a new one are laid out alike; ``tight_layout`` gives
 #: nearly these for the teaching data, but costs a text-measuring pass)
-LAYOUT = dict(left=0.06, right=0.98, bottom=0.08, top=0.95, wspace=0.16, hspace=0.28)
+LAYOUT = dict(left=0.06, right=0.985, bottom=0.075, top=0.955, wspace=0.16, hspace=0.36)
 
 
 def _check_trace(trace):
@@ -321,8 +321,8 @@ class CuttingPlaneExplorer:
     slider widget.
     """
 
-    def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(10, 7.5),
-                 dpi=72, stop_frame=True):
+    def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(8.5, 6.75),
+                 dpi=96, stop_frame=True):
         _check_trace(trace)
         self._stop_frame_arg = bool(stop_frame)
         self.ts = np.linspace(*t_range, n_t)
@@ -379,7 +379,7 @@ class CuttingPlaneExplorer:
         (self.mminus,) = axd.plot([], [], "k--", lw=0.8)
         axd.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=3, framealpha=0.9,
                    handletextpad=0.3, columnspacing=1.0)
-        self.title_data = axd.set_title("", fontsize=9)
+        self.title_data = axd.set_title("", fontsize=9, y=1.0)
 
         (self.risk_line,) = axr.plot(self.ts, np.zeros(n_t), "k-", lw=2, label="hinge risk $R(w)$")
         self.plane_lines = [axr.plot(self.ts, np.zeros(n_t), "-", color=NEUTRAL, lw=0.8,
@@ -397,17 +397,17 @@ class CuttingPlaneExplorer:
         axr.set_xlabel(r"$t$:  $w = w_k + t\,|w^*|\,u$,  $u$ towards $w^*$", fontsize=9)
         axr.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=3, framealpha=0.9,
                    handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
-        self.title_risk = axr.set_title("", fontsize=9)
+        self.title_risk = axr.set_title("", fontsize=9, y=1.0)
 
         # iterations 1..K on the x axes of the lower panels; the final check at K + 1
         self.x_stop = K + 1   # where the final check is drawn in the lower panels
         plot_xi(axx, tr, stop=self.stop_frame)
         self.cur_xi = axx.axvline(1, color="k", lw=0.8)
-        axx.set_title(r"$\xi$ against $\xi'$", fontsize=9)
+        axx.set_title(r"$\xi$ against $\xi'$", fontsize=9, y=1.0)
 
         plot_bounds(axb, tr, stop=self.stop_frame)
         self.cur_b = axb.axvline(1, color="k", lw=0.8)
-        self.title_b = axb.set_title("", fontsize=9)
+        self.title_b = axb.set_title("", fontsize=9, y=1.0)
         self.k = None
         self.update(0)
         # the risk panel's y-axis changes with the frame: it is redrawn with
@@ -515,9 +515,15 @@ class CuttingPlaneExplorer:
                 f"{tr.xi_new[k] - tr.xi[k]:.4f} &gt; &epsilon; = {eps:g}: add <i>c</i>, re-solve; "
                 f"primal {tr.primal[k]:.4f}, dual {tr.dual[k]:.4f}")
 
-    def player(self, interval=600):
+    def frame_labels(self):
+        """The slider's readout: the iteration number (as in the caption),
+        and ``"stop"`` for the final check."""
+        return [str(k + 1) for k in range(len(self.trace))] + (["stop"] if self.stop_frame else [])
+
+    def player(self, interval=600, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="iteration", animated=self.animated)
+                           description="iteration", animated=self.animated, start=start,
+                           labels=self.frame_labels())
 
 
 def plot_xi(ax, trace_or_xi, xi_new=None, epsilon=None, stop=True, final=None):
@@ -775,7 +781,11 @@ def plot_sweep(ax, values, iters, xlabel, logx=True, label=None):
     """Iterations against a swept quantity (log x axis by default)."""
     (ln,) = ax.plot(values, iters, "o-", label=label)
     if logx:
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        # 2x10^3, 3x10^3, ... between the decades would overlap in a narrow panel
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("iterations")
     ax.grid(True, which="both", alpha=0.3)

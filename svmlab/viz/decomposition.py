@@ -126,16 +126,16 @@ class FamilyExplorer:
     """
 
     def __init__(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
-                 n_frames=41, grid=50, figsize=(11.0, 4.0), dpi=72):
+                 n_frames=41, grid=50, figsize=(8.5, 3.875), dpi=96):
         self._grid_n = int(grid)
         fig = new_figure(figsize=figsize, dpi=dpi)
         if len(traces) < 1:
             raise ValueError("FamilyExplorer needs at least one method")
         axes = fig.subplots(1, len(traces))
         self._axes = list(np.atleast_1d(axes))
-        fig.subplots_adjust(left=0.02, right=0.98, bottom=0.03, top=0.86, wspace=0.06)
+        fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.80, wspace=0.05)
         self.fig = fig
-        self.suptitle = fig.suptitle("", fontsize=10)
+        self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
         self._draw(X, y, traces, kernel, gamma, degree, coef0, n_frames)
 
     def reset(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, n_frames=None):
@@ -185,7 +185,7 @@ class FamilyExplorer:
             ax.add_collection(mar)
             for lab in (-1, 1):
                 m = self.y_pm == lab
-                ax.scatter(X[m, 0], X[m, 1], s=14, c=CLASS_COLORS[lab],
+                ax.scatter(X[m, 0], X[m, 1], s=18, c=CLASS_COLORS[lab],
                            marker=CLASS_MARKERS[lab], linewidths=0, zorder=2)
             empty = np.empty((0, 2))
             sv = ax.scatter(empty[:, 0], empty[:, 1], s=45, facecolors="none",
@@ -196,7 +196,7 @@ class FamilyExplorer:
             ax.set_ylim(*self.grid.extent[2:])
             ax.set_xticks([])
             ax.set_yticks([])
-            title = ax.set_title("", fontsize=9)
+            title = ax.set_title("", fontsize=9.5, y=1.0)
             self.panels[name] = dict(boundary=bnd, margins=mar, sv=sv, ws=wsart, title=title)
             dyn += [bnd, mar, sv, wsart, title]
         self.suptitle.set_text("")
@@ -229,7 +229,7 @@ class FamilyExplorer:
             else:
                 p["ws"].set_offsets(np.empty((0, 2)))
                 size = 0
-            p["title"].set_text(f"{name}: step {t}/{T}, |B| = {size}, {int((a > 0).sum())} SVs")
+            p["title"].set_text(f"{name}\nstep {t}/{T}, |B| = {size}, {int((a > 0).sum())} SVs")
             parts.append(f"<b>{name}</b> step {t}/{T}, |B| = {size}")
         pct = 100.0 * k / max(self.n_frames - 1, 1)
         self.suptitle.set_text(f"progress {pct:.0f} % of each method's steps "
@@ -237,6 +237,11 @@ class FamilyExplorer:
         self.frame = k
         return f"progress {pct:.0f} % &middot; " + " &middot; ".join(parts)
 
-    def player(self, interval=400):
+    def frame_labels(self):
+        """The slider's readout: the progress in percent (as in the caption)."""
+        return [f"{100.0 * k / max(self.n_frames - 1, 1):.0f} %" for k in range(self.n_frames)]
+
+    def player(self, interval=400, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="progress", animated=self.animated)
+                           description="progress", animated=self.animated, start=start,
+                           labels=self.frame_labels())

@@ -173,31 +173,54 @@ def chunk_raster(trace):
     return R
 
 
+def set_raster(trace, fade=0.72):
+    """``(K, n, 3)`` RGB image of the sets: row k, column i is sample i's set
+    after record k in the set colours (S1 green, S2 grey, S3 red), faded
+    towards white (by ``fade``) where i is not in record k's working set.
+    Unlike :func:`chunk_raster` it shows something when the working set
+    holds every sample: how the sets change from iteration to iteration."""
+    from matplotlib.colors import to_rgb
+
+    table = np.array([[1.0, 1.0, 1.0]] + [to_rgb(SET_COLORS[_SET_KEY[s]]) for s in (S1, S2, S3)])
+    K, n = len(trace), len(trace.y)
+    img = np.empty((K, n, 3))
+    for k in range(K):
+        rgb = table[np.asarray(trace.sets[k], int)]
+        out = np.ones(n, bool)
+        out[np.asarray(trace.working_set[k], int)] = False
+        rgb[out] = fade + (1.0 - fade) * rgb[out]
+        img[k] = rgb
+    return img
+
+
 # --------------------------------------------------------------------------
 # explorer
 # --------------------------------------------------------------------------
 #: subplot parameters of :class:`IRWLSExplorer` (fixed, so that a reused
 #: figure and a new one are laid out alike; ``tight_layout`` gives nearly
 #: these for the teaching data, but costs a text-measuring pass)
-LAYOUT = dict(left=0.07, right=0.98, bottom=0.08, top=0.95, wspace=0.19, hspace=0.28)
+LAYOUT = dict(left=0.075, right=0.985, bottom=0.075, top=0.955, wspace=0.2, hspace=0.36)
 
 
 class IRWLSExplorer:
     """Four panels per IRWLS iteration on 2-D data.
 
-    * the data coloured by S1/S2/S3 (global membership after the iteration),
+    * the data, the class by the marker's shape (circle -1, square +1) and
+      the set S1/S2/S3 (global membership after the iteration) by its colour,
       the working set ringed, the decision boundary and margins of that
       iteration's beta and b;
     * the weight function (8) with the working set's ``(e_i y_i, a_i)``
       (S1's infinite weights drawn at the top);
     * ``y_i beta_i`` of every sample (in ``[0, C]`` once feasible), coloured
       by set: beta evolving;
-    * the working sets of all iterations, chunk after chunk (rows), with the
-      current iteration marked.
+    * the sets of every sample after every iteration (rows), faded outside
+      that iteration's working set (:func:`set_raster`), with the current
+      iteration marked: chunk after chunk, the working set moves across the
+      samples, and the colours show which samples change set.
     """
 
     def __init__(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
-                 grid_n=60, figsize=(10, 7.5), ye_range=(-1.5, 3.0), frames=None, dpi=72):
+                 grid_n=60, figsize=(8.5, 6.75), ye_range=(-1.5, 3.0), frames=None, dpi=96):
         self._grid_n = int(grid_n)
         self._ye_range = ye_range
         self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
@@ -265,8 +288,8 @@ class IRWLSExplorer:
         self._cls_idx = {lab: np.flatnonzero(tr.y == lab) for lab in (-1, 1)}
         self.pts = {}
         for lab, idx in self._cls_idx.items():
-            self.pts[lab] = axd.scatter(X[idx, 0], X[idx, 1], s=30, marker=CLASS_MARKERS[lab],
-                                        edgecolors=CLASS_COLORS[lab], linewidths=1.0, zorder=3)
+            self.pts[lab] = axd.scatter(X[idx, 0], X[idx, 1], s=34, marker=CLASS_MARKERS[lab],
+                                        edgecolors="k", linewidths=0.6, zorder=3)
         self.ring = axd.scatter([], [], s=120, facecolors="none", edgecolors=SET_COLORS["working"],
                                 linewidths=1.2, zorder=2)
         self.boundary = LineCollection([], colors="k", linewidths=1.5)
@@ -278,17 +301,22 @@ class IRWLSExplorer:
         axd.set_ylim(ex[2], ex[3])
         from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], ls="", marker="o", color=SET_COLORS[_SET_KEY[s]], label=SET_NAMES[s])
+        handles = [Line2D([], [], ls="", marker="s", mec="k", mew=0.6,
+                          color=SET_COLORS[_SET_KEY[s]], label=SET_NAMES[s].split(":")[0])
                    for s in (S1, S2, S3)]
+        handles += [Line2D([], [], ls="", marker=CLASS_MARKERS[lab], mfc="white", mec="k",
+                           label=f"$y = {lab:+d}$") for lab in (-1, 1)]
         handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec=SET_COLORS["working"],
                               ms=10, label="working set"))
-        axd.legend(handles=handles, fontsize=LEGEND_SIZE, loc="lower right", framealpha=0.9)
-        self.title_data = axd.set_title("", fontsize=9)
+        axd.legend(handles=handles, fontsize=LEGEND_SIZE, loc="lower right", framealpha=0.9,
+                   ncol=2, columnspacing=0.6, handletextpad=0.2, borderpad=0.3,
+                   labelspacing=0.3)
+        self.title_data = axd.set_title("", fontsize=9, y=1.0)
 
         self.a_max = 4.0 * tr.C
         self.curve = plot_weight_function(axw, tr.C, ye_range, self.a_max)
         self.wpts = axw.scatter([], [], s=18, zorder=3, edgecolors="k", linewidths=0.3)
-        self.title_w = axw.set_title("weights of the working set", fontsize=9)
+        self.title_w = axw.set_title("weights of the working set", fontsize=9, y=1.0)
 
         self.bpts = axb.scatter(np.arange(n), np.zeros(n), s=12, zorder=3)
         axb.axhline(0, color=NEUTRAL, lw=0.8)
@@ -300,18 +328,15 @@ class IRWLSExplorer:
         axb.set_xlim(-1, n)
         axb.set_xlabel("sample $i$")
         axb.set_ylabel(r"$y_i\beta_i$  $(= \alpha_i)$")
-        self.title_beta = axb.set_title("", fontsize=9)
+        self.title_beta = axb.set_title("", fontsize=9, y=1.0)
 
-        R = chunk_raster(tr)
-        from matplotlib.colors import ListedColormap
-
-        cmap = ListedColormap(["#f2f2f2", SET_COLORS["working"], "#1f5f8b"])
-        axc.imshow(R, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2,
+        axc.imshow(set_raster(tr), aspect="auto", interpolation="nearest",
                    extent=(-0.5, n - 0.5, len(tr) + 0.5, 0.5))
-        self.cur_row = axc.axhline(1, color=HIGHLIGHT, lw=1.2)
+        self.cur_row = axc.axhline(1, color="k", lw=1.2)
         axc.set_xlabel("sample $i$")
         axc.set_ylabel("IRWLS iteration")
-        axc.set_title("working set of each iteration (colour changes with the chunk)", fontsize=9)
+        axc.set_title("sets after each iteration (faded: outside the working set)", fontsize=9,
+                      y=1.0)
         self.k = None
         self.update(0)
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
@@ -358,9 +383,16 @@ class IRWLSExplorer:
         return (f"iteration {k + 1}/{len(tr)}, chunk {rec.chunk}: moved by rules a-d {rec.moved}, "
                 f"solve: {rec.method}, mode {rec.mode}{done}")
 
-    def player(self, interval=500):
+    def frame_labels(self):
+        """The slider's readout: the IRWLS iteration a frame shows (the
+        number of the caption; with ``frames="chunks"`` not every iteration
+        has a frame)."""
+        return [str(int(k) + 1) for k in self.frames]
+
+    def player(self, interval=500, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="frame", animated=self.animated)
+                           description="iteration", animated=self.animated, start=start,
+                           labels=self.frame_labels())
 
 
 # --------------------------------------------------------------------------

@@ -33,8 +33,11 @@ Every one returns a :class:`LiveExplorer`:
                (what a click on the picture does; not for the ordinal sweep,
                whose picture does not show the points in the plane);
 ``.click(px, py)``  a click at pixel ``(px, py)`` of the image, as ipyevents reports it;
-``.jump(name)`` / ``.nav``  navigation buttons (see each function);
-``.source``    the "which lines ran" HTML panel (``None`` when off);
+``.jump(name)`` / ``.nav``  navigation buttons (see each function); ``.note`` their answers;
+``.source``    the "which lines ran" HTML panel (``None`` when off); lines an
+               exercise asks the student to write are hidden until it passes
+               (:func:`svmlab.exercises.revealed`); ``.reveal()`` /
+               ``.reveal_button`` show them;
 ``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame.
 
 Clicks (LIBSVM's ``svm-toy``): choose ``+1``, ``-1`` or ``remove`` with the
@@ -45,11 +48,12 @@ JavaScript) as the pixel position in the rendered image's own pixels
 natural size), and :meth:`FramePlayer.pixel_to_data` maps it through the
 axes' transform.
 
-Speed: a refit of a toy problem should feel instant.  Building a new
+Speed: a refit of a toy problem should feel instant, and building a new
 figure costs a layout pass (``tight_layout`` measures every text), a cold
-text cache and new tick objects: 0.5 to 1.2 s for the four-panel figures on
-a loaded 2-core machine.  So every explorer here is built once and each
-refit draws the new trace into the same figure (``SMOStepExplorer.reset``,
+text cache and new tick objects, several times the cost of the fit
+(docs/decisions/23c05-live-explorers-reuse-their-figure.md).  So every
+explorer here is built once and each refit draws the new trace into the same
+figure (``SMOStepExplorer.reset``,
 ``CuttingPlaneExplorer.reset``, ``SweepExplorer.reset``,
 ``IRWLSExplorer.reset``, ``FamilyExplorer.reset``; the figures have a fixed
 layout, and the axes are emptied without losing their ticks).  The tests
@@ -65,9 +69,18 @@ notebook authors):
   caller's points, or points edited by clicks), which they then keep
   (the seed still seeds the solver); changing a solver parameter keeps them.
 * The seed seeds both the data and the solver (``random_state``).
-* After a refit the explorer opens at the *last* step (the model the solver
-  reached: the picture of a changed C is the new boundary); ``start="first"``
-  opens at the first.
+* The ``n`` slider shows how many points the picture holds: the caller's
+  points and clicked ones included (then it follows the points); choosing a
+  generated dataset again restores the slider's own setting.
+* The explorer opens at its first step, when it is shown and after every
+  refit (``start="first"``, the default); ``start="last"`` opens at the last
+  step (the model the solver reached: the primer uses it, whose text is
+  about that model) and ``start=k`` at step k.  The slider's readout and the
+  caption count the same way (from 1); **first** and **last** buttons sit
+  beside the Play button.  A "next ..." button searches forward from the
+  step on screen; when nothing follows, it goes round to the first such step
+  from the start and says so in the note line, which the next successful
+  jump, slider move or refit clears.
 * A fit is recorded for at most ``max_steps`` steps (the trace of a large C
   can be long); the caption says so when the cap was hit.
 * The source panel: ``source="auto"`` (default) uses
@@ -160,13 +173,13 @@ def _pm(y):
 def reference_source(module, **kwargs):
     """A ``source(record) -> html`` callable from
     ``svmlab.reference.<module>.explain`` (with ``kwargs`` passed on when
-    ``explain`` accepts them), rendered with
-    :func:`svmlab.reference._source.source_html`; ``None`` when that module
-    or its ``explain`` does not exist (yet)."""
+    ``explain`` accepts them), rendered by :func:`source_panel_html` with the
+    reveal locks of :mod:`svmlab.exercises` applied; ``None`` when that
+    module or its ``explain`` does not exist (yet).  After each call,
+    ``source.hidden`` holds the ids of the exercises whose lines it hid."""
     try:
         mod = import_module(f"svmlab.reference.{module}")
         explain = mod.explain
-        from ..reference._source import source_html
     except (ImportError, AttributeError):
         return None
     params = inspect.signature(explain).parameters
@@ -174,14 +187,73 @@ def reference_source(module, **kwargs):
 
     def source(record):
         parts = explain(record, **kw)
-        # the title names the module that defines the function (IRWLS and the
-        # decomposition share svmlab/reference/subproblem.py)
-        return "".join(source_html(func, tags, title=f"{func.__module__.rsplit('.', 1)[-1]}."
-                                                    f"{func.__qualname__}")
-                       for func, tags in parts)
+        html, hidden = [], []
+        for func, tags in parts:
+            # the title names the module that defines the function (IRWLS and
+            # the decomposition share svmlab/reference/subproblem.py)
+            title = f"{func.__module__.rsplit('.', 1)[-1]}.{func.__qualname__}"
+            h, ids = source_panel_html(func, tags, title=title)
+            html.append(h)
+            hidden += [i for i in ids if i not in hidden]
+        source.hidden = tuple(hidden)
+        return "".join(html)
 
     source.module = module
+    source.hidden = ()
     return source
+
+
+def source_panel_html(func, marks=(), title=None):
+    """``(html, hidden_ids)``: the source of the reference function ``func``
+    as an HTML block with the lines tagged ``marks`` highlighted (the lines
+    that ran) and the lines of still-locked exercises replaced by one grey
+    bar per run of lines that names the exercise
+    (:func:`svmlab.exercises.hidden_lines`); ``hidden_ids`` are those
+    exercises.  Lines never wrap (a long line scrolls sideways instead of
+    breaking inside a name)."""
+    import html as _html
+
+    from ..exercises._registry import hidden_lines
+    from ..reference._source import tagged_lines, tags_of
+
+    marks = set(marks)
+    unknown = marks - tags_of(func)
+    if unknown:
+        raise ValueError(f"{func.__qualname__} has no line tagged {sorted(unknown)}")
+    lines = tagged_lines(func)
+    hidden = hidden_lines(func)
+    rows, ids = [], []
+    k = 0
+    while k < len(lines):
+        if k in hidden:
+            eid = hidden[k]
+            j = k
+            ran = False
+            while j < len(lines) and hidden.get(j) == eid:
+                ran = ran or bool(lines[j][1] & marks)
+                j += 1
+            indent = len(lines[k][0]) - len(lines[k][0].lstrip())
+            n = j - k
+            bg = "#f3e3a0" if ran else "#e4e4e4"
+            rows.append(f'<span style="display:block;background:{bg};color:#555;'
+                        f'font-style:italic">{" " * indent}[{n} line{"s" * (n > 1)} hidden: '
+                        f'exercise {eid}{", ran at this step" if ran else ""}]</span>')
+            if eid not in ids:
+                ids.append(eid)
+            k = j
+            continue
+        line, tags = lines[k]
+        text = _html.escape(line) or " "
+        if tags & marks:
+            rows.append(f'<span style="background:#ffe58a;display:block">{text}</span>')
+        else:
+            rows.append(f'<span style="display:block;color:#333">{text}</span>')
+        k += 1
+    head = (f"<div style='font-weight:bold;margin:2px 0;font-size:13px'>{_html.escape(title)}"
+            f"</div>" if title else "")
+    return (f"{head}<pre style='font-size:12px;line-height:1.3;margin:0 0 6px 0;"
+            f"white-space:pre;overflow-x:auto;border:1px solid #ddd;padding:4px'>"
+            + "".join(rows) + "</pre>"), tuple(ids)
 
 
 # --------------------------------------------------------------------------
@@ -210,16 +282,19 @@ class LiveExplorer:
     source : ``"auto"``, ``None`` or a callable (see the module docstring);
         ``auto_source(values) -> callable | None`` resolves ``"auto"``.
     X, y : the caller's points (then the dataset control offers "your data").
-    start : ``"last"`` or ``"first"``: the frame shown after a refit.
+    start : ``"first"``, ``"last"`` or a frame number (counted from 1, as the
+        slider and caption count): the frame shown when the explorer opens
+        and after every refit (a number beyond the last frame shows the last).
     """
 
     def __init__(self, name, controls, data_controls, make_points, build, *, nav=None,
                  data_axes=None, source="auto", auto_source=None, X=None, y=None,
-                 start="last", interval=400, description="step"):
+                 start="first", interval=400, description="step"):
         import ipywidgets as w
 
-        if start not in ("first", "last"):
-            raise ValueError("start must be 'first' or 'last'")
+        if not (start in ("first", "last") or (isinstance(start, (int, np.integer))
+                                               and not isinstance(start, bool) and start >= 1)):
+            raise ValueError("start must be 'first', 'last' or a frame number >= 1")
         self.name = name
         self.controls = dict(controls)
         self._data_controls = tuple(data_controls)
@@ -248,6 +323,9 @@ class LiveExplorer:
 
         # widgets -------------------------------------------------------------
         self.status = w.HTML(layout=w.Layout(min_height="1.5em"))
+        # answers of the buttons ("no eta <= 0 step in this fit", ...): cleared
+        # by the next successful jump, slider move or refit
+        self.note = w.HTML(layout=w.Layout(min_height="1.2em"))
         self.click_mode = None
         clickable = data_axes is not None
         if clickable:
@@ -259,14 +337,28 @@ class LiveExplorer:
             self.nav[label] = w.Button(description=label, layout=w.Layout(width="auto"))
             self.nav[label].on_click(lambda _b, lab=label: self.jump(lab))
         self._nav_pred = dict(nav or {})
-        self.source = w.HTML(layout=w.Layout(flex="1 1 24em", min_width="24em",
-                                             max_height="34em", overflow="auto")) \
+        self.source = w.HTML(layout=w.Layout(flex="1 1 26em", min_width="22em",
+                                             max_height="36em", overflow="auto")) \
             if source is not None else None
+        # the reveal button of the locked reference lines (hidden when none is locked)
+        self.reveal_button = w.Button(description="reveal the hidden lines",
+                                      icon="eye", layout=w.Layout(width="auto",
+                                                                  display="none"),
+                                      tooltip="show the reference lines an exercise asks you "
+                                              "to write (they open by themselves once you pass "
+                                              "the exercise)")
+        self.reveal_button.on_click(lambda _b: self.reveal())
+        self._hidden_ids = ()
 
         self.player = None
         self._fit_and_show()  # builds self.player on the first call
         for key, c in self.controls.items():
             c.observe(lambda change, key=key: self._on_control(key), names="value")
+        self.player.slider.observe(self._on_slider, names="index")
+        self._sync_n()
+        from ..exercises._registry import on_lock_change
+
+        on_lock_change(self._on_locks)
 
         rows = []
         ctl = list(self.controls.values())
@@ -279,9 +371,11 @@ class LiveExplorer:
         # natural size: never squeezed or stretched by the source panel beside it
         p.image.layout.flex = "0 0 auto"
         p.image.layout.align_self = "flex-start"
-        pic = [p.image] + ([self.source] if self.source is not None else [])
-        self.widget = w.VBox(rows + [self.status, w.HBox([p.play, p.slider]), p.caption,
-                                     w.HBox(pic)])
+        side = ([w.VBox([self.reveal_button, self.source],
+                        layout=w.Layout(flex="1 1 26em", min_width="22em"))]
+                if self.source is not None else [])
+        self.widget = w.VBox(rows + [self.status, p.controls, self.note, p.caption,
+                                     w.HBox([p.image] + side)])
         self._events = None
         if clickable:
             try:
@@ -317,9 +411,18 @@ class LiveExplorer:
         if key == "dataset" and own:
             return  # "your data" selected again: the points stay as they are
         try:
+            if key == "dataset" and getattr(self, "_n_setting", None) is not None:
+                # back to a generated set: n is the slider's own setting again
+                self._quiet = True
+                try:
+                    self.controls["n"].value = self._n_setting
+                finally:
+                    self._quiet = False
+                self._n_setting = None
             if key in self._data_controls and not own:
                 self._X, self._y = self._make_points(self.values())
             self._fit_and_show()
+            self._sync_n()
         except Exception as e:  # noqa: BLE001 - shown to the reader, widget stays usable
             self.status.value = f"<span style='color:#b00'>{type(e).__name__}: {e}</span>"
             raise
@@ -343,17 +446,25 @@ class LiveExplorer:
             self._source_fn = self._auto_source(values) if self._auto_source else None
         else:
             self._source_fn = self._source_arg
-        start = self.n_frames - 1 if self._start == "last" else 0
+        start = self.start_frame()
         update = self._wrap_update(explorer)
         animated = getattr(explorer, "animated", None)
+        labels = explorer.frame_labels() if hasattr(explorer, "frame_labels") else None
+        if self.player is not None:
+            self.note.value = ""
         if self.player is None:
             self.player = FramePlayer(explorer.fig, self.n_frames, update, animated=animated,
-                                      start=start, description=self._description)
+                                      start=start, description=self._description,
+                                      labels=labels)
         else:
             keep = explorer.fig is self.player.fig and getattr(explorer, "same_background",
                                                                  False)
-            self.player.replace(explorer.fig, self.n_frames, update, animated=animated,
-                                start=start, keep_background=keep)
+            self._jumping = True  # the slider moves because of the refit: keep the note
+            try:
+                self.player.replace(explorer.fig, self.n_frames, update, animated=animated,
+                                    start=start, keep_background=keep, labels=labels)
+            finally:
+                self._jumping = False
         t2 = time.perf_counter()
         self.refit_ms.append({"fit_ms": 1e3 * fit_s, "build_ms": 1e3 * (t1 - t0 - fit_s),
                               "show_ms": 1e3 * (t2 - t1), "total_ms": 1e3 * (t2 - t0)})
@@ -364,8 +475,18 @@ class LiveExplorer:
                if cap else "")
         nsv = getattr(explorer, "n_support_", None)
         sv = f", {nsv} support vectors" if nsv is not None else ""
+        extra = getattr(explorer, "status_extra", "")
         self.status.value = (f"{self.name}: {len(self._X)} points{cls}, {len(records)} "
-                             f"records{sv}{cut}, refit in {1e3 * (t2 - t0):.0f} ms")
+                             f"records{sv}{cut}{extra}, refit in {1e3 * (t2 - t0):.0f} ms")
+
+    def start_frame(self):
+        """The frame (0-based) shown when the explorer opens and after a
+        refit (see ``start``)."""
+        if self._start == "first":
+            return 0
+        if self._start == "last":
+            return self.n_frames - 1
+        return int(min(self._start, self.n_frames)) - 1
 
     def _wrap_update(self, explorer):
         # the SMO explorer leaves its long titles to the HTML caption when live
@@ -374,10 +495,19 @@ class LiveExplorer:
         def update(k):
             text = base(k)
             if self.source is not None:
-                self.source.value = self._source_html(k)
+                self._show_source(k)
             return text
 
         return update
+
+    def _show_source(self, k):
+        self.source.value = self._source_html(k)
+        ids = tuple(getattr(self._source_fn, "hidden", ())) if self._source_fn else ()
+        self._hidden_ids = ids
+        btn = self.reveal_button
+        btn.layout.display = "" if ids else "none"
+        btn.description = (f"reveal the hidden lines (exercise{'s' * (len(ids) > 1)} "
+                           f"{', '.join(ids)})") if ids else "reveal the hidden lines"
 
     def _source_html(self, k):
         if self._source_fn is None:
@@ -385,9 +515,49 @@ class LiveExplorer:
         try:
             html = self._source_fn(self._record_of(k))
         except Exception as e:  # noqa: BLE001 - a reference that cannot explain a step
+            self._source_fn.hidden = ()
             return f"<i>no reference lines for this step ({type(e).__name__}: {e})</i>"
         return "" if html is None else str(html)
 
+    # -- reveal locks ---------------------------------------------------------
+    def reveal(self):
+        """Show the reference lines hidden in the source panel now (the
+        reveal button): unlocks their exercises
+        (:func:`svmlab.exercises.reveal`)."""
+        from ..exercises._registry import reveal
+
+        if self._hidden_ids:
+            reveal(*self._hidden_ids)
+
+    def _on_locks(self):
+        # an exercise passed or was revealed: redraw the panel for the frame shown
+        if self.source is not None and self.player is not None and \
+                self.player.frame is not None:
+            self._show_source(self.player.frame)
+
+    # -- the n control follows the points ------------------------------------
+    def _sync_n(self):
+        """Make the ``n`` slider show the number of points the picture shows
+        (the caller's points or clicked ones may be more or fewer than the
+        slider's setting), without drawing new points."""
+        n = self.controls.get("n")
+        if n is None or len(self._X) == n.value:
+            return
+        if getattr(self, "_n_setting", None) is None:
+            self._n_setting = n.value  # restored when a generated set is chosen again
+        self._quiet = True
+        try:
+            if len(self._X) > n.max:
+                n.max = len(self._X)
+            if len(self._X) < n.min:
+                n.min = len(self._X)
+            n.value = len(self._X)
+        finally:
+            self._quiet = False
+
+    def _on_slider(self, change):
+        if not getattr(self, "_jumping", False):
+            self.note.value = ""
     def timing(self):
         """Median milliseconds of the refits so far: ``{"fit_ms", "build_ms",
         "show_ms", "total_ms", "n"}`` (a refit = fit + explorer + first frame)."""
@@ -440,6 +610,7 @@ class LiveExplorer:
             finally:
                 self._quiet = False
         self._fit_and_show()
+        self._sync_n()
 
     def click(self, px, py, mode=None):
         """A click at pixel ``(px, py)`` of the rendered image (origin top
@@ -470,7 +641,7 @@ class LiveExplorer:
         try:
             self.click(px, py)
         except ValueError as e:
-            self.status.value = f"<span style='color:#b00'>{e}</span>"
+            self.note.value = f"<span style='color:#b00'>{e}</span>"
 
     @property
     def fig_pixels(self):
@@ -481,27 +652,44 @@ class LiveExplorer:
     # -- navigation -----------------------------------------------------------
     def jump(self, name):
         """Press the navigation button ``name``: ``"-N"``/``"+N"`` move by N
-        frames; the others go to the next frame after the current one where
-        their predicate holds.  Returns the new frame, or ``None`` when there
-        is no such frame (the status line says so)."""
+        frames; the others go to the next frame after the one on screen
+        where their predicate holds, and when there is none after it, round
+        to the first such frame from the start (the note line says so).
+        Returns the new frame, or ``None`` when the fit has no such frame
+        (the note line says so)."""
         if name not in self._nav_pred:
             raise KeyError(f"no navigation {name!r}; have {list(self._nav_pred)}")
-        k = self.player.slider.value
+        k = self.player.value
         pred = self._nav_pred[name]
+        what = name.replace("next ", "")
+        note = ""
         if pred is None:
-            step = int(name)
-            target = int(np.clip(k + step, 0, self.n_frames - 1))
+            target = int(np.clip(k + int(name), 0, self.n_frames - 1))
         else:
             target = next((j for j in range(k + 1, self.n_frames) if pred(self, j)), None)
             if target is None:
-                self.status.value = f"no {name.replace('next ', '')} step after this one"
-                return None
-        self.player.goto(target)
+                target = next((j for j in range(0, k + 1) if pred(self, j)), None)
+                label = self.player.labels
+                # "step 17", "iteration 4", "40 %": the words of the slider
+                noun = "" if self._description == "progress" else self._description
+                at = (lambda j: f"{noun} {label[j]}".strip())
+                if target is None:
+                    self.note.value = (f"<span style='color:#b00'>this fit has no {what}"
+                                       f"{' ' + noun if noun else ''}</span>")
+                    return None
+                note = (f"no {what}{' ' + noun if noun else ''} after {at(k)}: back to the "
+                        f"first one, {at(target)}")
+        self._jumping = True
+        try:
+            self.player.goto(target)
+        finally:
+            self._jumping = False
+        self.note.value = note
         return target
 
     def record(self, k=None):
         """The record shown at frame ``k`` (default: the frame on screen)."""
-        return self._record_of(self.player.slider.value if k is None else int(k))
+        return self._record_of(self.player.value if k is None else int(k))
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget._repr_mimebundle_(**kwargs)
@@ -555,7 +743,7 @@ def _check_2d(X):
 # SMO
 # --------------------------------------------------------------------------
 def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt",
-             dataset="moons", n=40, seed=0, max_steps=3000, source="auto", start="last",
+             dataset="moons", n=40, seed=0, max_steps=3000, source="auto", start="first",
              grid=60, reuse_figure=True):
     """Live :class:`~svmlab.viz.smo.SMOStepExplorer`: C, kernel, gamma
     (greyed out for the linear kernel), selection rule (``platt``/``wss2``),
@@ -629,7 +817,7 @@ def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt
 # cutting plane (linear, Joachims' Algorithm 1)
 # --------------------------------------------------------------------------
 def live_cutting_plane(X=None, y=None, *, C=100.0, epsilon=1e-2, dataset="blobs", n=40, seed=0,
-                       max_steps=200, source="auto", start="last", reuse_figure=True):
+                       max_steps=200, source="auto", start="first", reuse_figure=True):
     """Live :class:`~svmlab.viz.cutting_plane.CuttingPlaneExplorer`: C (the
     paper's C, ``= n * C_liblinear``), epsilon, dataset, n, seed; clicks on
     the data panel add/remove points.  Linear: no kernel or gamma.
@@ -688,15 +876,18 @@ def live_cutting_plane(X=None, y=None, *, C=100.0, epsilon=1e-2, dataset="blobs"
 # --------------------------------------------------------------------------
 # ordinal regression: the sorted sweep (Joachims' Algorithm 2)
 # --------------------------------------------------------------------------
-def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, iteration=2,
-                 source="auto", start="first", reuse_figure=True):
+def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0,
+                 iteration="last", source="auto", start="first", reuse_figure=True):
     """Live :class:`~svmlab.viz.ordinal.SweepExplorer`: an ordinal
     regression (``CuttingPlaneOrdinalRegressor(C)``) is fitted on 2-D points
     with ``n_ranks`` ranks (:func:`ordinal_points`: n, noise, seed), and the
     sorted sweep of Algorithm 2 is animated for the scores ``s = X w`` of
-    cutting-plane iteration ``iteration`` (clamped to the iterations the fit
-    took; iteration 1 has ``w = 0``, all scores tie).  ``X, y`` give your
-    own points and integer ranks.  The picture shows sweep values, not the
+    cutting-plane iteration ``iteration`` (``"last"``, the default: the
+    trained ``w``; a number is clamped to the iterations the fit took;
+    iteration 1 has ``w = 0``, all scores tie; iteration 2 the solution of
+    OP5 with one plane, which is the same for every C above ``d / |g|^2``).
+    The status line says which ``w`` is swept.  ``X, y`` give your own
+    points and integer ranks.  The picture shows sweep values, not the
     plane, so there are no clicks.
 
     Navigation: ``"-10"``, ``"+10"``, ``"next u"`` / ``"next d"`` (the next
@@ -713,10 +904,13 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, 
     from .. import CuttingPlaneOrdinalRegressor
     from .ordinal import SweepExplorer, sweep_trace
 
+    its = [("last", 0)] + [(str(k), k) for k in range(1, 41)]
+    if iteration != "last" and not 1 <= int(iteration) <= 40:
+        raise ValueError(f"iteration must be 'last' or 1..40, got {iteration!r}")
     controls = {"C": _log_slider("C", C, 1e-1, 1e3),
-                "iteration": w.BoundedIntText(value=iteration, min=1, max=1000,
-                                              description="iteration",
-                                              layout=w.Layout(width="14em")),
+                "iteration": w.Dropdown(options=its, value=0 if iteration == "last" else
+                                        int(iteration), description="iteration",
+                                        layout=w.Layout(width="14em")),
                 "n_ranks": w.IntSlider(value=n_ranks, min=2, max=5, description="ranks",
                                        continuous_update=False),
                 "n": w.IntSlider(value=n, min=6, max=30, description="n",
@@ -732,7 +926,8 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, 
         tr = record_trace(est, X, y)
         if not tr.records:
             raise ValueError("the ordinal fit took no iteration")
-        it = int(np.clip(v["iteration"], 1, len(tr.records)))
+        K = len(tr.records)
+        it = K if v["iteration"] == 0 else int(np.clip(v["iteration"], 1, K))
         rec = tr.records[it - 1]
         scores = np.asarray(X, float) @ np.asarray(rec.w, float).ravel()
         sw = sweep_trace(scores, y)
@@ -744,6 +939,10 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, 
             ex.same_background = ex.reset(sw)
         state["explorer"] = ex
         ex.cp_record = rec  # the iteration whose w is swept (for the source panel)
+        wv = np.asarray(rec.w, float).ravel()
+        ex.status_extra = (f"; sweeping the w of iteration {it} of {K}"
+                           f"{' (the trained w)' if it == K else ''}: w = ("
+                           + ", ".join(f"{x:.3f}" for x in wv) + ")")
         return ex, ex.n_frames, (lambda k: rec), tr.records, tr.fit_seconds
 
     state = {}
@@ -766,7 +965,7 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0, 
 # --------------------------------------------------------------------------
 def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="random",
                working_set_size=20, dataset="gauss-m", n=60, seed=0, max_steps=400,
-               source="auto", start="last", reuse_figure=True):
+               source="auto", start="first", reuse_figure=True):
     """Live :class:`~svmlab.viz.irwls.IRWLSExplorer`: C, kernel, gamma,
     selection strategy of section 3 (``random``/``largest``/``smallest``),
     working-set size, dataset, n, seed; clicks on the data panel.
@@ -836,7 +1035,7 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
     return LiveExplorer("IRWLS", controls, ("dataset", "n", "seed"), _points_from, build,
                         nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
                         auto_source=lambda v: reference_source("irwls"), X=X, y=y,
-                        start=start, description="frame")
+                        start=start, description="iteration")
 
 
 # --------------------------------------------------------------------------
@@ -844,7 +1043,7 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
 # --------------------------------------------------------------------------
 def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_size=6,
                 engine="qp", dataset="blobs", n=40, seed=0, n_frames=41, max_steps=2000,
-                source="auto", start="last", reuse_figure=True):
+                source="auto", start="first", reuse_figure=True):
     """Live :class:`~svmlab.viz.decomposition.FamilyExplorer`: chunking,
     Osuna decomposition (``working_set_size``, sub-problem ``engine``) and
     SMO on the same points; C, kernel, gamma, dataset, n, seed; clicks on

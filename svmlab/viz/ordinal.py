@@ -263,7 +263,7 @@ class SweepExplorer:
     known so far, examples in score order.  ``update(k)`` changes artists only.
     """
 
-    def __init__(self, trace: SweepTrace, figsize=(10, 6), dpi=72):
+    def __init__(self, trace: SweepTrace, figsize=(8.5, 5.375), dpi=96):
         from ._common import new_figure
 
         self.fig = fig = new_figure(figsize=figsize, dpi=dpi)
@@ -319,7 +319,7 @@ class SweepExplorer:
         ax.set_yticks(range(R), [f"rank {r}" for r in tr.rank_values])
         ax.set_xlabel(f"sweep value:  {UP} $s_i - 1/2$,  {DOWN} $s_j + 1/2$;  "
                       "swept from right to left")
-        self.title = ax.set_title("")
+        self.title = ax.set_title("", fontsize=10, y=1.0)
         xr = np.arange(R)
         self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, color=DOWN_COLOR,
                                    label=f"$a[r]$: {DOWN} passed")
@@ -382,12 +382,12 @@ class SweepExplorer:
         self.k = k
         return f"{head}: {msg}"
 
-    def player(self, interval=300):
+    def player(self, interval=300, start=0):
         """Play button + slider (:class:`~svmlab.viz.FramePlayer`) over the events."""
         from ._common import FramePlayer
 
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
-                           description="event", animated=self.animated)
+                           description="event", animated=self.animated, start=start)
 
 
 # ------------------------------------------------------- xi against xi'

@@ -164,27 +164,37 @@ def fit_C_gamma_grid(X, y, Cs, gammas, random_state=0):
 
 def plot_C_gamma_grid(X, y, Cs, gammas, models=None, figsize=None):
     """Grid of decision regions: one row per C, one column per gamma, each
-    panel titled with its number of support vectors and training accuracy.
-    ``models`` (from :func:`fit_C_gamma_grid`) is fitted here when not given.
-    Returns ``(fig, axes, models)``."""
+    panel titled with its number of support vectors and training accuracy,
+    one legend below the grid.  ``models`` (from :func:`fit_C_gamma_grid`) is
+    fitted here when not given.  Returns ``(fig, axes, models)``."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     models = fit_C_gamma_grid(X, y, Cs, gammas) if models is None else models
-    figsize = figsize or (3.0 * len(gammas) + 0.6, 2.8 * len(Cs) + 0.6)
+    figsize = figsize or (min(8.5, 2.6 * len(gammas) + 0.7), 2.45 * len(Cs) + 0.7)
     fig, axes = plt.subplots(len(Cs), len(gammas), figsize=figsize, squeeze=False)
     for i, C in enumerate(Cs):
         for j, g in enumerate(gammas):
             m = models[(C, g)]
             ax = axes[i, j]
             plot_decision_regions(ax, m, X, y,
-                                  title=(rf"$C={C:g}$, $\gamma={g:g}$: {len(m.support_)} SVs, "
-                                         f"train acc. {m.score(X, y):.2f}"))
-            ax.title.set_fontsize(10)
+                                  title=(rf"$C={C:g}$, $\gamma={g:g}$" + "\n"
+                                         f"{len(m.support_)} SVs, train acc. "
+                                         f"{m.score(X, y):.2f}"))
+            ax.title.set_fontsize(9.5)
             if j == 0:
-                ax.set_ylabel(f"$C={C:g}$\n$x_2$")
+                ax.set_ylabel(f"$C={C:g}$")
             if i == len(Cs) - 1:
-                ax.set_xlabel(rf"$\gamma={g:g}$" + "\n$x_1$")
-    label_decision_axes(axes[0, -1], xlabel=axes[0, -1].get_xlabel(),
-                        ylabel=axes[0, -1].get_ylabel(), loc="outside")
-    fig.tight_layout()
+                ax.set_xlabel(rf"$\gamma={g:g}$")
+    handles = [Line2D([], [], ls="", marker=CLASS_MARKERS[-1], color=CLASS_COLORS[-1],
+                      label="class $-1$"),
+               Line2D([], [], ls="", marker=CLASS_MARKERS[1], color=CLASS_COLORS[1],
+                      label="class $+1$"),
+               Line2D([], [], ls="", marker="o", mfc="none", mec="k", ms=8,
+                      label="support vector"),
+               Line2D([], [], color="k", lw=1.6, label="$f=0$"),
+               Line2D([], [], color="k", lw=1, ls="--", label=r"$f=\pm1$")]
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False,
+               fontsize=LEGEND_FONTSIZE, handletextpad=0.3, columnspacing=1.0)
     return fig, axes, models

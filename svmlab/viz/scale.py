@@ -55,6 +55,8 @@ __all__ = [
     "plot_time_to_target",
     "time_to_target_figure",
     "equal_objective_rows",
+    "available_cases",
+    "equal_objective_summary",
 ]
 
 #: solver key -> (low, high) exponent range, source text.  ``None`` means the
@@ -68,15 +70,11 @@ PUBLISHED_SCALING = {
 }
 
 
-#: measured fits on the 2-core reference machine, used to tell a reader how
-#: long a cell will take: key -> (rows, seconds, exponent used to scale to
-#: other row counts).  Sources: benchmarks/README.md (SMO on full a9a,
-#: 2026-11-23, and its measured scaling n^1.89), and single fits with the
-#: settings of 07_scale_up measured on 2026-11-23 (LIBSVM with its default
-#: 200 MB cache, the linear solvers on the full training sets, IRWLS and
-#: LIBSVM on Gauss-M).  The linear solvers are scaled linearly (Joachims'
-#: linear time).  These are estimates for a printed note, nothing more: a
-#: busy machine can take twice as long.
+#: fits on a 2-core machine, used to tell a reader how long a cell will take:
+#: key -> (rows, seconds, exponent used to scale to other row counts); the
+#: linear solvers scale linearly (Joachims' linear time).  Estimates for a
+#: printed note, nothing more: a busy machine can take twice as long.  Where
+#: the numbers come from: docs/decisions/23c06-cell-time-estimates.md.
 REFERENCE_SECONDS = {
     "LIBSVM a9a rbf": (8000, 2.55, 1.9),
     "SMO a9a rbf": (32561, 6.86, 1.9),
@@ -92,9 +90,7 @@ REFERENCE_SECONDS = {
     "LIBLINEAR ijcnn1": (49990, 0.19, 1.0),
     "cutting plane ijcnn1": (49990, 0.53, 1.0),
     # one fit of the equal-objective grids (svmlab.bench.linear, no bias),
-    # averaged over LIBLINEAR, Algorithm 1 and OCAS and their tolerances:
-    # 8000-row subsets measured on 2026-11-23 (39 fits each), the digit sets
-    # from the full-size run in benchmarks/README.md
+    # averaged over LIBLINEAR, Algorithm 1 and OCAS and their tolerances
     "grid fit a9a": (8000, 0.017, 1.0),
     "grid fit w8a": (8000, 0.053, 1.0),
     "grid fit ijcnn1": (8000, 0.025, 1.0),
@@ -277,20 +273,23 @@ def plot_scaling(ax, sizes, times_by_solver, published_keys=None, ylabel="time (
             lo, hi = PUBLISHED_SCALING[key][0]
             pub = f", paper {lo:.0f}" if lo == hi else f", paper {lo:.0f}-{hi:.0f}"
         if reading.claimed:
-            text = f"{label}: slope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
+            text = f"{label}:\nslope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
             if below_published(reading, key):
                 text += "\n(below the paper: fixed costs still visible)"
             (pts,) = ax.loglog(sizes, t, "o", label=text)
             (ln,) = ax.loglog(sizes, fit(sizes), "-", color=pts.get_color(), alpha=0.6)
         else:
             why = reading.text[len("none: "):].replace("r2 =", "$r^2$ =")
-            text = f"{label}: no slope claimed, {why}"
+            text = f"{label}:\nno slope claimed, {why}"
             (pts,) = ax.loglog(sizes, t, "o:", lw=0.8, label=text)
             ln = None
         artists[label] = (pts, ln)
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^3, 3x10^3 ... would overlap
     ax.set_xlabel("n (training examples)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=9, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
     return fits, artists
 
@@ -354,22 +353,6 @@ def kernel_comparison(solvers, X, y, Xt, yt, C, gamma, kernel="rbf"):
     return rows
 
 
-def linear_comparison(solvers, X, y, Xt, yt, C_liblinear):
-    """As :func:`kernel_comparison` for linear models: the primal objective
-    :func:`linear_primal` at LIBLINEAR's C, computed the same way for all."""
-    y_pm = _pm(y)
-    rows = []
-    for name, make in solvers.items():
-        m, secs = time_fit(make, X, y)
-        w, b = np.asarray(m.coef_).ravel(), float(np.ravel(m.intercept_)[0])
-        rows.append({"solver": name, "seconds": secs,
-                     "objective": linear_primal(X, y_pm, w, b, C_liblinear),
-                     "accuracy": float(np.mean(m.predict(Xt) == yt)), "model": m})
-    for r in rows:
-        r["ratio"] = r["seconds"] / rows[0]["seconds"]
-    return rows
-
-
 def scaling_times(solvers, X, y, sizes, random_state=0, repeats=1, return_all=False):
     """Seconds of each ``{name: factory}`` on nested random subsets of
     ``sizes`` rows: ``{name: array of seconds}`` (for :func:`plot_scaling`).
@@ -395,7 +378,7 @@ def scaling_times(solvers, X, y, sizes, random_state=0, repeats=1, return_all=Fa
 
 
 # --------------------------------------------------------------------------
-# linear SVMs at equal primal objective (issue 16; svmlab.bench.linear)
+# linear SVMs at equal primal objective (svmlab.bench.linear)
 # --------------------------------------------------------------------------
 #: marker and line style of each solver in the time-to-target plots
 TIME_TO_TARGET_STYLES = {"LIBLINEAR": "s--", "Algorithm 1": "o-", "OCAS": "^-"}
@@ -425,7 +408,7 @@ def plot_time_to_target(ax, points_by_solver, targets=(1e-3, 1e-4), floor=1e-12)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("relative primal gap $(P - P^*)/P^*$")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
 
 
 def equal_objective_rows(points_by_solver, targets=(1e-3, 1e-4), reference="LIBLINEAR"):
@@ -453,7 +436,7 @@ def equal_objective_rows(points_by_solver, targets=(1e-3, 1e-4), reference="LIBL
     return rows
 
 
-def time_to_target_figure(points_by_case, titles=None, ncols=3, targets=(1e-3, 1e-4)):
+def time_to_target_figure(points_by_case, titles=None, ncols=2, targets=(1e-3, 1e-4)):
     """One :func:`plot_time_to_target` panel per case (``{case: points by
     solver}``), at most ``ncols`` per row; ``titles`` maps a case to its panel
     title (default: the case name).  Returns the figure."""
@@ -464,7 +447,7 @@ def time_to_target_figure(points_by_case, titles=None, ncols=3, targets=(1e-3, 1
     k = len(points_by_case)
     ncols = min(ncols, k)
     nrows = -(-k // ncols)
-    fig, axs = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows), squeeze=False)
+    fig, axs = plt.subplots(nrows, ncols, figsize=(4.25 * ncols, 3.6 * nrows), squeeze=False)
     for ax, (case, pts) in zip(axs.ravel(), points_by_case.items()):
         plot_time_to_target(ax, pts, targets=targets)
         ax.set_title((titles or {}).get(case, case), fontsize=10)
@@ -472,3 +455,67 @@ def time_to_target_figure(points_by_case, titles=None, ncols=3, targets=(1e-3, 1
         ax.set_visible(False)
     fig.tight_layout()
     return fig
+
+
+# --------------------------------------------------------------------------
+# which benchmark files are here, and what a run found (for the notebook text)
+# --------------------------------------------------------------------------
+def available_cases(cases, download=False):
+    """Split benchmark ``cases`` (tuples starting with ``(name, split)``, as
+    :data:`svmlab.bench.linear.FULL_CASES`) into ``(present, missing)``:
+    those whose files :func:`svmlab.datasets.locate` finds (``SVMLAB_DATA``,
+    the user cache, the embedded a9a; a download only when ``download``),
+    and ``[(case, why)]`` for the others.  No network is touched unless
+    ``download=True``."""
+    from .. import datasets
+
+    present, missing = [], []
+    for case in cases:
+        name, split = case[0], case[1]
+        try:
+            datasets.locate(name, split, download=download)
+        except datasets.DatasetNotFoundError as exc:
+            missing.append((case, str(exc).splitlines()[0]))
+        else:
+            present.append(case)
+    return present, missing
+
+
+def equal_objective_summary(points_by_case, targets=(1e-3, 1e-4)):
+    """Sentences on what an equal-objective run found (the notebook prints
+    them, so the text is always the run's): per target, OCAS's time against
+    Algorithm 1's and LIBLINEAR's, and the cases where a solver did not
+    reach the target; and how many times fewer iterations OCAS took than
+    Algorithm 1 at the same epsilon.  ``points_by_case`` maps a case to the
+    points of :func:`svmlab.bench.linear.measure_case`."""
+    lines = []
+    for target in targets:
+        vs_alg1, vs_lib, unreached = [], [], []
+        for case, pts in points_by_case.items():
+            rows = {r[0]: r for r in equal_objective_rows(pts, targets=(target,))}
+            for solver, r in rows.items():
+                if r[2] is None:
+                    unreached.append(f"{solver} on {case}")
+            o, a = rows.get("OCAS"), rows.get("Algorithm 1")
+            if o and a and o[2] is not None and a[2] is not None:
+                vs_alg1.append(a[2] / o[2])
+            if o and o[4] is not None:
+                vs_lib.append(o[4])
+        parts = [f"within {target:g} of the optimum:"]
+        if vs_alg1:
+            parts.append(f"OCAS took {min(vs_alg1):.1f} to {max(vs_alg1):.1f} times less time "
+                         f"than Algorithm 1 (where both reached it)")
+        if vs_lib:
+            parts.append(f"{min(vs_lib):.2f} to {max(vs_lib):.2f} times LIBLINEAR's time")
+        parts.append("not reached on its grid: " + (", ".join(unreached) if unreached
+                                                    else "none"))
+        lines.append(parts[0] + " " + "; ".join(parts[1:]) + ".")
+    ratios = []
+    for pts in points_by_case.values():
+        a = {p[0]: p[3] for p in pts.get("Algorithm 1", [])}
+        o = {p[0]: p[3] for p in pts.get("OCAS", [])}
+        ratios += [a[e] / o[e] for e in set(a) & set(o) if o[e] > 0]
+    if ratios:
+        lines.append(f"At the same epsilon OCAS took {min(ratios):.1f} to {max(ratios):.1f} "
+                     f"times fewer iterations than Algorithm 1.")
+    return "\n".join(lines)

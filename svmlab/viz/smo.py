@@ -271,7 +271,7 @@ class SMOStepExplorer:
     """
 
     def __init__(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
-                 tol=1e-3, grid=70, figsize=(10.5, 5.4), dpi=75, classes=None):
+                 tol=1e-3, grid=70, figsize=(8.5, 4.875), dpi=96, classes=None):
         from matplotlib.collections import LineCollection
         from matplotlib.colors import ListedColormap
         from matplotlib.patches import Rectangle
@@ -283,9 +283,9 @@ class SMOStepExplorer:
 
         C_ = self.C
         fig = new_figure(figsize=figsize, dpi=dpi)
-        gs = fig.add_gridspec(2, 2, width_ratios=[1.25, 1.2], height_ratios=[2.3, 1.0],
-                              left=0.055, right=0.985, bottom=0.16, top=0.86, wspace=0.08,
-                              hspace=0.32)
+        gs = fig.add_gridspec(2, 2, width_ratios=[1.25, 1.1], height_ratios=[2.2, 1.0],
+                              left=0.06, right=0.99, bottom=0.215, top=0.90, wspace=0.06,
+                              hspace=0.36)
         self.fig = fig
         self.ax_box = fig.add_subplot(gs[0, 0])
         self.ax_obj = fig.add_subplot(gs[1, 0])
@@ -302,7 +302,7 @@ class SMOStepExplorer:
         ax.set_anchor("W")
         ax.set_xlabel(r"$\alpha_1$", labelpad=0)
         ax.set_ylabel(r"$\alpha_2$", labelpad=0)
-        ax.tick_params(labelsize=8)
+        ax.tick_params(labelsize=9)
         ax.set_xticks([0, C_])
         ax.set_yticks([0, C_])
         ax.set_xticklabels(["0", "C"])
@@ -311,8 +311,8 @@ class SMOStepExplorer:
         (self.line_seg,) = ax.plot([], [], lw=3, color="#2ca02c", solid_capstyle="butt",
                                    label="feasible segment [L, H]")
         (self.pt_ends,) = ax.plot([], [], ls="none", marker="o", ms=4, color="#2ca02c")
-        self.txt_L = ax.text(0, 0, " L", fontsize=9, color="#2ca02c", ha="left", va="top")
-        self.txt_H = ax.text(0, 0, " H", fontsize=9, color="#2ca02c", ha="left", va="bottom")
+        self.txt_L = ax.text(0, 0, " L", fontsize=10, color="#2ca02c", ha="left", va="top")
+        self.txt_H = ax.text(0, 0, " H", fontsize=10, color="#2ca02c", ha="left", va="bottom")
         (self.pt_old,) = ax.plot([], [], ls="none", marker="o", ms=7, color=NEUTRAL,
                                  label="pair before the step")
         (self.pt_unc,) = ax.plot([], [], ls="none", marker="o", ms=10, mfc="none", mew=1.8,
@@ -332,7 +332,7 @@ class SMOStepExplorer:
                                   handlelength=1.5, borderaxespad=0.3)
         ax.add_artist(self.step_legend)
         self.legend_new = self.step_legend.get_texts()[0]
-        self.box_title = ax.set_title("", fontsize=9, loc="left")
+        self.box_title = ax.set_title("", fontsize=9, loc="left", y=1.0)
         # the box is the step's own [0, C1] x [0, C2] (weights): drawn per frame
         dyn += [self.box_rect, self.line_full, self.line_seg, self.pt_ends, self.txt_L, self.txt_H,
                 self.pt_old, self.pt_unc, self.pt_new, self.step_legend, self.box_title]
@@ -354,9 +354,9 @@ class SMOStepExplorer:
                                   color="k")
         (self.obj_old,) = ax.plot([], [], ls="none", marker="o", ms=5, color=NEUTRAL)
         (self.obj_new,) = ax.plot([], [], ls="none", marker="*", ms=12, color=HIGHLIGHT)
-        self.obj_txt_L = ax.text(0, 1.0, "L", fontsize=8, ha="center", va="bottom",
+        self.obj_txt_L = ax.text(0, 1.0, "L", fontsize=9, ha="center", va="bottom",
                                  color="#2ca02c")
-        self.obj_txt_H = ax.text(0, 1.0, "H", fontsize=8, ha="center", va="bottom",
+        self.obj_txt_H = ax.text(0, 1.0, "H", fontsize=9, ha="center", va="bottom",
                                  color="#2ca02c")
         dyn += [self.obj_zero, self.obj_out, self.obj_in, self.obj_LH, self.obj_unc,
                 self.obj_old, self.obj_new, self.obj_txt_L, self.obj_txt_H]
@@ -396,10 +396,11 @@ class SMOStepExplorer:
         ax.set_ylim(*self.grid.extent[2:])
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3,
-                  frameon=False, columnspacing=1.0, handletextpad=0.3)
-        self.data_title = ax.set_title("", fontsize=9)
-        self.suptitle = fig.suptitle("", fontsize=10.5, y=0.975)
+        ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.45, -0.01), ncol=2,
+                  frameon=False, columnspacing=0.8, handletextpad=0.2, borderaxespad=0.2,
+                  labelspacing=0.3)
+        self.data_title = ax.set_title("", fontsize=9, y=1.0)
+        self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
         dyn += [self.bg, self.boundary, self.margins, *self.points, self.sv, self.viol,
                 self.chosen, *self.txt_i, self.data_title, self.suptitle]
         self.animated = dyn
@@ -578,9 +579,16 @@ class SMOStepExplorer:
         self.sv.set_offsets(self.X[self.support_after(t)].reshape(-1, 2))
         self.viol.set_offsets(self.X[self.violators_after(t)].reshape(-1, 2))
         self.chosen.set_offsets(self.X[[i1, i2]])
-        for txt, i, name in zip(self.txt_i, (i1, i2), ("1", "2")):
+        # the labels on opposite sides of the pair, so they never overlap
+        d = self.X[i1] - self.X[i2]
+        if np.hypot(*d) < 1e-12 * (1.0 + np.abs(self.X).max()):
+            d = np.array([-1.0, 0.0])  # one point twice (duplicates): 1 left, 2 right
+        for txt, i, name, sgn in zip(self.txt_i, (i1, i2), ("1", "2"), (1.0, -1.0)):
+            right = sgn * d[0] >= 0
             txt.set_position((self.X[i, 0], self.X[i, 1]))
-            txt.set_text(f"  {name}")
+            txt.set_horizontalalignment("left" if right else "right")
+            txt.set_verticalalignment("bottom" if sgn * d[1] >= 0 else "top")
+            txt.set_text(f"  {name}" if right else f"{name}  ")
         self.data_title.set_text(
             f"model after step {t + 1}: b = {r.b_new:+.3f}, "
             f"{int((self.alphas[t + 1] > 0).sum())} SVs, "
