@@ -28,12 +28,11 @@ from svmlab.cutting_plane._oracle import ClassifierOracle
 from svmlab.cutting_plane._ocas import (
     cut_csr,
     exact_line_search,
-    exact_line_search_sorted,
-    line_objective,
     margins_csr,
     margins_csr_parallel,
     ocas_step,
 )
+from svmlab.reference.cutting_plane import exact_line_search_sorted, line_objective
 from svmlab.cutting_plane._passes import cls_pass_csr
 from svmlab.cutting_plane._qp import solve_op3_dual
 from svmlab.cutting_plane.estimators import CuttingPlaneClassifier

@@ -20,7 +20,8 @@ from sklearn.utils.class_weight import compute_class_weight
 
 import svmlab.cutting_plane._oracle as oracle_mod
 from svmlab import CuttingPlaneClassifier
-from svmlab.cutting_plane._ocas import exact_line_search, line_objective
+from svmlab.cutting_plane._ocas import exact_line_search
+from svmlab.reference.cutting_plane import line_objective
 from svmlab.reference import cutting_plane as ref1
 
 METHODS = ["joachims", "ocas"]

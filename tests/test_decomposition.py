@@ -81,7 +81,8 @@ def test_records_recomputed_in_test():
     prev = 0.0
     for r in recs:
         assert isinstance(r, DecompositionRecord)
-        assert r.subproblem_size == len(r.working_set) <= 6
+        # q = 6, or the union of two alternating working sets (break_cycle)
+        assert r.subproblem_size == len(r.working_set) <= 12
         a[r.working_set] = r.alpha_B
         W = dual_objective(K, yp, a)
         assert r.dual_objective == pytest.approx(W, rel=1e-9, abs=1e-9)
@@ -174,3 +175,57 @@ def test_restore_equality_projects_drift_onto_the_free_multipliers():
     assert np.all(fixed >= 0) and np.all(fixed <= C)
     assert fixed[0] == 0.0 and fixed[1] == 5.0    # bounds untouched
     assert np.max(np.abs(fixed - drifted)) < 1e-6  # a small correction
+
+
+# --------------------------------------------------------------------------
+# issue 24, item 7: a zig-zag between two working sets
+# --------------------------------------------------------------------------
+def _large_C_problem():
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 5)
+    y = np.where(X[:, 0] + 0.3 * rng.randn(300) > 0, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("engine", ["qp", "irwls"])
+def test_alternating_working_sets_are_merged_and_the_fit_converges(engine):
+    """A 300-sample linear problem at C = 1e8 (nearly hard margin on
+    overlapping classes; LIBSVM does not converge in 1e8 iterations): fresh
+    working sets of 10 alternated between two sets from about step 800 on,
+    each exact sub-problem moving its multipliers a little along a valley,
+    the maximal violation fixed at 15.5, and the fit ran to any max_iter
+    (200000 outer steps: 450 s).  With the union of two alternating sets
+    taken as the working set the fit converges in a few hundred steps, at
+    the optimum that IRWLS, a different method, reaches (objective and KKT
+    computed here)."""
+    import warnings
+
+    from svmlab import IRWLSClassifier
+
+    X, y = _large_C_problem()
+    C = 1e8
+    m = DecompositionClassifier(C=C, kernel="linear", engine=engine, max_iter=5000)
+    recs = list(m.iter_fit(X, y))
+    assert m.stop_reason_ == "converged" and m.n_iter_ < 2000, (m.stop_reason_, m.n_iter_)
+    # no working set used again right after the step that followed it
+    sets = [r.working_set for r in recs]
+    assert not any(np.array_equal(sets[t], sets[t - 2]) and not np.array_equal(sets[t], sets[t - 1])
+                   for t in range(2, len(sets)))
+    assert any(r.subproblem_size > 10 for r in recs)  # merged steps happened
+    K = gram(X, "linear")
+    yp = to_pm(y, m.classes_)
+    assert kkt_violation(K, yp, m.alpha_, m.intercept_[0], C) <= m.tol * 1.0001
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = IRWLSClassifier(C=C, kernel="linear", random_state=0, max_iter=20000).fit(X, y)
+    assert other.converged_
+    W, W_other = dual_objective(K, yp, m.alpha_), dual_objective(K, yp, other.alpha_)
+    assert abs(W - W_other) <= 1e-6 * abs(W_other), (W, W_other)
+
+
+def test_pairs_are_never_merged():
+    """q = 2 with the smo engine stays SMO with the maximal violating pair
+    (no merging of alternating pairs): every sub-problem has two samples."""
+    X, y = _large_C_problem()
+    m = DecompositionClassifier(C=1e4, gamma=0.5, engine="smo", working_set_size=2, max_iter=3000)
+    assert all(r.subproblem_size == 2 for r in m.iter_fit(X, y))

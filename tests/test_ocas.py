@@ -29,13 +29,12 @@ from svmlab import CuttingPlaneClassifier
 from svmlab.cutting_plane._ocas import (
     OcasRecord,
     exact_line_search,
-    exact_line_search_sorted,
-    line_objective,
     margins_csr,
     margins_csr_parallel,
     margins_dense,
     margins_dense_parallel,
 )
+from svmlab.reference.cutting_plane import exact_line_search_sorted, line_objective
 
 
 def pm(y):

@@ -51,7 +51,8 @@ from __future__ import annotations
 import numpy as np
 from .._jit import njit
 
-from .._kkt import in_low, violating_pair
+from .._kkt import violating_pair
+from .._wss2 import select_j, select_j_np
 from ..smo._pairstep import pair_step_box
 from ._smo_engine import pair_update
 
@@ -295,7 +296,6 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
         Pair steps taken, the sub-problem's violation at the start, and
         whether the last selected pair could not move (a stall inside B).
     """
-    q = y.shape[0]
     gap0 = -1.0
     steps = 0
     stuck = False
@@ -306,21 +306,7 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
             gap0 = m - M if i >= 0 and M < np.inf else 0.0
         if i < 0 or M == np.inf or m - M <= eps:
             break
-        # j: WSS2, argmin over I_low with v_t < m of -(m - v_t)^2 / a_it
-        Kii = K[i, i]
-        j = -1
-        best = np.inf
-        for t in range(q):
-            if in_low(y[t], alpha[t], C[t]):
-                bb = m - v[t]
-                if bb > 0.0:
-                    aa = Kii + K[t, t] - 2.0 * K[i, t]
-                    if aa <= 0.0:
-                        aa = 1e-12
-                    val = -bb * bb / aa
-                    if val <= best:
-                        best = val
-                        j = t
+        j = select_j(m, i, K, v, y, alpha, C)  # WSS2's partner (svmlab._wss2)
         if j < 0:
             stuck = True
             break
@@ -413,11 +399,7 @@ def blocked_decomposition_np(K, y, C, tol, q, max_outer=100000):
             m = vb[i]
             if not upb.any() or not lowb.any() or m - vb[lowb].min() <= eps:
                 break
-            bb = m - vb
-            aa = Kb[i, i] + np.diag(Kb) - 2 * Kb[i]
-            aa = np.where(aa <= 0, 1e-12, aa)
-            score = np.where(lowb & (bb > 0), -bb * bb / aa, np.inf)
-            j = int(len(score) - 1 - np.argmin(score[::-1]))  # last index on ties
+            j = select_j_np(m, vb, lowb, Kb[i, i], np.diag(Kb), Kb[i])  # svmlab._wss2
             moved, aj, ai, *_ = pair_step_box(y[B][j], y[B][i], a[j], a[i], -vb[j], -vb[i], 0.0,
                                               Kb[j, j], Kb[j, i], Kb[i, i], Cv[B][j], Cv[B][i],
                                               1e-12)

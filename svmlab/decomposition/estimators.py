@@ -74,7 +74,7 @@ from ._engines import ENGINES, solve_subproblem
 from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
 from .._stepping import SolverRun
-from ._working_set import chunk_select, steepest_feasible
+from ._working_set import break_cycle, chunk_select, steepest_feasible
 from ..kernels.cache import KernelCache
 
 __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord"]
@@ -181,6 +181,7 @@ class DecompositionRun(_OuterStepRun):
         self.counter = np.zeros(n, np.int64)
         self.b = 0.0
         self._direct_evals = 0  # block entries computed outside the row cache
+        self._recent = []  # the last two working sets (break_cycle)
 
     def dual_objective(self):
         return float(self.alpha.sum() - 0.5 * np.dot(self.alpha * self.y, self.G))
@@ -220,6 +221,9 @@ class DecompositionRun(_OuterStepRun):
             self.active[:] = True
             self.counter[:] = 0
             B, gap = steepest_feasible(v, self.y, self.alpha, self.Cb, self.q)
+        if self.q > 2:
+            B = break_cycle(B, self._recent)
+            self._recent = (self._recent + [B])[-2:]
         return B, gap
 
     def _shrink(self, v):
@@ -442,7 +446,11 @@ class DecompositionClassifier(_DecompositionBase):
     selection : {"auto", "steepest", "blocked"}, default="auto"
         How working sets follow one another.  ``"steepest"``: SVMlight's
         steepest feasible direction, a fresh working set each outer step
-        (Osuna/Joachims; every engine).  ``"blocked"``: the ThunderSVM/cuML
+        (Osuna/Joachims; every engine); with q > 2, when the selection
+        returns the set used two steps before (two sets alternating, a
+        zig-zag along which the violation does not fall), the step takes
+        the union of it and the previous set
+        (:func:`svmlab.decomposition._working_set.break_cycle`).  ``"blocked"``: the ThunderSVM/cuML
         scheme, :class:`BlockedDecompositionRun`: half the working set and
         its kernel rows kept from the last outer step, the new rows as one
         kernel block, the sub-problem solved by SMO (needs ``engine="smo"``

@@ -28,9 +28,10 @@ Algorithm 1, with the paper's line numbers::
 Where the two implementations differ, and why they still take the same
 steps: the reduced QP of line 4 is solved here by a textbook active-set
 method whose face problems are linear systems solved exactly
-(:func:`solve_reduced_qp`); svmlab solves it by SMO with subspace-Newton
-steps.  ``w`` of OP3 is unique (``1/2 w'w`` is strictly convex), so both
-reach the same ``w`` up to rounding; the multipliers ``alpha`` need not be
+(:func:`solve_reduced_qp`); svmlab solves it by the same method on a kept
+Cholesky factor, warm-started (:mod:`svmlab.cutting_plane._qp`).  ``w`` of
+OP3 is unique (``1/2 w'w`` is strictly convex), so both reach the same
+``w`` up to rounding; the multipliers ``alpha`` need not be
 unique when constraints are linearly dependent, so they may differ.  Like
 svmlab, this module tests line 9 *before* adding c (a record is one
 iteration that added a constraint; the last c, which passes the test, is
@@ -56,8 +57,8 @@ import scipy.sparse as sp
 
 from svmlab.cutting_plane.estimators import CuttingPlaneRecord
 
-__all__ = ["most_violated", "solve_reduced_qp", "iter_fit", "fit", "explain",
-           "ReferenceFit"]
+__all__ = ["most_violated", "solve_reduced_qp", "line_objective", "exact_line_search_sorted",
+           "iter_fit", "fit", "explain", "ReferenceFit"]
 
 
 # --------------------------------------------------------------------------
@@ -316,3 +317,70 @@ def _sum_binds(record):
         return False
     C = (record.primal - 0.5 * record.w_norm ** 2) / record.xi_new
     return float(np.sum(record.alpha)) >= C * (1.0 - 1e-12)
+
+
+# --------------------------------------------------------------------------
+# OCAS's exact line search, readable (svmlab.cutting_plane._ocas)
+# --------------------------------------------------------------------------
+def line_objective(k, ww, wd, dd, mb, dm, Cn, v=None):
+    """``F(w_b + k delta)`` from the quantities the line search uses:
+    ``1/2 (ww + 2 k wd + k^2 dd) + Cn sum_i max(0, 1 - mb_i - k dm_i)`` with
+    ``ww = |w_b|^2``, ``wd = w_b.delta``, ``dd = |delta|^2``, ``mb`` the
+    margins of w_b, ``dm`` those of delta, ``Cn = C / n``; with example
+    weights ``v`` the hinge terms are ``v_i max(...)``."""
+    k = np.asarray(k, dtype=np.float64)[..., None]
+    terms = np.maximum(0.0, 1.0 - mb - k * dm)
+    hinge = (terms if v is None else terms * v).sum(axis=-1)
+    k = k[..., 0]
+    return 0.5 * (ww + 2.0 * k * wd + k * k * dd) + Cn * hinge
+
+
+def exact_line_search_sorted(wd, dd, mb, dm, Cn):
+    """``argmin_{k >= 0} phi(k)``, ``phi(k) = 1/2 |w_b + k delta|^2 + Cn sum_i
+    max(0, a_i - k b_i)`` with ``a_i = 1 - mb_i``, ``b_i = dm_i``.
+
+    phi is convex and piecewise quadratic; its derivative
+    ``phi'(k) = dd k + wd - Cn sum_{i active at k} b_i`` is nondecreasing and
+    jumps up by ``Cn |b_i|`` at each breakpoint ``k_i = a_i / b_i``.  Walk
+    the positive breakpoints in sorted order (O(n log n)) until phi' changes
+    sign: inside a piece the root of the linear derivative is the minimiser;
+    at a kink where it jumps over 0 the kink is.  Returns ``k``.
+    """
+    n = mb.shape[0]
+    # slope of phi at 0+ : rows active just right of 0 are a_i > 0, or
+    # a_i == 0 with b_i < 0 (hinge starts growing)
+    s = wd
+    nb = 0
+    for i in range(n):
+        a = 1.0 - mb[i]
+        b = dm[i]
+        if a > 0.0 or (a == 0.0 and b < 0.0):
+            s -= Cn * b
+        if b != 0.0 and a / b > 0.0:
+            nb += 1
+    if s >= 0.0:
+        return 0.0  # phi nondecreasing from 0: w_b stays
+    kk = np.empty(nb)
+    jump = np.empty(nb)
+    q = 0
+    for i in range(n):
+        a = 1.0 - mb[i]
+        b = dm[i]
+        if b != 0.0 and a / b > 0.0:
+            kk[q] = a / b
+            jump[q] = Cn * abs(b)
+            q += 1
+    order = np.argsort(kk, kind="stable")
+    for t in range(nb):
+        kt = kk[order[t]]
+        # phi'(k) = dd k + s on [previous kink, kt)
+        if dd > 0.0:
+            root = -s / dd
+            if root < kt:
+                return root
+        s += jump[order[t]]
+        if dd * kt + s >= 0.0:
+            return kt  # the derivative jumps over 0 at this kink
+    if dd > 0.0:
+        return -s / dd
+    return 0.0  # (dd == 0 with a negative slope cannot happen: delta = 0 gives s = 0)

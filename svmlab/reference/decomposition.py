@@ -16,6 +16,9 @@ Each outer step (:func:`outer_step`):
    largest-v samples of I_up and the smallest-v samples of I_low, then
    more of I_up if there is room; only samples on a violating direction.
    Ties: a stable sort, so among equal ``v`` the smaller index comes first.
+   When that set is the one used two steps before (the selection
+   alternates between two sets: a zig-zag), the union of it and the
+   previous set is used instead (:func:`break_cycle`; for q > 2).
 3. The sub-problem over B with the rest fixed (``r = y_B - K_BN beta_N``),
    solved by the classical primal active-set method (Nocedal & Wright,
    Algorithm 16.3) that the ``"qp"`` engine runs:
@@ -52,7 +55,8 @@ from svmlab.reference import _rounding
 from svmlab.reference._rounding import ReferenceFit, near
 from svmlab.reference.subproblem import Subproblem, intercept_from_v, line_search_iteration, up_low
 
-__all__ = ["fit", "explain", "steepest_feasible", "solve_qp", "outer_step", "run_outer"]
+__all__ = ["fit", "explain", "steepest_feasible", "break_cycle", "solve_qp", "outer_step",
+           "run_outer"]
 
 
 def steepest_feasible(v, y, alpha, C, q, ties=None):
@@ -82,6 +86,15 @@ def steepest_feasible(v, y, alpha, C, q, ties=None):
             if k not in chosen:
                 chosen.append(k)
     return np.array(sorted(chosen), dtype=np.int64), gap
+
+
+def break_cycle(B, used):
+    """The working set for selection ``B`` after the sets ``used`` so far:
+    the union of ``B`` and the last one when ``B`` is the one before the
+    last (two sets alternating), else ``B``."""
+    if len(used) >= 2 and list(B) == list(used[-2]):  # [ws-cycle]
+        return np.array(sorted(set(B) | set(used[-1])), dtype=np.int64)
+    return B
 
 
 def solve_qp(K_BB, y_B, alpha_B, r, C, tol):
@@ -161,8 +174,16 @@ def fit(K, y, C=1.0, tol=1e-3, working_set_size=None, max_iter=-1):
     q = min(10, n) if working_set_size is None else int(working_set_size)
     if not 2 <= q <= n:
         raise ValueError(f"working_set_size must be in [2, n_samples={n}], got {q}")
-    return run_outer(K, y, C, tol, lambda v, y_, a, C_, t: steepest_feasible(v, y_, a, C_, q, t),
-                     max_iter)
+    used = []
+
+    def select(v, y_, a, C_, t):
+        B, gap = steepest_feasible(v, y_, a, C_, q, t)
+        if q > 2:
+            B = break_cycle(B, used)
+            used.append(B)
+        return B, gap
+
+    return run_outer(K, y, C, tol, select, max_iter)
 
 
 def explain(record):
@@ -170,6 +191,6 @@ def explain(record):
     step, and the active-set iterations of the sub-problem (a free-set
     solve each, a violator freed when the engine took more than one)."""
     qp = {"ls-solve"} | ({"release-worst"} if record.engine_iterations > 1 else set())
-    return [(steepest_feasible, {"ws-sort", "ws-take"}),
+    return [(steepest_feasible, {"ws-sort", "ws-take"}), (break_cycle, {"ws-cycle"}),
             (outer_step, {"select", "solve", "snap", "update-G"}),
             (line_search_iteration, qp)]

@@ -52,7 +52,7 @@ S1, S2, S3 = 1, 2, 3
 
 
 #: the line-search mode of IRWLS frees at most this many violators after a
-#: full step, the worst of each sign of e (svmlab.decomposition._engines.
+#: full step, the worst of each sign of e (svmlab.decomposition._release.
 #: RELEASE_CAP; 0: all)
 RELEASE_CAP = 10
 
