@@ -9,6 +9,9 @@ Solvers (all scikit-learn estimators with step-by-step hooks, see
   chunking and Osuna/SVMlight decomposition baselines.
 * :class:`CuttingPlaneClassifier`, :class:`CuttingPlaneOrdinalRegressor` --
   Joachims' cutting-plane linear SVM (SVMperf, 2006).
+* :class:`SVC`, :class:`NuSVC`, :class:`SVR`, :class:`NuSVR`,
+  :class:`OneClassSVM` -- scikit-learn's SVM family on svmlab's solvers
+  (:mod:`svmlab.svm`).
 
 Names are imported lazily, so ``import svmlab`` stays cheap.
 """
@@ -24,12 +27,17 @@ _LAZY = {
     "DecompositionClassifier": "svmlab.decomposition",
     "CuttingPlaneClassifier": "svmlab.cutting_plane",
     "CuttingPlaneOrdinalRegressor": "svmlab.cutting_plane",
+    "SVC": "svmlab.svm",
+    "NuSVC": "svmlab.svm",
+    "SVR": "svmlab.svm",
+    "NuSVR": "svmlab.svm",
+    "OneClassSVM": "svmlab.svm",
     "Kernel": "svmlab.kernels",
     "KernelCache": "svmlab.kernels",
     "warm_up": "svmlab._warm",
 }
 _SUBMODULES = {"datasets", "viz", "bench", "objectives", "kernels", "smo", "decomposition",
-               "cutting_plane", "reference", "exercises", "io"}
+               "cutting_plane", "reference", "exercises", "io", "svm"}
 
 __all__ = sorted(_LAZY) + sorted(_SUBMODULES)
 

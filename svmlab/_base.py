@@ -120,7 +120,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._stepping import SteppedFitMixin, effective_n_jobs, with_callbacks
 from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_classification,
-                          check_weights, to_csr32)
+                          check_kernel_scale, check_weights, to_csr32)
 from .kernels._rows import Kernel, resolve_gamma
 from .kernels.cache import n_slots_for
 
@@ -220,6 +220,7 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         self._check_extra(X, y_pm)
         self.classes_ = classes
         kernel = Kernel(X, self.kernel, self.gamma, self.degree, self.coef0)
+        self._check_kernel_scale(kernel)
         self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
         if self.cache_dtype_ == "float32":
             kernel.ensure_float32()  # the float32 copy of dense X for SGEMV/SGEMM
@@ -261,6 +262,7 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         coff = np.concatenate([[0], np.cumsum(np.bincount(y_idx, minlength=len(classes)))])
         kernel = Kernel(X[perm], self.kernel, resolve_gamma(self.gamma, X), self.degree,
                         self.coef0)
+        self._check_kernel_scale(kernel)
         self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
         if self.cache_dtype_ == "float32":
             kernel.ensure_float32()
@@ -289,6 +291,39 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
 
     def _check_extra(self, X, y):
         """Solver-specific checks that need the data (e.g. working-set size)."""
+
+    def _check_kernel_scale(self, kernel):
+        """Refuse, before any work, a kernel whose values overflow on the
+        training data (:func:`svmlab._validation.check_kernel_scale`)."""
+        sq = kernel.data.sqnorm
+        check_kernel_scale(kernel.gamma_, self.kernel, float(sq.max()) if sq.size else 0.0,
+                           self.degree, self.coef0)
+
+    def _non_finite_fit(self):
+        """What of the fitted model is not finite (None: all is), for the
+        end-of-fit guard of :meth:`svmlab._stepping.SolverRun.finish`; run by
+        :meth:`_store_run` while the training data are still at hand.  The
+        multipliers, the intercepts, ``coef_``, and the decision values on
+        the training rows, bounded without computing them: ``|f(x)| <= sum
+        |dual_coef_| * max K + |intercept_|``, ``max K`` the kernel's bound
+        over the training rows (1 for rbf and sigmoid), provided the squared
+        norms and gamma are finite; otherwise they are computed."""
+        for name in ("alpha_", "dual_coef_", "intercept_", "coef_"):
+            v = getattr(self, name, None)
+            if v is not None and not np.all(np.isfinite(np.asarray(v))):
+                return name
+        sq = self._kernel_obj.data.sqnorm
+        sq = float(sq.max()) if sq.size else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            kmax = {"linear": sq,
+                    "poly": np.float64(self.gamma_ * sq + abs(self.coef0)) ** float(self.degree)
+                    }.get(self.kernel, 1.0)
+            bound = (float(np.abs(self.dual_coef_).sum()) * kmax
+                     + float(np.abs(self.intercept_).max()))
+            if np.isfinite(bound) and np.isfinite(sq) and np.isfinite(self.gamma_):
+                return None   # (the kernel's own arithmetic is finite too)
+            dec = self.decision_function(self._fit_X)
+        return None if np.all(np.isfinite(dec)) else "decision values"
 
     def _make_run(self, X, y, kernel):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -385,6 +420,8 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
             self.__dict__.pop("_pair_coef", None)
         for name, value in self._fitted_attributes(run).items():
             setattr(self, name, value)
+        # read (and removed) by the end-of-fit guard, SolverRun.finish
+        self._non_finite_reason = self._non_finite_fit()
         # training data are not kept beyond what prediction needs
         del self._fit_X, self._fit_y, self._kernel_obj, self._fit_keep, self._fit_Cv
         del self._fit_yidx

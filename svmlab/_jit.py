@@ -79,7 +79,6 @@ changes nothing.
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
 import pickle
 import struct

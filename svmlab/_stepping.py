@@ -65,6 +65,11 @@ as ``stop_reason_`` (``converged_`` is True only for the first):
     the callback returned ``False``, a scikit-learn callback asked to stop,
     or ``iter_fit`` was closed early (no warning: the caller asked for it).
 
+And one that is not a stop but a refusal: ``"non_finite"``, when the
+fitted numbers (multipliers, intercepts, decision values) are not finite;
+the fit raises a ValueError (:meth:`SolverRun.finish`), ``converged_`` is
+False.
+
 scikit-learn's callbacks (``sklearn.callback``, scikit-learn >= 1.9).
 Every estimator has ``set_callbacks(*callbacks)`` (from
 :class:`sklearn.callback.CallbackSupportMixin`), so
@@ -110,6 +115,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import signal
@@ -119,6 +125,7 @@ import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
 
+import numpy as np
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 
@@ -192,15 +199,24 @@ def blas_thread_limit(threads):
         return nullcontext()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"blas_threads must be None or an integer >= 1, got {threads!r}.")
-    if _BLAS_ACTIVE and _BLAS_ACTIVE[-1] == threads:
+    active = _blas_active()
+    if active and active[-1] == threads:
         # already inside this very limit (a step inside a run, a block inside
         # a step): setting it again would cost ~15 us per SMO step
         return nullcontext()
     return _blas_limit(threads)
 
 
-#: the limits :func:`blas_thread_limit` has in force, innermost last
-_BLAS_ACTIVE: list = []
+#: per thread, the limits :func:`blas_thread_limit` has in force there,
+#: innermost last
+_BLAS_ACTIVE = threading.local()
+
+
+def _blas_active():
+    stack = getattr(_BLAS_ACTIVE, "stack", None)
+    if stack is None:
+        stack = _BLAS_ACTIVE.stack = []
+    return stack
 
 
 def _blas_libraries():
@@ -217,25 +233,48 @@ def _blas_libraries():
     return _BLAS_CONTROLLER
 
 
+def _thread_local_setter(lc):
+    """OpenBLAS's ``openblas_set_num_threads_local`` (sets the count for the
+    calling thread, returns the previous one), or None.  Outside the main
+    thread OpenBLAS (0.3.30 here) ignores ``openblas_set_num_threads``, so
+    a limit set there would silently not hold, and the results of a fit
+    would depend on the thread it runs in."""
+    if lc.internal_api != "openblas":
+        return None
+    f = getattr(lc.dynlib, "openblas_set_num_threads_local", None)
+    if f is not None:
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int]
+    return f
+
+
 @contextmanager
 def _blas_limit(threads):
     """Set every BLAS library to ``threads`` threads, and back on exit.
     Calls the libraries' own get/set functions directly (a few
     microseconds) rather than ``ThreadpoolController.limit`` (about 15 us,
-    paid at every step of a stepped SMO fit)."""
+    paid at every step of a stepped SMO fit); outside the main thread
+    OpenBLAS's thread-local setter (:func:`_thread_local_setter`)."""
     libs = _blas_libraries()
-    old = [lc.get_num_threads() for lc in libs]
-    for lc, o in zip(libs, old):
-        if o != threads:
-            lc.set_num_threads(threads)
-    _BLAS_ACTIVE.append(threads)
+    main = threading.current_thread() is threading.main_thread()
+    restore = []
+    for lc in libs:
+        local = None if main else _thread_local_setter(lc)
+        if local is not None:
+            restore.append((local, local(threads)))
+        else:
+            o = lc.get_num_threads()
+            if o != threads:
+                lc.set_num_threads(threads)
+                restore.append((lc.set_num_threads, o))
+    active = _blas_active()
+    active.append(threads)
     try:
         yield
     finally:
-        _BLAS_ACTIVE.pop()
-        for lc, o in zip(libs, old):
-            if o != threads:
-                lc.set_num_threads(o)
+        active.pop()
+        for setter, o in restore:
+            setter(o)
 
 
 def effective_n_jobs(n_jobs):
@@ -565,12 +604,60 @@ class SolverRun(ABC):
         return None
 
     def finish(self):
-        """Store the fitted attributes on the estimator and return it."""
+        """Store the fitted attributes on the estimator and return it.
+
+        The end-of-fit guard: a fit never reports convergence with
+        non-finite numbers.  When the multipliers, the intercepts,
+        ``coef_`` or the decision values on the training data are not finite
+        (:func:`non_finite_fit`), the fitted attributes stay for inspection
+        with ``converged_ = False`` and ``stop_reason_ = "non_finite"``, and a
+        ValueError says to scale the data."""
         msg = self.warning_message()
         if msg is not None:
             warnings.warn(msg, ConvergenceWarning, stacklevel=3)
         self.estimator._store_run(self)
+        bad = non_finite_fit(self.estimator)
+        if bad is not None:
+            self.estimator.converged_ = False
+            self.estimator.stop_reason_ = "non_finite"
+            raise ValueError(
+                f"{type(self.estimator).__name__}'s fit produced non-finite numbers ({bad}); "
+                "the model is unusable (converged_ is False, stop_reason_ is 'non_finite'). "
+                "The input data may contain values too large or too small for float64 "
+                "arithmetic: scale the features (e.g. sklearn.preprocessing.StandardScaler), "
+                "or lower C, gamma or degree.")
         return self.estimator
+
+
+def non_finite_fit(estimator):
+    """What of a fitted estimator is not finite, or None (the end-of-fit
+    guard of :meth:`SolverRun.finish`).  An estimator whose ``_store_run``
+    left ``_non_finite_reason`` (the kernel classifiers, which check their
+    decision values on the training rows, :mod:`svmlab._base`) is taken at
+    its word; otherwise ``alpha_``, ``dual_coef_``, ``coef_`` and
+    ``intercept_`` must be finite, and ``|coef_|^2`` too: with the inputs
+    validated (:data:`svmlab._validation.MAX_SUM_OF_SQUARES`) that bounds
+    every decision value ``|w.x| <= |w| |x|`` below float64's largest."""
+    d = estimator.__dict__
+    if "_non_finite_reason" in d:
+        return d.pop("_non_finite_reason")
+    for name in ("alpha_", "dual_coef_", "coef_", "intercept_"):
+        parts = d.get(name)
+        if parts is None:
+            continue
+        if not isinstance(parts, (list, tuple)):   # one array, or one per class
+            parts = [parts]
+        for v in parts:
+            v = v.data if hasattr(v, "tocsr") else np.asarray(v)
+            if v.dtype.kind not in "fc":
+                continue
+            if not np.all(np.isfinite(v)):
+                return name
+            if name == "coef_":
+                with np.errstate(over="ignore"):
+                    if not np.isfinite(np.vdot(v, v).real):
+                        return "coef_ (its squared norm overflows)"
+    return None
 
 
 class _NoBar:

@@ -2,6 +2,13 @@
 
 All checks run before any solver work starts, and never modify the caller's
 arrays (everything that needs a different dtype or layout is copied).
+
+Extreme data are refused here too (:func:`check_scale`, called by
+:func:`check_data` and :func:`check_classification`, so by every estimator
+on in-memory data; and :func:`check_kernel_scale` for the kernel
+estimators): values whose squares overflow float64 would give infinite
+squared norms, ``gamma="scale"`` of 0 or infinity, and NaN kernel values,
+i.e. a NaN model, so the message says to scale the data.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ __all__ = [
     "KERNEL_CONSTRAINTS",
     "RANDOM_STATE_CONSTRAINT",
     "SOLVER_CONSTRAINTS",
+    "MAX_SUM_OF_SQUARES",
     "check_binary",
     "check_classification",
+    "check_kernel_scale",
+    "check_scale",
     "class_and_sample_weights",
     "check_data",
     "check_weights",
@@ -89,6 +99,61 @@ def to_csr32(X):
     return X
 
 
+#: the largest sum of the squared values of a data set that is accepted: a
+#: quarter of float64's largest number.  Then every squared norm, the sum of
+#: squared deviations behind ``gamma="scale"`` (at most 4 times the sum of
+#: squares) and every inner product ``|<x, z>| <= |x| |z|`` stay finite.
+MAX_SUM_OF_SQUARES = float(np.finfo(np.float64).max) / 4
+
+_SCALE_ADVICE = ("Scale the features first (e.g. sklearn.preprocessing.StandardScaler or "
+                 "MaxAbsScaler, in a Pipeline).")
+
+
+def check_scale(X):
+    """Refuse data whose squared values overflow float64 (see
+    :data:`MAX_SUM_OF_SQUARES`): ``X`` validated, dense or CSR.  One pass
+    over the stored values; raises a ValueError that says to scale the data."""
+    data = X.data if sp.issparse(X) else X.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = float(np.dot(data, data)) if data.size else 0.0
+    if not s <= MAX_SUM_OF_SQUARES:
+        big = float(np.max(np.abs(data)))
+        raise ValueError(
+            f"The data are too large for float64 arithmetic: the largest |value| is "
+            f"{big:.3g} and the sum of the squared values is {s:.3g} (more than "
+            f"{MAX_SUM_OF_SQUARES:.3g}), so squared norms, gamma='scale' and kernel values "
+            f"would overflow to infinity and the model to NaN. {_SCALE_ADVICE}")
+
+
+def check_kernel_scale(gamma, kernel, sqnorm_max, degree, coef0):
+    """Refuse a kernel whose values would not be finite on the training data:
+    ``gamma`` the resolved value (``"scale"`` on data with a tiny variance
+    gives infinity), ``sqnorm_max`` the largest squared norm of a training
+    row.  Bounds: linear ``|K| <= sqnorm_max``, poly ``|K| <= (gamma
+    sqnorm_max + |coef0|)**degree``, sigmoid's argument ``gamma sqnorm_max +
+    |coef0|``; rbf needs only a finite gamma."""
+    if not np.isfinite(gamma) or gamma < 0:
+        raise ValueError(
+            f"gamma_ = {float(gamma)!r} is not a finite non-negative number: with gamma='scale' "
+            "the data's variance is too small for float64 (1 / (n_features * var) "
+            f"overflows). {_SCALE_ADVICE}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kernel == "linear":
+            bound = sqnorm_max
+        elif kernel == "poly":
+            bound = np.float64(gamma * sqnorm_max + abs(coef0)) ** float(degree)
+        elif kernel == "sigmoid":
+            bound = gamma * sqnorm_max + abs(coef0)
+        else:
+            bound = 0.0
+    if not np.isfinite(bound):
+        raise ValueError(
+            f"The {kernel} kernel values overflow float64 on this data (gamma_={gamma:.3g}, "
+            f"largest squared norm {sqnorm_max:.3g}"
+            + (f", degree={degree}" if kernel == "poly" else "") + "): the model would be NaN. "
+            + _SCALE_ADVICE + (" Or lower gamma or degree." if kernel == "poly" else ""))
+
+
 def check_data(X, *, reset_estimator=None, dense_only=False):
     """Validate a feature matrix: 2-D, finite, float64, dense or CSR."""
     X = check_array(
@@ -101,6 +166,7 @@ def check_data(X, *, reset_estimator=None, dense_only=False):
         X = to_csr32(X)
     else:
         X = np.ascontiguousarray(X)
+    check_scale(X)
     return X
 
 
@@ -152,6 +218,7 @@ def check_classification(X, y, *, dense_only=False, max_classes=None):
         X = to_csr32(X)
     else:
         X = np.ascontiguousarray(X)
+    check_scale(X)
     return X, np.asarray(y_idx, dtype=np.int64).ravel(), classes
 
 
@@ -161,8 +228,9 @@ def _plain_valid_xy(X, y):
     one row and one column, all finite; y a 1-D numpy array of numbers
     (integer, boolean, or finite floating) with one label per row.  Then
     :func:`check_classification` skips ``check_X_y``, whose checks of
-    dataframe types cost about 0.2 ms per fit (a sizeable part of a small
-    fit); every other input goes through it, with its errors."""
+    dataframe types are a sizeable part of a small fit
+    (docs/decisions/2406-validation-shortcuts.md); every other input goes
+    through it, with its errors."""
     if type(X) is not np.ndarray or type(y) is not np.ndarray:
         return False
     if X.dtype != np.float64 or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
@@ -181,8 +249,8 @@ def _check_label_type(y):
     integral (its own test, ``y != y.astype(int64)``), are "binary" or
     "multiclass", always accepted.  Everything else (strings, objects,
     non-integral floats) goes through scikit-learn's check, with its
-    errors.  (Decision: its ``type_of_target`` costs about 0.3 ms, a
-    sizeable part of a small fit.)"""
+    errors.  (Decision: its ``type_of_target`` is a sizeable part of a small
+    fit, docs/decisions/2406-validation-shortcuts.md.)"""
     kind = getattr(getattr(y, "dtype", None), "kind", "")
     if isinstance(y, np.ndarray) and y.ndim == 1 and y.shape[0] > 0:
         if kind in "biu" and kind:
@@ -255,8 +323,8 @@ def check_weights(y_pm, classes, sample_weight=None, class_weight=None):
     or weights that leave fewer than two classes."""
     n = y_pm.shape[0]
     if sample_weight is None and class_weight is None:
-        # no weights: compute_class_weight(None) is all ones (skipped: it
-        # costs about 0.15 ms, a sizeable part of a small fit)
+        # no weights: compute_class_weight(None) is all ones (skipped: a
+        # sizeable part of a small fit)
         return np.ones(n), np.ones(len(classes)), None
     y_idx = (y_pm > 0).astype(np.intp)
     cw, sw = class_and_sample_weights(y_idx, classes, sample_weight, class_weight)

@@ -116,7 +116,9 @@ def warm_up(*families, background=False):
         :envvar:`SVMLAB_PROGRESS` is ``0``).  True: return at once; a
         background process compiles them (small fits meanwhile run the same
         code interpreted, see :mod:`svmlab._jit`) and a later blocking call
-        waits for it instead of compiling twice.
+        waits for it instead of compiling twice.  Under ``SVMLAB_JIT=eager``
+        or ``interpret`` (see :mod:`svmlab._jit`) ``background=True`` does
+        nothing: kernels then compile where they are first used, or never.
 
     Returns
     -------
@@ -135,6 +137,9 @@ def warm_up(*families, background=False):
         if f not in FAMILIES:
             raise ValueError(f"unknown family {f!r}; known: {sorted(FAMILIES)}")
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        return {f: 0.0 for f in names}
+    if background and _jit.get_mode() != "auto":
+        # eager: numba's own behaviour, compile where used; interpret: never compile
         return {f: 0.0 for f in names}
     w = _jit._worker()
     if background:

@@ -1,7 +1,7 @@
 """Model interchange: LIBSVM's text model files.
 
-:func:`save_libsvm_model` writes a fitted binary classifier in the format
-of LIBSVM's ``svm_save_model`` (the file ``svm-train`` writes and
+:func:`save_libsvm_model` writes a fitted classifier in the format of
+LIBSVM's ``svm_save_model`` (the file ``svm-train`` writes and
 ``svm-predict`` reads); :func:`load_libsvm_model` reads such a file back
 into a :class:`LibSVMModel`, a small fitted classifier with
 ``decision_function``/``predict``.
@@ -34,17 +34,18 @@ the labels): ``label classes_[0] classes_[1]``, so ``dec = -f``, i.e.
 arrays :class:`sklearn.svm.SVC` keeps from LIBSVM (``_dual_coef_`` and
 ``-_intercept_``), which ``tests/test_io.py`` checks.
 
-Decisions where the task left a choice:
+Choices the format leaves open:
 
 * Numbers are written with 17 significant digits (``%.17g``), so a round
   trip is exact; LIBSVM itself writes ``%.16g`` coefficients and ``%.8g``
   feature values, and its reader accepts either.
-* Labels must be integers (LIBSVM's reader parses them with ``%d``);
-  float labels with integer values (``-1.0``, ``1.0``) are written as
-  integers.  Other labels (strings...) raise a ValueError.
+* Labels must be integers that fit LIBSVM's ``int`` (its reader parses them
+  with ``%d``); float labels with integer values (``-1.0``, ``1.0``) are
+  written as integers.  Other labels (strings...) raise a ValueError, and so
+  does a model holding NaN or infinity (no reader could use it).
 * C-SVC models with the kernels svmlab has are read and written, binary
   or multiclass; anything else is a clear ValueError.  ``probA``,
-  ``probB`` lines are accepted and ignored.
+  ``probB`` lines are checked and otherwise ignored.
 * Multiclass (``nr_class k > 2``, LIBSVM's one-vs-one): every SV line has
   ``k - 1`` coefficients, ``rho`` has one value per pair ``(i, j)``, ``i <
   j`` in label order, and LIBSVM's pair value ``sum coef K - rho`` is
@@ -64,23 +65,78 @@ Decisions where the task left a choice:
   ``intercept_`` and ``classes_``, e.g. :class:`sklearn.svm.LinearSVC`) is
   written as a linear-kernel model with a single support vector ``w`` of
   coefficient -1 and ``rho = intercept_`` (``dec = -(w.x + b)``).
+
+Files from untrusted sources
+----------------------------
+A model file is data, never code (no pickle, no eval), and the reader is
+meant for files from anywhere (README, "Security"):
+
+* **Bounded work.**  Reading costs time and memory linear in the file's
+  size, and nothing is allocated in proportion to what the header *claims*
+  before the lines that back the claim have been seen.  What a file may ask
+  for is capped, each cap a keyword of :func:`load_libsvm_model`:
+  ``max_bytes`` (:data:`MAX_MODEL_BYTES`, 1 GiB), ``max_classes``
+  (:data:`MAX_CLASSES`, 1000), ``max_support_vectors``
+  (:data:`MAX_SUPPORT_VECTORS`, 10**7), ``max_feature_index``
+  (:data:`MAX_FEATURE_INDEX`, 2**31 - 1, the largest index a CSR matrix with
+  int32 indices holds) and ``max_line_bytes`` (:data:`MAX_LINE_BYTES`,
+  64 MiB).  A file beyond a cap is refused before the work it would cause.
+* **Validation.**  Every header field and every number is checked: known
+  field names only, each once; integers where LIBSVM reads ``%d``; every
+  real finite (``nan``, ``inf`` and ``1e309`` are refused); ``gamma >= 0``,
+  ``degree >= 0``; ``nr_class`` labels, all distinct; ``nr_class (nr_class
+  - 1) / 2`` values of ``rho``; ``nr_sv`` non-negative and adding up to
+  ``total_sv``, which must equal the number of SV lines present; each SV
+  line ``k - 1`` coefficients then ``index:value`` pairs with indices
+  increasing from 1 (LIBSVM's own dot product assumes that order).  A
+  violation raises a ValueError naming the file, the line and the field.
+* **Bounded prediction.**  :class:`LibSVMModel` computes kernel values
+  between its sparse support vectors and ``X`` directly, in blocks: a row
+  costs ``O(nnz(SV) + n_SV)`` for the binary model (plus ``k`` times the
+  coefficients for ``k`` classes, and ``k (k - 1) / 2`` for the vote),
+  whatever the largest index in the file (an SV with index 2,000,000,000 is
+  one stored value, not a 2e9-wide row).  ``coef_`` of a linear model is a
+  dense array built on first use, and refused when it would hold more than
+  :data:`MAX_DENSE_COEF` values.
+* **Honest output.**  A decision value that is not finite (a valid file
+  whose numbers overflow the kernel for this ``X``) raises a ValueError
+  rather than becoming a vote.  A file with valid syntax can still hold a
+  model that predicts badly: nothing in the format proves where it came
+  from.
 """
 
 from __future__ import annotations
 
-import io as _io
 import os
+import re
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 from sklearn.utils.validation import check_array
 
 from ._validation import to_csr32
-from .kernels._rows import Kernel
 
-__all__ = ["LibSVMModel", "load_libsvm_model", "save_libsvm_model"]
+__all__ = ["LibSVMModel", "load_libsvm_model", "save_libsvm_model", "MAX_MODEL_BYTES",
+           "MAX_CLASSES", "MAX_SUPPORT_VECTORS", "MAX_FEATURE_INDEX", "MAX_LINE_BYTES",
+           "MAX_DENSE_COEF"]
+
+#: the largest model file :func:`load_libsvm_model` reads by default (bytes)
+MAX_MODEL_BYTES = 1 << 30
+#: the most classes a model file may have by default (k (k - 1) / 2 pairs)
+MAX_CLASSES = 1000
+#: the most support vectors a model file may have by default
+MAX_SUPPORT_VECTORS = 10_000_000
+#: the largest feature index by default (int32 CSR indices hold index - 1)
+MAX_FEATURE_INDEX = 2**31 - 1
+#: the longest line by default (bytes)
+MAX_LINE_BYTES = 1 << 26
+#: the most values of the dense ``coef_`` a linear :class:`LibSVMModel` builds
+MAX_DENSE_COEF = 1 << 27
+#: LIBSVM reads labels and counts as C ``int``
+_INT_MAX = 2**31 - 1
+#: kernel values computed at once while predicting (n_SV x rows of a block)
+_BLOCK_VALUES = 1 << 22
 
 #: svmlab's kernel names <-> LIBSVM's ``kernel_type`` names
 _TO_LIBSVM = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
@@ -95,9 +151,13 @@ def _label_text(c):
     """LIBSVM labels are integers; refuse anything else."""
     if isinstance(c, (bool, np.bool_)):
         raise ValueError(f"LIBSVM model labels must be integers, got the boolean {c!r}.")
-    if isinstance(c, (Integral, np.integer)):
-        return str(int(c))
-    if isinstance(c, (float, np.floating)) and np.isfinite(c) and float(c) == int(c):
+    if isinstance(c, (Integral, np.integer)) or (
+            isinstance(c, (float, np.floating)) and np.isfinite(c) and float(c) == int(c)):
+        if abs(int(c)) > _INT_MAX:
+            raise ValueError(
+                f"LIBSVM model labels are C ints; the estimator's class {c!r} is outside "
+                f"[-{_INT_MAX}, {_INT_MAX}]. Encode the classes as small integers before "
+                "fitting.")
         return str(int(c))
     raise ValueError(
         f"LIBSVM model files store integer class labels; the estimator's class {c!r} "
@@ -229,6 +289,14 @@ def _save_multiclass(estimator, path, labels):
 
 
 def _write(path, kernel, gamma, degree, coef0, labels, rho, nr_sv, coef, SV):
+    SVc = sp.csr_matrix(SV)
+    for what, v in (("gamma", [gamma if gamma is not None else 0.0]), ("coef0", [coef0]),
+                    ("rho (the intercepts)", rho), ("the dual coefficients", coef),
+                    ("the support vectors", SVc.data)):
+        if not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
+            raise ValueError(
+                f"{what} of the model hold NaN or infinity; a LIBSVM model file of it could "
+                "not be read back. Refit (scaling the data) before saving.")
     head = ["svm_type c_svc", f"kernel_type {_TO_LIBSVM[kernel]}"]
     if kernel == "poly":
         head.append(f"degree {degree}")
@@ -248,6 +316,19 @@ def _write(path, kernel, gamma, degree, coef0, labels, rho, nr_sv, coef, SV):
             f.write(text)
 
 
+def _pairs(k):
+    """The pairs ``(a, b)``, ``a < b``, of k classes in LIBSVM's order, as
+    two index arrays (``np.triu_indices`` walks rows first: (0, 1), (0, 2),
+    ..., (1, 2), ...: LIBSVM's order)."""
+    a, b = np.triu_indices(k, 1)
+    return a.astype(np.intp), b.astype(np.intp)
+
+
+def _pair_index(a, b, k):
+    """Position of pair ``(a, b)``, ``a < b``, in LIBSVM's order (arrays)."""
+    return a * (2 * k - a - 1) // 2 + (b - a - 1)
+
+
 class LibSVMModel:
     """A C-SVC read from a LIBSVM model file (:func:`load_libsvm_model`).
 
@@ -259,9 +340,11 @@ class LibSVMModel:
     Attributes: ``kernel`` (svmlab's name), ``gamma_``, ``degree``,
     ``coef0``, ``labels_`` (the file's label order), ``rho_``, ``sv_coef_``
     (the file's coefficients), ``n_support_`` (in ``classes_`` order),
-    ``support_vectors_`` (CSR), ``dual_coef_`` (1, n_SV), ``intercept_``
-    (1,), ``classes_``, ``n_features_in_`` (``None`` unless given at load),
-    ``coef_`` (linear kernel).  Not an estimator: it cannot be refitted.
+    ``support_vectors_`` (CSR, as wide as the largest index), ``dual_coef_``
+    (1, n_SV), ``intercept_`` (1,), ``classes_``, ``n_features_in_``
+    (``None`` unless given at load), ``coef_`` (linear kernel only: dense,
+    built on first use, see the module docstring).  Not an estimator: it
+    cannot be refitted.
 
     Multiclass files (k > 2 labels, one-vs-one) are held in SVC's layout
     with the labels sorted: ``support_vectors_`` grouped by class,
@@ -272,6 +355,11 @@ class LibSVMModel:
     (``"ovr"``, the default, or ``"ovo"``; SVC's values), ``predict`` is
     LIBSVM's vote, and :meth:`libsvm_decision_function` gives LIBSVM's
     (n, k(k-1)/2) pair values in the file's label order.
+
+    Prediction never widens ``X`` or the support vectors to a common width:
+    the kernel values come from the stored entries (see the module
+    docstring), so a file's largest index costs nothing by itself.  A
+    decision value that is not finite raises a ValueError.
     """
 
     def __init__(self, *, kernel, gamma, degree, coef0, labels, rho, sv_coef, nr_sv,
@@ -284,32 +372,30 @@ class LibSVMModel:
         self.sv_coef_ = np.asarray(sv_coef, dtype=np.float64)
         self.support_vectors_ = to_csr32(support_vectors)
         self.n_features_in_ = n_features
-        self._kernels = {}
         if len(self.labels_) > 2:
             self.rho_ = np.asarray(rho, dtype=np.float64).reshape(-1)
             self.decision_function_shape = "ovr"
             self._init_multiclass(nr_sv)
-            return
-        self.rho_ = float(rho)
-        # scikit-learn's sign: f > 0 predicts classes_[1] (classes_ sorted)
-        self.classes_ = np.sort(self.labels_)
-        sign = 1.0 if self.labels_[0] == self.classes_[1] else -1.0
-        self.dual_coef_ = (sign * self.sv_coef_)[None, :]
-        self.intercept_ = np.array([-sign * self.rho_])
-        nr = np.asarray(nr_sv, dtype=np.int32)
-        self.n_support_ = nr if sign < 0 else nr[::-1].copy()
-        if kernel == "linear":
-            w = self.dual_coef_ @ self.support_vectors_
-            self.coef_ = np.asarray(w).reshape(1, -1)
+        else:
+            self.rho_ = float(rho)
+            # scikit-learn's sign: f > 0 predicts classes_[1] (classes_ sorted)
+            self.classes_ = np.sort(self.labels_)
+            sign = 1.0 if self.labels_[0] == self.classes_[1] else -1.0
+            self.dual_coef_ = (sign * self.sv_coef_)[None, :]
+            self.intercept_ = np.array([-sign * self.rho_])
+            nr = np.asarray(nr_sv, dtype=np.int32)
+            self.n_support_ = nr if sign < 0 else nr[::-1].copy()
+        S = self.support_vectors_
+        with np.errstate(over="ignore"):   # an overflow shows as a non-finite decision
+            self._sv_sqnorm = np.asarray(S.multiply(S).sum(axis=1), dtype=np.float64).ravel()
 
     def _init_multiclass(self, nr_sv):
         """SVC's layout from the file's (see the class docstring): the
         classes sorted, the SVs regrouped by sorted class, and every pair's
         coefficients and intercept with the sign of the sorted pair (LIBSVM's
         pair value is positive for the first label of the pair in the file's
-        order, SVC's for the first in sorted order)."""
-        from ._multiclass import class_pairs
-
+        order, SVC's for the first in sorted order).  Vectorised: the work is
+        O(k n_SV + k^2), the size of the coefficients and of ``rho``."""
         labels = self.labels_
         k = len(labels)
         order = np.argsort(labels, kind="stable")      # sorted index -> file index
@@ -318,65 +404,74 @@ class LibSVMModel:
         self.classes_ = labels[order]
         nr = np.asarray(nr_sv, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(nr)])
-        file_cls = np.repeat(np.arange(k), nr)
+        n_sv = int(starts[-1])
+        # perm: position in the sorted grouping -> SV line of the file
         perm = np.concatenate([np.arange(starts[f], starts[f + 1]) for f in order]
-                              ).astype(np.intp)
+                              + [np.zeros(0, np.int64)]).astype(np.intp)
         self.support_vectors_ = to_csr32(self.support_vectors_[perm])
         self.n_support_ = nr[order].astype(np.int32)
-        pair_index = {pq: t for t, pq in enumerate(class_pairs(k))}
-        dual = np.zeros((k - 1, len(perm)))
-        for pos, s in enumerate(perm):
-            fc = file_cls[s]
-            sc = rank[fc]
-            for fo in range(k):
-                if fo == fc:
-                    continue
-                so = rank[fo]
-                sign = 1.0 if rank[min(fc, fo)] == min(sc, so) else -1.0
-                dual[so if so < sc else so - 1, pos] = sign * self.sv_coef_[
-                    fo if fo < fc else fo - 1, s]
-        intercept = np.zeros(len(pair_index))
-        self._file_pairs = []   # per file pair: (sorted pair index, sign)
-        for (i, j), t in sorted(pair_index.items(), key=lambda kv: kv[1]):
-            ri, rj = rank[i], rank[j]
-            sign = 1.0 if ri < rj else -1.0
-            q = pair_index[(min(ri, rj), max(ri, rj))]
-            intercept[q] = -sign * self.rho_[t]
-            self._file_pairs.append((q, sign))
+        file_cls = np.repeat(np.arange(k), nr)[perm]    # file class of each sorted SV
+        sc = rank[file_cls]                              # its sorted class
+        dual = np.zeros((k - 1, n_sv))
+        for fo in range(k):                              # the other class, file index
+            so = rank[fo]
+            pos = np.flatnonzero(file_cls != fo)
+            fc = file_cls[pos]
+            src_row = np.where(fo < fc, fo, fo - 1)      # the file's coefficient row
+            dst_row = np.where(so < sc[pos], so, so - 1)  # SVC's row
+            same = (fc < fo) == (sc[pos] < so)           # pair order kept by sorting?
+            dual[dst_row, pos] = np.where(same, 1.0, -1.0) * self.sv_coef_[src_row, perm[pos]]
+        fa, fb = _pairs(k)                               # the file's pairs, in order
+        ra, rb = rank[fa], rank[fb]
+        sign = np.where(ra < rb, 1.0, -1.0)
+        q = _pair_index(np.minimum(ra, rb), np.maximum(ra, rb), k)
+        intercept = np.zeros(len(q))
+        intercept[q] = -sign * self.rho_
+        self._file_q = q        # file pair t is sorted pair q[t], with sign[t]
+        self._file_sign = sign
         self.dual_coef_ = dual
         self.intercept_ = intercept
-        if self.kernel == "linear":
-            S = self.support_vectors_
-            self.coef_ = np.vstack([np.asarray(self._pair_dual(p) @ S[self._pair_svs(p)])
-                                    .reshape(-1) for p in range(len(intercept))])
+
+    # ------------------------------------------------------------- coef_
+    @property
+    def coef_(self):
+        """Linear kernel only: the primal weights, (1, d) for two classes,
+        (k(k-1)/2, d) with SVC's pair rows for k, d the largest index.
+        Built on first use; refused (ValueError) when it would hold more than
+        :data:`MAX_DENSE_COEF` values (use :meth:`decision_function`)."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available for the linear kernel")
+        cached = self.__dict__.get("_coef")
+        if cached is not None:
+            return cached
+        S = self.support_vectors_
+        P = len(self.intercept_)
+        if P * S.shape[1] > MAX_DENSE_COEF:
+            raise ValueError(
+                f"coef_ would be a dense ({P}, {S.shape[1]}) array (more than "
+                f"MAX_DENSE_COEF = {MAX_DENSE_COEF} values): the model file has a feature "
+                "index that large. decision_function and predict work without it.")
+        if len(self.classes_) == 2:
+            w = np.asarray(self.dual_coef_ @ S).reshape(1, -1)
+        else:
+            w = np.vstack([np.asarray(self._pair_dual(p) @ S[self._pair_svs(p)]).reshape(-1)
+                           for p in range(P)]) if P else np.zeros((0, S.shape[1]))
+        self.__dict__["_coef"] = w
+        return w
 
     def _pair_svs(self, p):
-        """The positions (in ``support_vectors_``) of pair p's two classes
-        and, by :meth:`_pair_dual`, their coefficients."""
-        from ._multiclass import class_pairs
-
-        a, b = class_pairs(len(self.classes_))[p]
+        """The positions (in ``support_vectors_``) of pair p's two classes."""
+        a, b = (int(v[p]) for v in _pairs(len(self.classes_)))
         st = np.concatenate([[0], np.cumsum(self.n_support_)])
         return np.r_[st[a]:st[a + 1], st[b]:st[b + 1]]
 
     def _pair_dual(self, p):
-        from ._multiclass import class_pairs
-
-        a, b = class_pairs(len(self.classes_))[p]
+        a, b = (int(v[p]) for v in _pairs(len(self.classes_)))
         st = np.concatenate([[0], np.cumsum(self.n_support_)])
         return np.concatenate([self.dual_coef_[b - 1, st[a]:st[a + 1]],
                                self.dual_coef_[a, st[b]:st[b + 1]]])
 
-    def _ovo_values(self, X):
-        """SVC's one-vs-one values (n, k(k-1)/2), sorted labels."""
-        X, d = self._prepare(X)
-        K = self._kernel_for(d).matrix(Z=X)
-        P = len(self.intercept_)
-        dec = np.empty((X.shape[0], P))
-        for p in range(P):
-            dec[:, p] = self._pair_dual(p) @ K[self._pair_svs(p)] + self.intercept_[p]
-        return dec
-
+    # -------------------------------------------------------- prediction
     def _prepare(self, X):
         X = check_array(X, accept_sparse=["csr", "csc", "coo"], dtype=np.float64,
                         ensure_all_finite=True)
@@ -384,57 +479,123 @@ class LibSVMModel:
             raise ValueError(
                 f"X has {X.shape[1]} features, but the model was loaded with "
                 f"n_features={self.n_features_in_}.")
-        d = max(X.shape[1], self.support_vectors_.shape[1])
-        if X.shape[1] < d:  # missing features are 0, as in LIBSVM
-            X = sp.csr_matrix(X) if sp.issparse(X) else X
-            if sp.issparse(X):
-                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-            else:
-                X = np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]))])
         if sp.issparse(X):
             X = to_csr32(X)
-        return X, d
+        return X
 
-    def _kernel_for(self, d):
-        if d not in self._kernels:
-            S = self.support_vectors_
-            S = sp.csr_matrix((S.data, S.indices, S.indptr), shape=(S.shape[0], d))
-            self._kernels[d] = Kernel(to_csr32(S), self.kernel, self.gamma_, self.degree,
-                                      self.coef0)
-        return self._kernels[d]
+    def _blocks(self, n, per_row):
+        """Row blocks of ``X`` so that a block's kernel values and decision
+        arrays (``per_row`` values per row) stay near ``_BLOCK_VALUES``."""
+        step = max(1, _BLOCK_VALUES // max(1, per_row))
+        return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+    def _kernel(self, Xb):
+        """Kernel values ``K(support_vectors_, Xb)``, (n_SV, rows).  Features
+        beyond ``Xb``'s width are 0 in ``Xb`` (LIBSVM's semantics): only the
+        support vectors' entries below that width enter the dot products,
+        and their full squared norms enter the rbf distance."""
+        p = Xb.shape[1]
+        sqx = None
+        if self.kernel == "rbf":   # the full squared norms of the rows of X
+            with np.errstate(over="ignore"):
+                sqx = (np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel() if sp.issparse(Xb)
+                       else np.einsum("ij,ij->i", Xb, Xb))
+        S = self.support_vectors_
+        d_sv = S.shape[1]
+        if d_sv > p:            # only the SV entries below X's width meet X
+            cached = self.__dict__.get("_narrow")
+            if cached is None or cached[0] != p:
+                cached = (p, to_csr32(S[:, :p]))
+                self.__dict__["_narrow"] = cached
+            S = cached[1]
+        elif d_sv < p:          # X's extra columns meet zeros in every SV
+            Xb = Xb[:, :d_sv]
+        dot = S @ Xb.T
+        dot = dot.toarray() if sp.issparse(dot) else np.asarray(dot)
+        if self.kernel == "linear":
+            return dot
+        g = self.gamma_
+        with np.errstate(over="ignore", invalid="ignore"):  # checked by _finite
+            if self.kernel == "rbf":
+                d2 = self._sv_sqnorm[:, None] + sqx[None, :] - 2.0 * dot
+                np.maximum(d2, 0.0, out=d2)
+                return np.exp(-g * d2)
+            if self.kernel == "poly":
+                return (g * dot + self.coef0) ** float(self.degree)
+            return np.tanh(g * dot + self.coef0)
+
+    @staticmethod
+    def _finite(dec, what):
+        if not np.all(np.isfinite(dec)):
+            raise ValueError(
+                f"the model's {what} are not finite for this X (its kernel values or "
+                "coefficients overflow): the model file does not describe a usable model "
+                "for this data (is X scaled as the training data were?).")
+        return dec
+
+    def _binary_values(self, X):
+        """LIBSVM's ``sum coef K - rho`` (two classes), (n,)."""
+        X = self._prepare(X)
+        n = X.shape[0]
+        out = np.empty(n)
+        for s, e in self._blocks(n, self.support_vectors_.shape[0]):
+            with np.errstate(over="ignore", invalid="ignore"):   # checked below
+                out[s:e] = self.sv_coef_ @ self._kernel(X[s:e]) - self.rho_
+        return self._finite(out, "decision values")
+
+    def _ovo_values(self, X):
+        """SVC's one-vs-one values (n, k(k-1)/2), sorted labels: pair (a, b)
+        is ``sum_{s in a} dual[b-1, s] K(s, x) + sum_{s in b} dual[a, s]
+        K(s, x) + intercept``, from per-class sums of ``dual_coef_ @ K``."""
+        X = self._prepare(X)
+        k = len(self.classes_)
+        n = X.shape[0]
+        A, B = _pairs(k)
+        st = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.intp)
+        out = np.empty((n, len(A)))
+        per_row = self.support_vectors_.shape[0] + k * (k - 1) + len(A)
+        for s, e in self._blocks(n, per_row):
+            K = self._kernel(X[s:e])
+            D = np.empty((k, k - 1, e - s))      # D[c] = dual[:, class c] @ K[class c]
+            with np.errstate(over="ignore", invalid="ignore"):   # checked below
+                for c in range(k):
+                    D[c] = self.dual_coef_[:, st[c]:st[c + 1]] @ K[st[c]:st[c + 1]]
+                out[s:e] = (D[A, B - 1] + D[B, A]).T + self.intercept_
+        return self._finite(out, "pair decision values")
 
     def libsvm_decision_function(self, X):
         """LIBSVM's decision value ``sum_i coef_i K(sv_i, x) - rho``
         (positive predicts ``labels_[0]``); multiclass: (n, k(k-1)/2), pair
         ``(i, j)`` of the file's labels positive for ``labels_[i]``."""
         if len(self.labels_) > 2:
-            dec = self._ovo_values(X)
-            return np.column_stack([sign * dec[:, q] for q, sign in self._file_pairs])
-        X, d = self._prepare(X)
-        K = self._kernel_for(d).matrix(Z=X)
-        return self.sv_coef_ @ K - self.rho_
+            return self._ovo_values(X)[:, self._file_q] * self._file_sign
+        return self._binary_values(X)
 
     def decision_function(self, X):
         """``f(x)``, positive for ``classes_[1]`` (scikit-learn's sign);
         multiclass: SVC's values for ``decision_function_shape``."""
         if len(self.labels_) > 2:
-            from sklearn.utils.multiclass import _ovr_decision_function
-
             dec = self._ovo_values(X)
             if self.decision_function_shape == "ovr":
-                return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
+                return _ovr_values(dec, len(self.classes_))
             return dec
-        dec = self.libsvm_decision_function(X)
+        dec = self._binary_values(X)
         return dec if self.labels_[0] == self.classes_[1] else -dec
 
     def predict(self, X):
         if len(self.labels_) > 2:
             # LIBSVM's vote in the file's label order (ties go to the label
             # that comes first in the file, as in svm_predict_values)
-            from ._multiclass import ovo_votes
-
+            k = len(self.labels_)
             dec = self.libsvm_decision_function(X)
-            return self.labels_[ovo_votes(dec, len(self.labels_))]
+            a, b = _pairs(k)
+            out = np.empty(dec.shape[0], dtype=np.intp)
+            for s, e in self._blocks(dec.shape[0], dec.shape[1] + k):
+                win = np.where(dec[s:e] > 0, a, b)
+                rows = np.arange(e - s)[:, None] * k
+                votes = np.bincount((win + rows).ravel(), minlength=(e - s) * k)
+                out[s:e] = np.argmax(votes.reshape(e - s, k), axis=1)
+            return self.labels_[out]
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def score(self, X, y):
@@ -442,120 +603,344 @@ class LibSVMModel:
         return float(np.mean(self.predict(X) == np.asarray(y)))
 
 
-_REAL_KEYS = {"gamma", "coef0", "rho"}
+def _ovr_values(dec, k):
+    """SVC's "ovr" shape of one-vs-one values (scikit-learn's transform):
+    each class's vote count plus the sum of its pair confidences squashed
+    into (-1/3, 1/3), so that the votes decide and the confidences only break
+    ties.  Pair (a, b)'s value ``v`` gives its vote to a when ``v >= 0`` and
+    adds ``v`` to a's confidence sum and ``-v`` to b's."""
+    a, b = _pairs(k)
+    P = len(a)
+    ones = np.ones(P)
+    to_a = sp.csr_matrix((ones, (np.arange(P), a)), shape=(P, k))
+    to_b = sp.csr_matrix((ones, (np.arange(P), b)), shape=(P, k))
+    pos = (dec >= 0).astype(np.float64)   # scikit-learn's: 0 votes for a
+    votes = np.asarray(pos @ to_a + (1.0 - pos) @ to_b)
+    conf = np.asarray(dec @ to_a - dec @ to_b)
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 
-def load_libsvm_model(path, *, n_features=None):
-    """Read a binary C-SVC LIBSVM text model file; return a :class:`LibSVMModel`.
+#: header fields of a C-SVC model file (LIBSVM's ``svm_load_model``), and how
+#: many values each holds: an int, a count that depends on nr_class, or one
+_FIELDS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
+           "rho", "label", "probA", "probB", "nr_sv")
+_INT_RE = re.compile(r"[+-]?\d++")
+#: ``index:value`` pairs separated by white space (possessive: linear time)
+_FEATURES_RE = re.compile(r"(?:[+-]?\d++:[^\s:]++(?:\s++|\Z))*+")
+#: SV tokens converted to numbers at once (bounds the Python strings alive)
+_CHUNK_TOKENS = 1 << 20
 
-    ``path``: a file name or a text file object.  ``n_features``: the input
-    width ``predict`` should insist on (None: any width, missing features
-    count as 0).  Files from ``svm-train``, from LIBSVM's ``svm_save_model``
-    and from :func:`save_libsvm_model` are read; multi-class, regression and
-    one-class models, and precomputed kernels, raise a ValueError naming
-    what is unsupported.  The SV lines are parsed by
-    :func:`sklearn.datasets.load_svmlight_file` (the coefficient is the
-    line's "label").
+
+class _Where:
+    """Error messages naming the file, the line and the field."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def fail(self, line, field, msg):
+        at = f", line {line}" if line is not None else ""
+        what = f" ({field})" if field else ""
+        raise ValueError(f"{self.name}{at}{what}: {msg}")
+
+
+def _read_text(path, max_bytes, where):
+    """The file's text (ASCII), refusing more than ``max_bytes`` bytes."""
+    if hasattr(path, "read"):
+        data = path.read(max_bytes + 1)
+    else:
+        with open(os.fspath(path), "rb") as f:
+            data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        where.fail(None, None, f"the file is larger than max_bytes={max_bytes} bytes; pass a "
+                   "larger max_bytes to load_libsvm_model if you trust it.")
+    if isinstance(data, str):
+        bad = next((i for i, ch in enumerate(data) if ord(ch) > 127), None) \
+            if not data.isascii() else None
+        if bad is not None:
+            where.fail(data.count("\n", 0, bad) + 1, None,
+                       f"character {data[bad]!r} at offset {bad}: a LIBSVM model file is ASCII.")
+        return data
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError as exc:
+        where.fail(data.count(b"\n", 0, exc.start) + 1, None,
+                   f"byte 0x{data[exc.start]:02x} at offset {exc.start}: a LIBSVM model "
+                   "file is ASCII.")
+
+
+def _int(where, line, field, tok, lo, hi, hint=""):
+    if not _INT_RE.fullmatch(tok):
+        where.fail(line, field, f"{tok[:40]!r} is not an integer.")
+    if len(tok.lstrip("+-").lstrip("0")) > 18:       # beyond any cap (and int64)
+        where.fail(line, field, f"{tok[:40]}... is outside [{lo}, {hi}].{hint}")
+    v = int(tok)
+    if not lo <= v <= hi:
+        where.fail(line, field, f"{v} is outside [{lo}, {hi}].{hint}")
+    return v
+
+
+def _reals(where, line, field, toks):
+    """Finite floats; NaN, infinity and overflowing literals are refused."""
+    try:
+        v = np.array(toks, dtype=np.float64)
+    except (ValueError, OverflowError):
+        bad = next(t for t in toks if not _is_float(t))
+        where.fail(line, field, f"{bad!r} is not a number.")
+    if not np.all(np.isfinite(v)):
+        t = int(np.flatnonzero(~np.isfinite(v))[0])
+        where.fail(line, field, f"{toks[t]!r} is not a finite number (value {t + 1}).")
+    return v
+
+
+def _is_float(tok):
+    try:
+        float(tok)
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
+                      max_classes=MAX_CLASSES, max_support_vectors=MAX_SUPPORT_VECTORS,
+                      max_feature_index=MAX_FEATURE_INDEX, max_line_bytes=MAX_LINE_BYTES):
+    """Read a C-SVC LIBSVM text model file; return a :class:`LibSVMModel`.
+
+    ``path``: a file name or a file object (text or binary).
+    ``n_features``: the input width ``predict`` should insist on (None: any
+    width, missing features count as 0).  Files from ``svm-train``, from
+    LIBSVM's ``svm_save_model`` and from :func:`save_libsvm_model` are read,
+    binary or multiclass; regression and one-class models, and precomputed
+    kernels, raise a ValueError naming what is unsupported.
+
+    The file is untrusted input: every field is validated, and a ValueError
+    names the line and the field of the first violation.  The keywords
+    ``max_bytes``, ``max_classes``, ``max_support_vectors``,
+    ``max_feature_index`` and ``max_line_bytes`` bound what a file may ask
+    for (defaults: the module constants, see the module docstring); raise
+    one to read a larger file you trust.
 
     Example: ``model = load_libsvm_model("model.txt"); model.predict(X)``.
     """
-    if hasattr(path, "read"):
-        text = path.read()
-        where = getattr(path, "name", "<file object>")
-    else:
-        with open(os.fspath(path), encoding="ascii") as f:
-            text = f.read()
-        where = os.fspath(path)
-    if isinstance(text, bytes):
-        text = text.decode("ascii")
-    lines = text.splitlines()
+    for name, v in (("max_bytes", max_bytes), ("max_classes", max_classes),
+                    ("max_support_vectors", max_support_vectors),
+                    ("max_feature_index", max_feature_index),
+                    ("max_line_bytes", max_line_bytes)):
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {v!r}.")
+    if max_feature_index > MAX_FEATURE_INDEX:
+        raise ValueError(f"max_feature_index cannot exceed {MAX_FEATURE_INDEX} (int32 CSR "
+                         "indices).")
+    where = _Where(getattr(path, "name", "<file object>") if hasattr(path, "read")
+                   else os.fspath(path))
+    text = _read_text(path, int(max_bytes), where)
+    lines = text.split("\n")
+    head, sv_at = _read_header(lines, where, max_line_bytes)
+    h = _check_header(head, where, max_classes, max_support_vectors)
+    k = h["nr_class"]
+    SV, coef = _read_sv_lines(lines, sv_at, k - 1, h["total_sv"], where, max_feature_index,
+                              max_line_bytes)
+    return LibSVMModel(kernel=h["kernel"], gamma=h["gamma"], degree=h["degree"],
+                       coef0=h["coef0"], labels=h["label"],
+                       rho=h["rho"][0] if k == 2 else h["rho"],
+                       sv_coef=coef[0] if k == 2 else coef, nr_sv=h["nr_sv"],
+                       support_vectors=SV, n_features=n_features)
+
+
+def _read_header(lines, where, max_line_bytes):
+    """``({field: (line number, values)}, index of the 'SV' line)``."""
     head = {}
-    k = 0
-    while k < len(lines) and lines[k].strip() != "SV":
-        parts = lines[k].split()
-        k += 1
+    for i, raw in enumerate(lines):
+        if len(raw) > max_line_bytes:
+            where.fail(i + 1, None, f"the line is longer than max_line_bytes={max_line_bytes}.")
+        parts = raw.split()
         if not parts:
             continue
-        head[parts[0]] = parts[1:]
-    if k == len(lines):
-        raise ValueError(f"{where}: no 'SV' line; not a LIBSVM model file.")
+        key = parts[0]
+        if key == "SV" and len(parts) == 1:
+            return head, i
+        if key not in _FIELDS:
+            where.fail(i + 1, key, f"unknown header field {key!r} (a C-SVC model has "
+                       f"{', '.join(_FIELDS)}, then 'SV').")
+        if key in head:
+            where.fail(i + 1, key, f"'{key}' appears twice (first on line {head[key][0]}).")
+        head[key] = (i + 1, parts[1:])
+    where.fail(None, None, "no 'SV' line; not a LIBSVM model file.")
 
-    def one(key, default=None):
+
+def _check_header(head, where, max_classes, max_sv):
+    """Every header field validated, in an order that refuses a file before
+    any work proportional to what it claims."""
+
+    def get(key, default=None):
         if key not in head:
             if default is not None:
-                return default
-            raise ValueError(f"{where}: the model header lacks '{key}'.")
-        if len(head[key]) != 1:
-            raise ValueError(f"{where}: '{key}' should have one value, got {head[key]}.")
-        return head[key][0]
+                return None, [default]
+            where.fail(None, key, f"the model header lacks '{key}'.")
+        return head[key]
 
-    svm_type = one("svm_type")
+    def one(key, default=None):
+        line, vals = get(key, default)
+        if len(vals) != 1:
+            where.fail(line, key, f"'{key}' should have one value, got {len(vals)}.")
+        return line, vals[0]
+
+    out = {}
+    line, svm_type = one("svm_type")
     if svm_type != "c_svc":
-        raise ValueError(f"{where}: svm_type {svm_type!r} is not supported (only c_svc).")
-    kt = one("kernel_type")
+        where.fail(line, "svm_type", f"svm_type {svm_type!r} is not supported (only c_svc).")
+    line, kt = one("kernel_type")
     if kt not in _FROM_LIBSVM:
-        raise ValueError(
-            f"{where}: kernel_type {kt!r} is not supported (one of {sorted(_FROM_LIBSVM)}).")
-    kernel = _FROM_LIBSVM[kt]
-    nr_class = int(one("nr_class"))
-    if nr_class < 2:
-        raise ValueError(f"{where}: nr_class {nr_class}; a classifier needs two or more.")
-    total_sv = int(one("total_sv"))
-    n_pairs = nr_class * (nr_class - 1) // 2
-    rho = [float(v) for v in head.get("rho", [])]
-    if len(rho) != n_pairs:
-        raise ValueError(f"{where}: 'rho' must have {n_pairs} value(s) for "
-                         f"{nr_class} classes, got {len(rho)}.")
-    labels = [int(v) for v in head.get("label", [])]
-    if len(labels) != nr_class or len(set(labels)) != nr_class:
-        raise ValueError(f"{where}: 'label' must give {nr_class} distinct values.")
-    nr_sv = [int(v) for v in head.get("nr_sv", [])]
-    if len(nr_sv) != nr_class or sum(nr_sv) != total_sv:
-        raise ValueError(f"{where}: 'nr_sv' must give {nr_class} counts adding up to "
-                         "total_sv.")
-    gamma = float(one("gamma")) if kernel != "linear" else None
-    degree = int(one("degree", "3"))
-    coef0 = float(one("coef0", "0"))
-    body = "\n".join(l for l in lines[k + 1:] if l.strip())
-    if nr_class > 2:
-        SV, coef = _parse_multiclass_sv(body, nr_class - 1, where)
-    elif total_sv == 0:
-        SV = sp.csr_matrix((0, 0))
-        coef = np.zeros(0)
-    else:
-        SV, coef = load_svmlight_file(_io.BytesIO(body.encode("ascii")), zero_based=False,
-                                      dtype=np.float64)
-    if SV.shape[0] != total_sv:
-        raise ValueError(f"{where}: total_sv is {total_sv} but there are {SV.shape[0]} "
-                         "SV lines.")
-    return LibSVMModel(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                       labels=labels, rho=rho[0] if nr_class == 2 else rho, sv_coef=coef,
-                       nr_sv=nr_sv, support_vectors=SV, n_features=n_features)
+        where.fail(line, "kernel_type", f"kernel_type {kt!r} is not supported (one of "
+                   f"{sorted(_FROM_LIBSVM)}).")
+    kernel = out["kernel"] = _FROM_LIBSVM[kt]
+    line, v = one("nr_class")
+    k = out["nr_class"] = _int(
+        where, line, "nr_class", v, 2, max(2, max_classes),
+        f" A classifier has two classes or more, and files with more than max_classes="
+        f"{max_classes} are refused (pass a larger max_classes if you trust the file).")
+    line, v = one("total_sv")
+    out["total_sv"] = _int(
+        where, line, "total_sv", v, 0, max_sv,
+        f" Files with more than max_support_vectors={max_sv} support vectors are refused "
+        "(pass a larger max_support_vectors if you trust the file).")
+    n_pairs = k * (k - 1) // 2
+    line, vals = get("rho")
+    if len(vals) != n_pairs:
+        where.fail(line, "rho", f"'rho' must have {n_pairs} value(s) for {k} classes, got "
+                   f"{len(vals)}.")
+    out["rho"] = _reals(where, line, "rho", vals)
+    for key in ("probA", "probB"):           # accepted, checked, not used
+        if key in head:
+            line, vals = head[key]
+            if len(vals) != n_pairs:
+                where.fail(line, key, f"'{key}' must have {n_pairs} value(s), got {len(vals)}.")
+            _reals(where, line, key, vals)
+    line, vals = get("label")
+    if len(vals) != k:
+        where.fail(line, "label", f"'label' must give {k} distinct values, got {len(vals)}.")
+    labels = [_int(where, line, "label", t, -_INT_MAX, _INT_MAX) for t in vals]
+    if len(labels) != k or len(set(labels)) != k:
+        where.fail(line, "label", f"'label' must give {k} distinct values, got {len(labels)} "
+                   f"({len(set(labels))} distinct).")
+    out["label"] = labels
+    line, vals = get("nr_sv")
+    if len(vals) != k:
+        where.fail(line, "nr_sv", f"'nr_sv' must give {k} counts, got {len(vals)}.")
+    nr = [_int(where, line, "nr_sv", t, 0, max_sv) for t in vals]
+    if sum(nr) != out["total_sv"]:
+        where.fail(line, "nr_sv", f"'nr_sv' must give {k} counts adding up to total_sv "
+                   f"({out['total_sv']}), they add up to {sum(nr)}.")
+    out["nr_sv"] = nr
+    # kernel parameters: every one present is checked, whatever the kernel
+    out["gamma"] = None
+    if kernel != "linear" or "gamma" in head:
+        line, v = one("gamma")
+        g = float(_reals(where, line, "gamma", [v])[0])
+        if g < 0:
+            where.fail(line, "gamma", f"gamma {v} is negative.")
+        out["gamma"] = g if kernel != "linear" else None
+    line, v = one("degree", "3")
+    out["degree"] = _int(where, line, "degree", v, 0, _INT_MAX)
+    line, v = one("coef0", "0")
+    out["coef0"] = float(_reals(where, line, "coef0", [v])[0])
+    return out
 
 
-def _parse_multiclass_sv(body, m, where):
-    """SV lines of a multiclass model: ``m`` coefficients, then 1-based
-    ``index:value`` pairs.  Returns ``(SV (CSR), coef (m, n_SV))``."""
-    coefs, indptr, indices, data = [], [0], [], []
-    for t, line in enumerate(body.splitlines()):
-        parts = line.split()
-        if len(parts) < m or any(":" in p for p in parts[:m]):
-            raise ValueError(f"{where}: SV line {t + 1} should start with {m} coefficients.")
+def _read_sv_lines(lines, sv_at, m, total_sv, where, max_index, max_line_bytes):
+    """The SV lines after line ``sv_at``: ``m`` coefficients, then 1-based
+    ``index:value`` pairs, indices increasing.  Returns ``(SV (CSR), coef
+    (m, n_SV))``.  Blank lines are skipped; the number of the others must be
+    ``total_sv``."""
+    body = [(i + 1, ln) for i, ln in enumerate(lines[sv_at + 1:], start=sv_at + 1)
+            if ln.strip()]
+    if len(body) != total_sv:
+        where.fail(body[total_sv][0] if len(body) > total_sv else None, "total_sv",
+                   f"total_sv is {total_sv} but there are {len(body)} SV lines.")
+    line_no = np.array([n for n, _ in body], dtype=np.int64)
+    coef_parts, idx_parts, val_parts, counts = [], [], [], []
+    c_tok, f_txt, f_count, chunk_lines = [], [], [], []
+
+    def flush():
+        if not chunk_lines:
+            return
+        first = len(counts) - len(chunk_lines)
         try:
-            coefs.append([float(p) for p in parts[:m]])
-            for p in parts[m:]:
-                j, v = p.split(":")
-                if int(j) < 1:
-                    raise ValueError
-                indices.append(int(j) - 1)
-                data.append(float(v))
-        except ValueError:
-            raise ValueError(f"{where}: SV line {t + 1} is not 'coef ... index:value ...' "
-                             "with 1-based indices.") from None
-        indptr.append(len(indices))
-    d = max(indices) + 1 if indices else 0
-    SV = sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, np.int64),
-                        np.asarray(indptr, np.int64)), shape=(len(coefs), d))
-    SV.sum_duplicates()
-    coef = np.asarray(coefs, dtype=np.float64).reshape(len(coefs), m).T.copy()
+            coef_parts.append(np.array(c_tok, dtype=np.float64))
+        except (ValueError, OverflowError):
+            bad = next(t for t, tok in enumerate(c_tok) if not _is_float(tok))
+            where.fail(int(line_no[first + bad // m]), "SV coefficient",
+                       f"{c_tok[bad]!r} is not a number.")
+        pieces = " ".join(f_txt).replace(":", " ").split()
+        try:
+            idx_parts.append(np.array(pieces[0::2], dtype=np.int64))
+        except (ValueError, OverflowError):     # more digits than int64 holds
+            bad = next(t for t, tok in enumerate(pieces[0::2])
+                       if len(tok.lstrip("+-").lstrip("0")) > 18)
+            ends = np.cumsum(f_count)
+            where.fail(int(line_no[first + np.searchsorted(ends, bad, side="right")]),
+                       "SV index", f"index {pieces[2 * bad][:40]}... is larger than "
+                       f"max_feature_index={max_index}.")
+        try:
+            val_parts.append(np.array(pieces[1::2], dtype=np.float64))
+        except (ValueError, OverflowError):
+            bad = next(t for t, tok in enumerate(pieces[1::2]) if not _is_float(tok))
+            ends = np.cumsum(f_count)
+            where.fail(int(line_no[first + np.searchsorted(ends, bad, side="right")]),
+                       "SV value", f"{pieces[2 * bad + 1]!r} is not a number.")
+        c_tok.clear(), f_txt.clear(), f_count.clear(), chunk_lines.clear()
+
+    pending = 0
+    for n, ln in body:
+        if len(ln) > max_line_bytes:
+            where.fail(n, None, f"the line is longer than max_line_bytes={max_line_bytes}.")
+        toks = ln.split(None, m)
+        if len(toks) < m:
+            where.fail(n, "SV line", f"an SV line should start with {m} coefficient{'s' * (m > 1)}.")
+        rest = toks[m] if len(toks) > m else ""
+        if ":" in ln[:len(ln) - len(rest)]:
+            where.fail(n, "SV line", f"an SV line should start with {m} coefficient{'s' * (m > 1)}, "
+                       "then index:value pairs.")
+        if rest and not _FEATURES_RE.fullmatch(rest):
+            where.fail(n, "SV line", "expected 'coef ... index:value ...' with integer "
+                       "indices, one ':' per pair, pairs separated by white space.")
+        c_tok.extend(toks[:m])
+        nf = rest.count(":")
+        f_txt.append(rest)
+        f_count.append(nf)
+        counts.append(nf)
+        chunk_lines.append(n)
+        pending += m + nf
+        if pending >= _CHUNK_TOKENS:
+            flush()
+            pending = 0
+    flush()
+    n_sv = len(body)
+    coef = (np.concatenate(coef_parts) if coef_parts else np.zeros(0)).reshape(n_sv, m).T
+    idx = np.concatenate(idx_parts) if idx_parts else np.zeros(0, np.int64)
+    val = np.concatenate(val_parts) if val_parts else np.zeros(0)
+    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+    sv_of = np.repeat(np.arange(n_sv), counts)         # SV of each stored value
+
+    def at(mask):
+        return int(line_no[sv_of[int(np.flatnonzero(mask)[0])]])
+
+    if not np.all(np.isfinite(coef)):
+        s = int(np.flatnonzero(~np.isfinite(coef).all(axis=0))[0])
+        where.fail(int(line_no[s]), "SV coefficient", "a coefficient is not finite.")
+    if idx.size:
+        if idx.min() < 1:
+            where.fail(at(idx < 1), "SV index", "feature indices start at 1.")
+        if idx.max() > max_index:
+            where.fail(at(idx > max_index), "SV index",
+                       f"index {int(idx.max())} is larger than max_feature_index={max_index}.")
+        if not np.all(np.isfinite(val)):
+            where.fail(at(~np.isfinite(val)), "SV value", "a feature value is not finite.")
+        step = np.diff(idx) <= 0
+        step[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < idx.size)] - 1] = False
+        if np.any(step):
+            where.fail(at(np.r_[step, False]), "SV index",
+                       "indices must increase along a line (LIBSVM's order).")
+    d = int(idx.max()) if idx.size else 0
+    SV = sp.csr_matrix((val, (idx - 1).astype(np.int32), indptr.astype(np.int64)),
+                       shape=(n_sv, d))
     return SV, coef

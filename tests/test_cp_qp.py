@@ -208,13 +208,13 @@ def test_imprecise_qp_warns(monkeypatch):
     import svmlab.cutting_plane.estimators as cpmod
     from svmlab import CuttingPlaneClassifier
 
-    real = cpmod.solve_simplex_qp
+    real = cpmod.add_cut_and_solve
 
-    def sloppy(H, d, C, a, tol, max_iter, use_newton, max_free):
-        steps, viol = real(H, d, C, a, tol, max_iter, use_newton, max_free)
-        return steps, 1e-3  # pretend the KKT conditions were left violated
+    def sloppy(*args):
+        steps, viol, xi, dual = real(*args)
+        return steps, 1e-3, xi, dual  # pretend the KKT conditions were left violated
 
-    monkeypatch.setattr(cpmod, "solve_simplex_qp", sloppy)
+    monkeypatch.setattr(cpmod, "add_cut_and_solve", sloppy)
     X, y = make_classification(100, 4, random_state=0)
     with pytest.warns(ConvergenceWarning, match="reduced QP"):
         CuttingPlaneClassifier(C=50.0).fit(X, y)
@@ -226,7 +226,7 @@ def test_imprecise_qp_warns(monkeypatch):
 def test_cholesky_append_and_delete_equal_the_factor_from_scratch():
     """chol_append / chol_delete against numpy's Cholesky of the same
     submatrix, over a random sequence of insertions and deletions."""
-    from svmlab.cutting_plane._qp import chol_append, chol_delete, chol_solve
+    from svmlab._linalg import chol_append, chol_delete, chol_solve
 
     rng = np.random.default_rng(0)
     N = 30
@@ -256,7 +256,7 @@ def test_cholesky_append_and_delete_equal_the_factor_from_scratch():
 
 
 def test_cholesky_append_refuses_a_dependent_vector():
-    from svmlab.cutting_plane._qp import chol_append
+    from svmlab._linalg import chol_append
 
     rng = np.random.default_rng(1)
     V = rng.normal(size=(3, 5))
@@ -338,10 +338,10 @@ def test_active_set_chol_warm_start_takes_few_pivots_like_ocas():
 
 @pytest.mark.parametrize("method", ["ocas", "joachims"])
 def test_engines_agree_on_the_cutting_plane_sequence(method, monkeypatch):
-    """Fits with the reduced QP solved by the active-set engine and by the
-    SMO engine alone give the same model (the reduced optimum is unique in
-    w), in the same iterations; OCAS's compiled add-and-solve against the
-    NumPy one of Algorithm 1's run class."""
+    """Fits with the reduced QP solved by the main engine (active set on a
+    kept Cholesky factor) and by the fallback alone (SMO with Newton steps,
+    then exact face solves) give the same model (the reduced optimum is
+    unique in w), in the same iterations."""
     from sklearn.datasets import make_classification
 
     import svmlab.cutting_plane.estimators as cpmod
@@ -350,26 +350,16 @@ def test_engines_agree_on_the_cutting_plane_sequence(method, monkeypatch):
     X, y = make_classification(400, 20, n_informative=8, flip_y=0.05, random_state=3)
     params = dict(C=400.0, epsilon=1e-4, method=method, max_iter=-1)
     ref = CuttingPlaneClassifier(**params).fit(X, y)
-    if method == "ocas":
-        # the same OCAS run through the base class's NumPy add-and-solve,
-        # with the SMO engine only
-        real = cpmod.solve_simplex_qp
+    real = cpmod.add_cut_and_solve
+    calls = []
 
-        def smo_only(H, d, C, a, tol, max_iter, use_newton, max_free):
-            return real(H, d, C, a, tol, max_iter, use_newton, max_free, False)
+    def fallback_only(*args):
+        calls.append(1)
+        return real(*args[:12], False)
 
-        monkeypatch.setattr(cpmod, "solve_simplex_qp", smo_only)
-        monkeypatch.setattr(cpmod._OcasRun, "_add_and_solve",
-                            cpmod._CuttingPlaneRun._add_and_solve)
-        est = CuttingPlaneClassifier(**params).fit(X, y)
-    else:
-        real = cpmod.solve_simplex_qp
-
-        def smo_only(H, d, C, a, tol, max_iter, use_newton, max_free):
-            return real(H, d, C, a, tol, max_iter, use_newton, max_free, False)
-
-        monkeypatch.setattr(cpmod, "solve_simplex_qp", smo_only)
-        est = CuttingPlaneClassifier(**params).fit(X, y)
+    monkeypatch.setattr(cpmod, "add_cut_and_solve", fallback_only)
+    est = CuttingPlaneClassifier(**params).fit(X, y)
+    assert len(calls) == est.n_iter_  # every cut re-solved by the fallback
     assert est.n_iter_ == ref.n_iter_
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-7, atol=1e-9)
     # the objective of both, computed here

@@ -101,9 +101,19 @@ def same_xy(a, b):
     return X1.shape == X2.shape and (X1 != X2).nnz == 0 and np.array_equal(y1, y2)
 
 
+@pytest.fixture
+def no_embedded(monkeypatch):
+    """a9a without its embedded copy: the cache and download paths of a
+    dataset whose content checksum and counts are known."""
+    spec = datasets.REGISTRY["a9a"]
+    files = {part: tuple(dataclasses.replace(fs, embedded=None) for fs in fss)
+             for part, fss in spec.files.items()}
+    monkeypatch.setitem(datasets.REGISTRY, "a9a", dataclasses.replace(spec, files=files))
+
+
 # ---------------------------------------------------------------- contract
 
-def test_embedded_is_the_last_resort_and_matches_sklearn(env):
+def test_embedded_a9a_matches_sklearn(env):
     X, y = datasets.load("a9a", "test")
     assert datasets.locate("a9a", "test") == [("embedded", EMBEDDED / "a9a.t.xz")]
     assert same_xy((X, y), expected_a9a_test())
@@ -124,16 +134,31 @@ def test_callers_cannot_corrupt_the_memory_cache(env):
     assert same_xy((X2, y2), expected_a9a_test())
 
 
-def test_cache_comes_before_embedded(env):
+def test_cache_comes_before_download(env, no_embedded, server):
     # a cached copy in the upstream name (plain text) with the rows reversed:
-    # same content checks, different row order -> we can tell where it came from
+    # the same content (the content checksum ignores row order), so we can
+    # tell where it came from
+    root, requests = server
+    (root / "a9a.t").write_bytes(a9a_test_text())
     lines = a9a_test_text().splitlines(keepends=True)[::-1]
     (env / "a9a.t").write_bytes(b"".join(lines))
     X, y = datasets.load("a9a", "test")
     assert datasets.locate("a9a", "test") == [("cache", env / "a9a.t")]
+    assert requests == []
     Xe, ye = expected_a9a_test()
     assert np.array_equal(y, ye[::-1])
     assert (X - Xe[::-1]).nnz == 0
+
+
+def test_embedded_a9a_comes_before_cache_and_download(env, server):
+    # a valid cached copy (rows reversed) and a reachable server: neither is
+    # used, the checksummed embedded copy is
+    root, requests = server
+    (root / "a9a.t").write_bytes(a9a_test_text())
+    (env / "a9a.t").write_bytes(b"".join(a9a_test_text().splitlines(keepends=True)[::-1]))
+    assert same_xy(datasets.load("a9a", "test"), expected_a9a_test())
+    assert datasets.locate("a9a", "test") == [("embedded", EMBEDDED / "a9a.t.xz")]
+    assert requests == []
 
 
 def test_svmlab_data_comes_before_cache(env, tmp_path, monkeypatch):
@@ -146,7 +171,7 @@ def test_svmlab_data_comes_before_cache(env, tmp_path, monkeypatch):
     assert same_xy(datasets.load("a9a", "test"), expected_a9a_test())
 
 
-def test_download_from_a_real_local_http_server(env, server):
+def test_download_from_a_real_local_http_server(env, server, no_embedded):
     root, requests = server
     (root / "a9a.t").write_bytes(a9a_test_text())
     (root / "a9a.t").write_bytes(a9a_test_text())
@@ -160,24 +185,16 @@ def test_download_from_a_real_local_http_server(env, server):
     assert requests == ["/a9a.t"]
 
 
-def test_download_comes_before_embedded(env, server):
-    root, requests = server
-    # the "upstream" server has the rows in another order than the embedded copy
-    (root / "a9a.t").write_bytes(b"".join(a9a_test_text().splitlines(keepends=True)[::-1]))
-    X, y = datasets.load("a9a", "test")
-    assert requests == ["/a9a.t"]
-    assert np.array_equal(y, expected_a9a_test()[1][::-1])
-
-
 def _with_upstream_hash(monkeypatch, name, split, digest):
     spec = datasets.REGISTRY[name]
-    fs = dataclasses.replace(spec.files[split][0], upstream_hash=f"sha256:{digest}")
+    fs = dataclasses.replace(spec.files[split][0], upstream_sha256=digest)
     files = dict(spec.files)
     files[split] = (fs,)
     monkeypatch.setitem(datasets.REGISTRY, name, dataclasses.replace(spec, files=files))
 
 
-def test_checksum_mismatch_in_cache_is_redownloaded(env, server, monkeypatch):
+def test_checksum_mismatch_in_cache_is_moved_aside_and_redownloaded(env, server, no_embedded,
+                                                                     monkeypatch):
     root, requests = server
     good = a9a_test_text()
     (root / "a9a.t").write_bytes(good)
@@ -185,22 +202,18 @@ def test_checksum_mismatch_in_cache_is_redownloaded(env, server, monkeypatch):
     # a cached file with one flipped label: parses fine, counts differ, hash differs
     bad = good.replace(b"-1 ", b"+1 ", 1)
     (env / "a9a.t").write_bytes(bad)
-    with pytest.warns(RuntimeWarning, match="checksum mismatch"):
+    with pytest.warns(RuntimeWarning, match="checksum mismatch.*moved it to"):
         X, y = datasets.load("a9a", "test")
     assert requests == ["/a9a.t"]
     assert (env / "a9a.t").read_bytes() == good
+    assert (env / "a9a.t.corrupt").read_bytes() == bad   # kept for inspection
     assert same_xy((X, y), expected_a9a_test())
 
 
-def test_download_with_wrong_checksum_gives_no_data(env, server, monkeypatch):
+def test_download_with_wrong_checksum_gives_no_data(env, server, no_embedded, monkeypatch):
     root, requests = server
     (root / "a9a.t").write_bytes(a9a_test_text())
     _with_upstream_hash(monkeypatch, "a9a", "test", "0" * 64)
-    # nothing may fall back silently: hide the embedded copy for this dataset
-    spec = datasets.REGISTRY["a9a"]
-    fs = dataclasses.replace(spec.files["test"][0], embedded=None)
-    monkeypatch.setitem(datasets.REGISTRY, "a9a",
-                        dataclasses.replace(spec, files={**spec.files, "test": (fs,)}))
     with pytest.raises((DatasetCorruptError, DatasetNotFoundError)) as ei:
         datasets.load("a9a", "test")
     msg = str(ei.value)
@@ -208,27 +221,23 @@ def test_download_with_wrong_checksum_gives_no_data(env, server, monkeypatch):
     assert not (env / "a9a.t").exists()
 
 
-def test_truncated_cache_file_without_known_hash_is_redownloaded(env, server):
+def test_truncated_cache_file_is_redownloaded(env, server, no_embedded):
     root, requests = server
     good = a9a_test_text()
     (root / "a9a.t").write_bytes(good)
     (env / "a9a.t").write_bytes(good[: len(good) // 2].rsplit(b"\n", 1)[0] + b"\n")
-    with pytest.warns(RuntimeWarning, match="wrong content"):
+    with pytest.warns(RuntimeWarning, match="content SHA-256"):
         X, y = datasets.load("a9a", "test")
     assert requests == ["/a9a.t"]
     assert same_xy((X, y), expected_a9a_test())
 
 
-def test_truncated_download_is_retried_then_refused(env, server, monkeypatch):
+def test_truncated_download_is_retried_then_refused(env, server, no_embedded):
     root, requests = server
     good = a9a_test_text()
     (root / "a9a.t").write_bytes(good[:100_000].rsplit(b"\n", 1)[0] + b"\n")
-    spec = datasets.REGISTRY["a9a"]
-    fs = dataclasses.replace(spec.files["test"][0], embedded=None)
-    monkeypatch.setitem(datasets.REGISTRY, "a9a",
-                        dataclasses.replace(spec, files={**spec.files, "test": (fs,)}))
-    with pytest.warns(RuntimeWarning, match="wrong content"):
-        with pytest.raises(DatasetCorruptError, match="(?s)a9a.*expected 16281"):
+    with pytest.warns(RuntimeWarning, match="checksum mismatch"):
+        with pytest.raises(DatasetCorruptError, match="(?s)a9a.*content SHA-256"):
             datasets.load("a9a", "test")
     assert requests == ["/a9a.t", "/a9a.t"]  # one re-download, then a clear error
     assert not (env / "a9a.t").exists()
@@ -253,7 +262,7 @@ def test_corrupt_stored_copy_falls_back_to_embedded_with_a_warning(env, tmp_path
     d.mkdir()
     (d / "a9a.t.xz").write_bytes(lzma.compress(b"garbage\n"))
     monkeypatch.setenv("SVMLAB_DATA", str(d))
-    with pytest.warns(RuntimeWarning, match="checksum mismatch"):
+    with pytest.warns(RuntimeWarning, match="not a valid LIBSVM.*line 1"):
         X, y = datasets.load("a9a", "test")
     assert same_xy((X, y), expected_a9a_test())
 
@@ -288,7 +297,7 @@ def test_mnist_train_images_missing_is_explained(tmp_path, monkeypatch):
         datasets.load("mnist", "train")
     msg = str(ei.value)
     assert "train-images-idx3-ubyte.gz" in msg
-    assert "http://yann.lecun.com/exdb/mnist/train-images-idx3-ubyte.gz" in msg
+    assert "https://ossci-datasets.s3.amazonaws.com/mnist/train-images-idx3-ubyte.gz" in msg
     assert str(Path(shared_data_dir()) / "mnist") in msg and "fashion-mnist" in msg
 
 
@@ -308,9 +317,12 @@ def test_registry_urls_point_at_original_locations():
             for fs in files:
                 if fs.url is None:
                     continue
-                assert fs.url.startswith(("https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/",
-                                          "http://yann.lecun.com/exdb/mnist/",
-                                          "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"))
+                # https only: LIBSVM's own host, PyTorch's MNIST mirror (the
+                # files of LeCun's http-only page), Fashion-MNIST's repository
+                assert fs.url.startswith((
+                    "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/",
+                    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+                    "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/"))
                 assert fs.url.endswith(Path(fs.upstream).name)
 
 

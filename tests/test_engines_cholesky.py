@@ -1,5 +1,5 @@
 """The Cholesky factor kept by the line-search mode of the IRWLS / active-set
-engine (svmlab.decomposition._engines): deletions, appends and fresh factorisations of
+engine (svmlab._linalg, svmlab.decomposition._line_search): deletions, appends and fresh factorisations of
 ``K_11 + rr I`` against numpy's Cholesky of the same sub-matrix, and the
 compiled line-search iterations against the KKT conditions computed here."""
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from svmlab.decomposition._engines import (S1, ActiveSetSubproblem, chol_append, chol_delete, chol_factor,
-                             chol_solve)
+from svmlab._linalg import chol_append, chol_delete, chol_factor, chol_solve
+from svmlab.decomposition._active_set import S1, ActiveSetSubproblem
 
 from reference import gram, to_pm
 
@@ -40,7 +40,7 @@ def test_delete_and_append_match_fresh_factor(seed):
             if not out:
                 continue
             i = int(rng.choice(out))
-            assert chol_append(L, n, K[i, order].copy(), K[i, i] + rr)
+            assert chol_append(L, n, K[i, order].copy(), K[i, i] + rr, 0.0)
             order.append(i)
             n += 1
         sub = K[np.ix_(order, order)] + rr * np.eye(n)
@@ -48,8 +48,9 @@ def test_delete_and_append_match_fresh_factor(seed):
         np.testing.assert_allclose(L[:n, :n], ref, atol=1e-9)
         assert np.all(L[n:, :] == 0) and np.all(np.triu(L[:n, :n], 1) == 0)
         rhs = rng.standard_normal(n)
-        np.testing.assert_allclose(chol_solve(L, n, rhs), np.linalg.solve(sub, rhs), rtol=1e-8,
-                                   atol=1e-9)
+        x = np.empty(n)
+        chol_solve(L, n, rhs, x)
+        np.testing.assert_allclose(x, np.linalg.solve(sub, rhs), rtol=1e-8, atol=1e-9)
 
 
 def test_append_and_factor_refuse_non_pd():
@@ -58,7 +59,7 @@ def test_append_and_factor_refuse_non_pd():
     assert not chol_factor(K, np.arange(3, dtype=np.int64), 3, 0.0, L)
     L = np.zeros((3, 3))
     assert chol_factor(K, np.arange(1, dtype=np.int64), 1, 0.0, L)
-    assert not chol_append(L, 1, K[1, :1].copy(), K[1, 1])
+    assert not chol_append(L, 1, K[1, :1].copy(), K[1, 1], 0.0)
     assert np.all(L[1] == 0)  # left unchanged
 
 
@@ -92,7 +93,7 @@ def test_python_fallback_of_line_mode_reaches_kkt(monkeypatch):
     a 1e-2 ridge: ``solve_ls``) moves the sub-problem and hands back.  Forced
     here for the first iterations: the fallback really runs, and the
     sub-problem still reaches its KKT point, checked here."""
-    import svmlab.decomposition._engines as eng
+    import svmlab.decomposition._active_set as eng
 
     real = eng.line_iterations
     calls = {"forced": 0, "python": 0}
@@ -132,7 +133,7 @@ def test_python_fallback_alone_stays_feasible_and_ascends(monkeypatch):
     direction, so free errors are not driven to 0) keeps the point feasible,
     satisfies (9)/(10) at the bounds when it stops, and raises the dual
     objective ``r'beta - beta'K beta / 2`` from its start."""
-    import svmlab.decomposition._engines as eng
+    import svmlab.decomposition._active_set as eng
 
     monkeypatch.setattr(eng, "line_iterations", lambda *a: (0, True))
     X, y = make_classification(80, 5, n_informative=3, random_state=4, flip_y=0.1)

@@ -3,7 +3,6 @@ constructor arguments are keyword-only, and ``_parameter_constraints``
 lists exactly the ``__init__`` parameters."""
 
 import inspect
-import time
 import warnings
 
 import numpy as np
@@ -43,9 +42,7 @@ SAMPLE_WEIGHT_XFAIL = {
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=IDS)
 def test_check_estimator(cls):
     # every check must pass: on_fail=None collects the results, and the
-    # failures are listed by name (the checks' data sets are small; all six
-    # took about 3 s together once compiled)
-    t0 = time.perf_counter()
+    # failures are listed by name
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = check_estimator(
@@ -55,7 +52,6 @@ def test_check_estimator(cls):
               if r["status"] == "failed"]
     assert failed == []
     assert len([r for r in results if r["status"] == "passed"]) >= 35
-    assert time.perf_counter() - t0 < 60
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=IDS)

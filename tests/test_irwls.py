@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from svmlab.decomposition._engines import S1, S2, S3, ActiveSetSubproblem
+from svmlab.decomposition._active_set import S1, S2, S3, ActiveSetSubproblem
 from svmlab.decomposition.irwls import IRWLSClassifier, IRWLSRecord
 
 from conftest import require_shared_data
@@ -69,7 +69,7 @@ def test_linear_kernel_no_subproblem_runs_to_max_iter(cap, monkeypatch):
     # took the direction off the plane sum beta = s0.  Every working set
     # must now end on its own (done before 50 m + 200 iterations) and the
     # fit converge to LIBSVM's optimum
-    import svmlab.decomposition._engines as eng
+    import svmlab.decomposition._active_set as eng
     monkeypatch.setattr(eng, "RELEASE_CAP", cap)
     X, y = _data(200, seed=1)
     m = IRWLSClassifier(C=0.1, kernel="linear", working_set_size=60, random_state=0)
@@ -426,7 +426,7 @@ def test_early_stop_after_infeasible_table1_iterate_reports_last_feasible_point(
     start, beta = 0), never the infeasible iterate.  (The paper's Table 1,
     without the hand-over to the line search, so that the first working
     set frees every violator and clips.)"""
-    import svmlab.decomposition._engines as eng
+    import svmlab.decomposition._active_set as eng
     monkeypatch.setattr(eng, "TABLE1_HANDOVER", False)
     X, y = _gauss_m_problem(300)
     C = 10.0

@@ -6,8 +6,8 @@ each against a naive twin or an independent optimum computed here.
   the paper's Table 1 (``handover=False``) solves (3) with all of them
   free.  Either way the sub-problem ends at the optimum of the QP (LIBSVM
   on the precomputed kernel).
-* ``k11_times`` (``K_11 v`` from the kept factor) against the dense product.
-* ``_flush_pending`` (the deferred ``K beta`` update, from rows of ``K'``)
+* ``chol_times`` (``K_11 v`` from the kept factor) against the dense product.
+* ``flush_pending`` (the deferred ``K beta`` update, from rows of ``K'``)
   against the sum written out here.
 * ``kernel_block_into``: a square block with no cached row (the upper
   triangle by panels, mirrored) against single kernel rows, exactly
@@ -24,9 +24,10 @@ import pytest
 from sklearn.datasets import make_classification, make_moons
 from sklearn.svm import SVC
 
-from svmlab.decomposition._engines import (PANEL, TABLE1_HANDOVER_MIN, ActiveSetSubproblem, S1,
-                                           S2, _flush_pending, chol_delete, chol_factor,
-                                           k11_times, kernel_block_into)
+from svmlab._linalg import chol_delete, chol_factor, chol_times
+from svmlab.decomposition._active_set import TABLE1_HANDOVER_MIN, ActiveSetSubproblem, S1, S2
+from svmlab.decomposition._kblock import PANEL, kernel_block_into
+from svmlab.decomposition._line_search import flush_pending, pending_into
 from svmlab.decomposition.irwls import DEFAULT_WORKING_SET, IRWLSClassifier, default_working_set
 from svmlab.kernels import Kernel, kernel_row
 from svmlab.kernels.cache import KernelCache, get_row
@@ -120,8 +121,8 @@ def test_hand_over_in_a_fit_and_the_reference_replays_it():
     assert (ref.records[1].mode, ref.records[1].moved) == ("line", (0, 0, 0, 0))
 
 
-# ------------------------------------------------------------ k11_times, flush
-def test_k11_times_is_K11_times_v():
+# ------------------------------------------------------------ chol_times, flush
+def test_chol_times_is_K11_times_v():
     rng = np.random.default_rng(0)
     m = 50
     A = rng.standard_normal((m, m + 3))
@@ -133,7 +134,7 @@ def test_k11_times_is_K11_times_v():
         assert chol_factor(K, order, n, rr, L)
         v = rng.standard_normal(n)
         out, tmp = np.empty(m), np.empty(m)
-        k11_times(L, n, rr, v, out, tmp)
+        chol_times(L, n, rr, v, out, tmp)
         want = K[np.ix_(order, order)] @ v
         atol = 1e-12 * np.abs(K).max() * np.abs(v).sum()
         np.testing.assert_allclose(out[:n], want, rtol=0, atol=atol)
@@ -152,12 +153,15 @@ def test_flush_pending_adds_the_deferred_part_outside_S1():
     inp[pidx] = True
     Kb0 = rng.standard_normal(m)
     Kb = Kb0.copy()
-    assert _flush_pending(KT, Kb, sets, pend.copy(), pidx, 9, inp.copy(), False) == 9
+    p1, i1 = pend.copy(), inp.copy()
+    pending_into(KT, Kb, sets, p1, pidx, 9)
+    np.testing.assert_array_equal(p1, pend)  # the pending state is kept
+    np.testing.assert_array_equal(i1, inp)
     want = Kb0 + np.where(sets != 1, K[:, pidx] @ pend[pidx], 0.0)
     np.testing.assert_allclose(Kb, want, rtol=1e-13, atol=1e-13)
     Kb = Kb0.copy()
     p2, i2 = pend.copy(), inp.copy()
-    assert _flush_pending(KT, Kb, sets, p2, pidx, 9, i2) == 0
+    assert flush_pending(KT, Kb, sets, p2, pidx, 9, i2) == 0
     np.testing.assert_allclose(Kb, want, rtol=1e-13, atol=1e-13)
     assert not p2.any() and not i2.any()
 
@@ -249,7 +253,7 @@ def _pick_by_sort(vval, vpos, npos, kmax, nF):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_release_pick_equals_the_stable_sort(seed):
-    from svmlab.decomposition._engines import _release_pick
+    from svmlab.decomposition._release import release_pick
 
     rng = np.random.default_rng(seed)
     for nv in (0, 1, 2, 3, 9, 40, 200):
@@ -259,5 +263,5 @@ def test_release_pick_equals_the_stable_sort(seed):
         npos = int(vpos.sum())
         for kmax in (0, 1, 2, 3, 4, 10, 16, 33):
             for nF in (0, 5):
-                got = _release_pick(vval, vpos, npos, kmax, nF)
+                got = release_pick(vval, vpos, npos, kmax, nF)
                 np.testing.assert_array_equal(got, _pick_by_sort(vval, vpos, npos, kmax, nF))

@@ -23,8 +23,9 @@ import scipy.sparse as sp
 from sklearn.datasets import make_classification
 from sklearn.utils import check_random_state
 
-from svmlab.decomposition._engines import (ActiveSetSubproblem, add_rows, chol_delete,
-                                           chol_factor, chol_solve2, kernel_block_counted)
+from svmlab._linalg import chol_delete, chol_factor, chol_solve2
+from svmlab.decomposition._active_set import ActiveSetSubproblem
+from svmlab.decomposition._kblock import add_rows, kernel_block_counted
 from svmlab.decomposition._working_set import irwls_select, max_violating_pair
 from svmlab.decomposition.irwls import IRWLSClassifier
 from svmlab.kernels import Kernel
@@ -166,7 +167,7 @@ def test_solve2_matches_numpy():
 def test_direct_lapack_calls_are_scipys_cho_factor_bitwise():
     import scipy.linalg as sla
 
-    from svmlab.decomposition._engines import _cho_factor, _cho_solve, solve_ls
+    from svmlab.decomposition._bordered import cho_factor as _cho_factor, cho_solve as _cho_solve, solve_ls
 
     rng = np.random.default_rng(7)
     for n in (1, 5, 40, 130):

@@ -428,7 +428,7 @@ def test_table1_downhill_rule_matches_the_reference(gap):
     takes the same decision as the fast sub-problem when the best value is
     above the point's W by rounding (1e-15, relative: Table 1 goes on) or by
     a real drop (1e-6: line-search mode), from the same state."""
-    from svmlab.decomposition._engines import ActiveSetSubproblem
+    from svmlab.decomposition._active_set import ActiveSetSubproblem
     x = np.array([0.0, 1.0, 2.5, 4.0])
     y = np.array([1.0, -1.0, 1.0, -1.0])
     K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2)

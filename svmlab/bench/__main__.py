@@ -7,7 +7,8 @@ Examples::
     python -m svmlab.bench --suite platt --size full
     python -m svmlab.bench --suite peers,irwls --out results/
     python -m svmlab.bench --suite linear --size full   # equal-objective comparison
-    python -m svmlab.bench --suite dense --size full    # dense real-valued data (issue 15)
+    python -m svmlab.bench --suite dense --size full    # dense real-valued data
+    python -m svmlab.bench --suite cold-start           # first fits, empty numba cache
 
 Every suite trains the peers (LIBSVM = sklearn SVC, LIBLINEAR = sklearn
 LinearSVC) in the same run; the tables print time ratios against them and
@@ -40,6 +41,8 @@ SUITE_MODULES = {
     "linear": "svmlab.bench.linear",
     "dense": "svmlab.bench.dense",
     "multiclass": "svmlab.bench.multiclass",
+    "family": "svmlab.bench.family",
+    "cold-start": "svmlab.bench.cold_start",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")

@@ -13,57 +13,59 @@ multiplier ``alpha_0`` with ``d_0 = 0`` and ``H_0. = 0`` (a zero constraint
 vector): the problem becomes ``min f(a) = 1/2 a'Ha - d'a`` over the scaled
 simplex ``{a >= 0, sum a = C}``.  That is an SVM-dual-shaped problem with one
 equality constraint and no upper bounds, warm-started from the previous
-iteration's multipliers (the new cut's multiplier starts at 0, as in OCAS)
-and solved to a tight KKT tolerance by two engines:
-
-* first (issue 16, third round), the primal active-set method on an updated
-  Cholesky factor of the free set's lifted Gram matrix
-  (:func:`active_set_chol`): from the previous optimum the new one is a few
-  pivots away, each O(m^2) for m free cuts (w8a at epsilon 2e-5, 143 solves
-  of up to 150 cuts: 8 ms in all, against 140 ms for the SMO engine);
-* when its result misses the tolerance, the SMO engine continues from it:
-  SMO with second-order working-pair selection (Fan, Chen & Lin 2005),
-  interleaved with guarded subspace-Newton steps on the free set (accepted
-  only when they decrease the objective; cut short by a ratio test where
-  the face minimiser is infeasible), then :func:`active_set_qp`.
-The Gram matrix of the cuts is kept by the caller and grows by one row per
-iteration (``g_new . g_k``).  Convergence is
-judged on a from-scratch gradient, so rounding in the incremental updates
-cannot fake optimality.
-
-Ill-conditioned working sets at large C (issue 16): SMO's linear rate can
-crawl, and the step limit used to end the solve silently at a KKT violation
-~1e-7 (``make_classification(153, 11, n_informative=3, n_redundant=0,
-flip_y=0.1, random_state=5)`` at C = 4590).  After ``SMO_BUDGET`` pair steps
-(or when the loop ends above tolerance) the compiled primal active-set
-method :func:`active_set_qp` continues from the current point, with exact
-face solves; its result is kept when its recomputed violation is smaller.
-The caller warns when the violation still exceeds the tolerance.
+iteration's multipliers (the new cut's multiplier starts at 0) and solved
+to a tight KKT tolerance.
 
 KKT conditions (what ``tol`` bounds): with ``grad = Ha - d`` there is a
 ``lambda`` such that ``grad_k = lambda`` where ``a_k > 0`` and
 ``grad_k >= lambda`` where ``a_k = 0``; the violation measured is
-``max_{a_k > 0} grad_k - min_k grad_k``.
+``max_{a_k > 0} grad_k - min_k grad_k``, always on a gradient recomputed
+from scratch, so that rounding in incremental updates cannot fake
+optimality.  Gradients are sums of C-sized terms, so a violation below
+:func:`qp_rounding_floor` cannot be certified: the tolerance is raised to it.
+
+Two engines, each compiled on its own, so that a fit compiles the second
+only when it needs it:
+
+* the main engine (:func:`active_set_chol`): the primal active-set method
+  on an updated Cholesky factor of the free set's lifted Gram matrix
+  (:mod:`svmlab._linalg`).  From the previous optimum the new one is a few
+  pivots away, each O(m^2) for m free cuts;
+* the fallback (:func:`solve_smo`), when the main engine's point misses the
+  tolerance: SMO with second-order working-pair selection (Fan, Chen & Lin
+  2005), interleaved with guarded subspace-Newton steps on the free set
+  (accepted only when they decrease the objective), and, when SMO's linear
+  rate crawls (ill-conditioned working sets at large C) or the loop ends
+  above tolerance, the textbook active-set method with exact face solves
+  (:func:`active_set_qp`), kept when its recomputed violation is smaller.
+  The caller warns when the violation still exceeds the tolerance.
+
+:func:`add_cut_and_solve` is one iteration's work (add the cut, solve,
+``w``, ``xi`` and the dual value) for every cutting-plane run.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from .._jit import njit
 
-__all__ = ["solve_simplex_qp", "solve_op3_dual", "active_set_qp", "active_set_chol",
-           "chol_append", "chol_delete", "chol_solve", "add_cut_and_solve",
-           "qp_rounding_floor"]
+from .._jit import njit
+from .._linalg import chol_append, chol_delete, chol_solve, chol_solve2
+
+__all__ = ["solve_simplex_qp", "solve_op3_dual", "solve_active_set", "solve_smo",
+           "active_set_qp", "active_set_chol", "add_cut_and_solve", "qp_rounding_floor"]
 
 #: SMO pair steps after which the exact active-set method takes over (SMO's
 #: linear rate stalls on ill-conditioned working sets at large C)
 SMO_BUDGET = 100_000
+#: a variable whose lifted vector has a squared distance to the span of the
+#: free set's below this fraction of its squared norm counts as dependent
+DEPENDENT_REL = 1e-12
 
 
 def qp_rounding_floor(H, C):
-    """The smallest KKT violation :func:`solve_simplex_qp` can certify:
+    """The smallest KKT violation the solvers can certify:
     ``64 eps C max_k H_kk`` (gradients are sums of C-sized terms)."""
-    hmax = float(np.max(np.diag(H))) if H.shape[0] else 0.0
+    hmax = max(0.0, float(np.max(np.diag(H)))) if H.shape[0] else 0.0
     return 64.0 * 2.220446049250313e-16 * float(C) * hmax
 
 
@@ -78,6 +80,444 @@ def _violation(a, grad):
         if a[k] > 0.0 and grad[k] > gmax:
             gmax = grad[k]
     return gmax - gmin
+
+
+@njit(cache=True)
+def _violation_of(H, d, a):
+    """:func:`_violation` at ``a`` with the gradient ``H a - d`` recomputed
+    (rows of H, contiguous; a loop rather than BLAS, which would compile
+    numba's whole matrix-vector product for this one use)."""
+    K = a.shape[0]
+    gmin = np.inf
+    gmax = -np.inf
+    for k in range(K):
+        hk = H[k]
+        g = 0.0
+        for j in range(K):
+            g += hk[j] * a[j]
+        g -= d[k]
+        if g < gmin:
+            gmin = g
+        if a[k] > 0.0 and g > gmax:
+            gmax = g
+    return gmax - gmin
+
+
+@njit(cache=True)
+def _rescale_to_sum(a, C):
+    """Restore ``sum a = C`` exactly after the steps' roundings, by scaling
+    (nothing to scale when every entry is 0)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k]
+    if s > 0.0:
+        for k in range(a.shape[0]):
+            a[k] *= C / s
+
+
+@njit(cache=True, inline="always")
+def _entering(grad, in_face, F, m, tol):
+    """The pricing step of both active-set methods: the variable outside
+    the face ``F[:m]`` whose gradient is lowest, if it lies more than
+    ``tol`` below the face's multiplier of ``sum a = C`` (the mean gradient
+    over the face, equal on it at the face minimum); -1 when none does
+    (the KKT conditions hold within ``tol``)."""
+    lam = 0.0
+    for r in range(m):
+        lam += grad[F[r]]
+    lam /= m
+    best = lam - tol
+    entering = np.int64(-1)  # (a literal -1 would compile the callers' callees for it)
+    for k in range(grad.shape[0]):
+        if not in_face[k] and grad[k] < best:
+            best = grad[k]
+            entering = k
+    return entering
+
+
+# --------------------------------------------------------------------------
+# the main engine: primal active set on an updated Cholesky factor
+# --------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
+    """Variable ``k`` (outside the free set F, lifted vector dependent on
+    F's) and the free set: move along the null direction ``e_k - sum_r z_r
+    e_{F_r}`` with ``L_FF z = col`` (the lifted Gram column of k), on which
+    ``w`` and ``sum a`` stay fixed and the objective is linear, oriented
+    downhill (slope ``grad_k - grad_F . z``), as far as the first variable
+    reaching 0 (ratio test).  Returns the position in F of the variable that
+    left, ``m`` when k itself went to 0, or -1 when no variable blocks."""
+    chol_solve(Lc, m, col, z)
+    slope = grad[k]
+    for r in range(m):
+        slope -= z[r] * grad[F[r]]
+    sgn = 1.0 if slope <= 0.0 else -1.0
+    t = np.inf
+    rmin = np.int64(-1)  # (a literal -1 would compile chol_delete once more for it)
+    if sgn < 0.0:  # a_k decreases
+        t = a[k]
+        rmin = m
+    for r in range(m):
+        pr = -sgn * z[r]
+        if pr < 0.0:
+            lim = a[F[r]] / -pr
+            if lim < t:
+                t = lim
+                rmin = r
+    if rmin < 0:
+        return -1
+    a[k] += sgn * t
+    for r in range(m):
+        v = a[F[r]] - sgn * t * z[r]
+        a[F[r]] = v if v > 0.0 else 0.0
+    if rmin == m:
+        a[k] = 0.0
+    else:
+        a[F[rmin]] = 0.0
+    return rmin
+
+
+@njit(cache=True, inline="always")
+def _face_minimiser(Lc, m, F, d, C, x, z, col):
+    """Minimiser of ``1/2 a'La - d'a`` on ``sum a = C`` over the free set
+    (``L = Lc Lc'`` the lifted Gram ``H_FF + 1``, equal to the objective's
+    ``H_FF`` on that hyperplane up to the constant ``C^2/2``): ``x = L^{-1}
+    (d_F - lambda 1)`` with ``lambda`` from ``sum x = C``.  ``z``, ``col``:
+    work arrays."""
+    for r in range(m):
+        col[r] = d[F[r]]
+    chol_solve2(Lc, m, col, x, z)
+    sx = 0.0
+    sz = 0.0
+    for r in range(m):
+        sx += x[r]
+        sz += z[r]
+    lam = (sx - C) / sz
+    for r in range(m):
+        x[r] -= lam * z[r]
+
+
+@njit(cache=True, inline="always")
+def _start_factor(H, a, Lc, F, inF, col):
+    """The factor of the lifted Gram matrix of the free set ``{a_k > 0}``
+    (in index order) into ``Lc``, ``F``, ``inF``; returns its size, or -1
+    when the free set is dependent."""
+    m = np.int64(0)  # (a literal 0 would compile chol_append once more for it)
+    for k in range(a.shape[0]):
+        if a[k] > 0.0:
+            for r in range(m):
+                col[r] = H[F[r], k] + 1.0
+            if not chol_append(Lc, m, col, H[k, k] + 1.0, DEPENDENT_REL):
+                return -1
+            F[m] = k
+            inF[k] = True
+            m += 1
+    return m
+
+
+@njit(cache=True, inline="always")
+def _leave(Lc, F, inF, m, r):
+    """Free variable ``F[r]`` leaves the free set (factor and list); returns
+    the new size."""
+    inF[F[r]] = False
+    chol_delete(Lc, m, r)
+    for q in range(r, m - 1):
+        F[q] = F[q + 1]
+    return m - 1
+
+
+@njit(cache=True, inline="always")
+def _ratio_step(a, x, F, m):
+    """Move the free variables towards the face minimiser ``x`` as far as
+    the first of them reaching 0 (ratio test); returns its position in F
+    (set to exactly 0), or -1 when the whole step was taken."""
+    t = 1.0
+    rmin = np.int64(-1)  # (a literal -1 would compile chol_delete once more for it)
+    for r in range(m):
+        ar = a[F[r]]
+        p = x[r] - ar
+        if p < 0.0 and ar < -p * t:
+            t = ar / -p
+            rmin = r
+    for r in range(m):
+        k = F[r]
+        v = a[k] + t * (x[r] - a[k])
+        a[k] = v if v > 0.0 else 0.0
+    if rmin >= 0:
+        a[F[rmin]] = 0.0
+    return rmin
+
+
+@njit(cache=True, inline="always")
+def active_set_chol(H, d, C, a, tol, max_steps):
+    """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C, in place on a feasible
+    ``a`` (warm start): the primal active-set method of :func:`active_set_qp`
+    on an updated factorisation.
+
+    The free set F = {k : a_k > 0} keeps the lower Cholesky factor of its
+    lifted Gram matrix ``H_FF + 1`` (the Gram matrix of the vectors
+    ``(g_k, 1)``, nonsingular while they are independent).  Each step solves
+    the face's KKT system with two triangular solves (O(m^2), m = |F|),
+    then either a ratio test stops the step at the first free variable to
+    reach 0, which leaves F (O(m^2)), or, at the face minimum, the variable
+    outside F of smallest gradient enters when its gradient is below the
+    free set's by more than ``tol`` (O(m^2)).  An entering variable whose
+    lifted vector depends on F's first takes null steps (:func:`_null_step`:
+    w fixed, the objective linear and decreasing) that drive free variables
+    out until it is independent.
+
+    ``tol``: the entering threshold on gradients (units of xi).
+    ``max_steps``: limit on pivots (entering, leaving and null steps).
+    Returns ``(steps, status)``: status 1 when no variable outside F has a
+    gradient below the free set's minus ``tol`` at a face minimum (the KKT
+    conditions to ``tol``, up to the rounding of the face solves; the caller
+    recomputes the violation), 0 when ``max_steps`` ran out, -1 when the
+    starting free set is dependent or a null step found no blocking
+    variable (``a`` stays feasible in every case; sum a = C is restored by
+    rescaling).
+    """
+    K = a.shape[0]
+    F = np.empty(K, dtype=np.int64)
+    inF = np.zeros(K, dtype=np.bool_)
+    Lc = np.empty((K + 1, K + 1))
+    col = np.empty(K)
+    x = np.empty(K)
+    z = np.empty(K)
+    grad = np.empty(K)
+    m = _start_factor(H, a, Lc, F, inF, col)
+    status = 0 if m >= 0 else -1
+    steps = 0
+    while status == 0 and steps < max_steps:
+        steps += 1
+        _face_minimiser(Lc, m, F, d, C, x, z, col)
+        rmin = _ratio_step(a, x, F, m)
+        if rmin >= 0:
+            m = _leave(Lc, F, inF, m, rmin)
+            continue
+        # at the face minimum: price the variables outside F
+        for k in range(K):
+            s = -d[k]
+            for r in range(m):
+                s += H[k, F[r]] * a[F[r]]
+            grad[k] = s
+        ent = _entering(grad, inF, F, m, tol)
+        if ent < 0:
+            status = 1
+            break
+        # enter; while dependent on F, null steps push free variables out
+        while True:
+            for r in range(m):
+                col[r] = H[F[r], ent] + 1.0
+            if chol_append(Lc, m, col, H[ent, ent] + 1.0, DEPENDENT_REL):
+                F[m] = ent
+                inF[ent] = True
+                m += 1
+                break
+            steps += 1
+            rl = _null_step(H, d, a, Lc, F, m, ent, grad, z, col)
+            if rl < 0:
+                status = -1
+                break
+            if rl == m:
+                break  # the entering variable went back to 0
+            m = _leave(Lc, F, inF, m, rl)
+    _rescale_to_sum(a, C)
+    return steps, status
+
+
+# --------------------------------------------------------------------------
+# the solve: main engine first, the fallback only when needed
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def solve_active_set(H, d, C, a, tol):
+    """The main engine from the feasible ``a`` (in place), with ``tol``
+    already raised to the rounding floor.  Returns ``(pivots, violation)``,
+    the violation on a recomputed gradient."""
+    K = a.shape[0]
+    steps, _status = active_set_chol(H, d, C, a, tol, 50 * (K + 1))
+    return steps, _violation_of(H, d, a)
+
+
+def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30,
+                     use_active_set=True):
+    """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C  (in place on ``a``).
+
+    ``a`` must be feasible on entry (warm start); ``H``, ``d``, ``a``
+    C-contiguous float64.  With ``use_active_set`` (the default) the main
+    engine (:func:`solve_active_set`) runs first and its point is kept when
+    its violation is within ``tol``; otherwise (or with
+    ``use_active_set=False``) the fallback :func:`solve_smo` continues from
+    its point (feasible, with an objective no larger), at most ``max_iter``
+    steps in all.  ``max_free`` bounds the free-set size for which a Newton
+    step is tried (``rank(H) + 1``).  Returns ``(steps, kkt_violation)``
+    (pivots of the main engine plus the fallback's steps), the violation
+    measured on a freshly recomputed gradient.
+    """
+    tol = max(float(tol), qp_rounding_floor(H, C))
+    steps = 0
+    if use_active_set and a.shape[0] > 0:
+        steps, viol = solve_active_set(H, d, float(C), a, tol)
+        if viol <= tol:
+            return steps, viol
+    return solve_smo(H, d, float(C), a, tol, int(max_iter), bool(use_newton), int(max_free),
+                     int(steps))
+
+
+@njit(cache=True, inline="always")
+def _add_cut(G, H, d, a, K, g, off):
+    """Store the new cut as cut K + 1 of the buffers (``G[K] = g``, its row
+    and column of the Gram matrix ``H``, its offset, multiplier 0)."""
+    D = g.shape[0]
+    for j in range(D):
+        G[K, j] = g[j]
+    for k in range(K + 1):
+        s = 0.0
+        for j in range(D):
+            s += G[k, j] * g[j]
+        H[K + 1, k + 1] = s
+        H[k + 1, K + 1] = s
+    d[K + 1] = off
+    a[K + 1] = 0.0
+
+
+@njit(cache=True, inline="always")
+def reduced_solution(G, d, a, K, w):
+    """``w = sum_k alpha_k g_k`` over the K cuts (into ``w``) and ``(xi,
+    dual)``: ``xi = max(0, max_k d_k - g_k.w)`` and ``dual = sum_k alpha_k
+    d_k - 1/2 |w|^2`` (a lower bound on the optimum for any feasible
+    alpha)."""
+    D = w.shape[0]
+    for j in range(D):
+        w[j] = 0.0
+    for k in range(K):
+        ak = a[k + 1]
+        if ak != 0.0:
+            for j in range(D):
+                w[j] += ak * G[k, j]
+    ww = 0.0
+    for j in range(D):
+        ww += w[j] * w[j]
+    xi = 0.0
+    dual = 0.0
+    for k in range(K):
+        s = d[k + 1]
+        for j in range(D):
+            s -= G[k, j] * w[j]
+        if s > xi:
+            xi = s
+        dual += a[k + 1] * d[k + 1]
+    return xi, dual - 0.5 * ww
+
+
+@njit(cache=True)
+def _cut_and_main_engine(G, H, d, a, K, g, off, C, tol, w):
+    """:func:`_add_cut`, then the main engine on the K + 2 variables (a
+    contiguous copy of their Gram block) and, when it meets the tolerance
+    (raised to the rounding floor), :func:`reduced_solution`.  Returns
+    ``(steps, violation, tol, xi, dual, solved)``."""
+    _add_cut(G, H, d, a, K, g, off)
+    k1 = K + 2
+    Hk = np.empty((k1, k1))
+    hmax = 0.0
+    for k in range(k1):
+        for j in range(k1):
+            Hk[k, j] = H[k, j]
+        if Hk[k, k] > hmax:
+            hmax = Hk[k, k]
+    tol = max(tol, 64.0 * 2.220446049250313e-16 * C * hmax)
+    ak = a[:k1]
+    dk = d[:k1]
+    steps, _status = active_set_chol(Hk, dk, C, ak, tol, 50 * (k1 + 1))
+    viol = _violation_of(Hk, dk, ak)
+    if viol > tol:
+        return steps, viol, tol, 0.0, 0.0, False
+    xi, dual = reduced_solution(G, d, a, K + 1, w)
+    return steps, viol, tol, xi, dual, True
+
+
+def add_cut_and_solve(G, H, d, a, K, g, off, C, tol, max_free, w, use_newton=True,
+                      use_active_set=True):
+    """One iteration's reduced-QP work: add the new cut, re-solve, and
+    ``w``, ``xi`` and the dual value (one compiled call when the main engine
+    suffices, as it nearly always does).
+
+    The working set lives in capacity-sized buffers: ``G`` (rows = cut
+    vectors g_1..g_K), ``H`` (the slack-augmented Gram matrix, ``H[0, :] =
+    0``, ``H[k, l] = g_k . g_l``), ``d`` (``[0, d_1..]``) and ``a``
+    (``[slack, alpha_1..]``), with K cuts in use.
+
+    Parameters
+    ----------
+    G, H, d, a : the buffers (capacity >= K + 1 cuts), updated in place:
+        the new cut becomes cut K + 1 (``G[K] = g``, its Gram row, ``d``,
+        multiplier 0) and ``a[:K + 2]`` the re-solved multipliers.
+    K : cuts before this one.
+    g, off : the new cut's vector (length D) and offset.
+    C : the bound on sum alpha.
+    tol, max_free, use_newton, use_active_set : as :func:`solve_simplex_qp`.
+    w : (D,) output, ``w = sum_k alpha_k g_k``.
+
+    Returns ``(steps, kkt_violation, xi, dual)``.
+    """
+    C = float(C)
+    if use_active_set:
+        steps, viol, tol_eff, xi, dual, solved = _cut_and_main_engine(
+            G, H, d, a, K, g, float(off), C, float(tol), w)
+        if solved:
+            return steps, viol, xi, dual
+    else:
+        _add_cut(G, H, d, a, K, g, float(off))
+        steps = 0
+        tol_eff = max(float(tol), qp_rounding_floor(H[:K + 2, :K + 2], C))
+    k1 = K + 2
+    steps, viol = solve_smo(np.ascontiguousarray(H[:k1, :k1]), d[:k1], C, a[:k1], tol_eff,
+                            10_000_000, bool(use_newton), int(max_free), int(steps))
+    xi, dual = reduced_solution(G, d, a, K + 1, w)
+    return steps, viol, xi, dual
+
+
+# --------------------------------------------------------------------------
+# the fallback: SMO with subspace-Newton steps, then exact face solves
+# --------------------------------------------------------------------------
+@njit(cache=True)
+def solve_smo(H, d, C, a, tol, max_iter, use_newton, max_free, it):
+    """The fallback engine from the feasible ``a`` (in place), ``it`` steps
+    already taken, ``tol`` already raised to the rounding floor: bursts of
+    SMO pair steps (:func:`_smo_phase`, which fix the active set and always
+    make progress) alternating with guarded subspace-Newton steps on the
+    free set (:func:`_newton_phase`, fast final convergence when H is
+    ill-conditioned), handing over to the exact active-set method
+    (:func:`_try_active_set`) after :data:`SMO_BUDGET` steps or when the
+    loop ends above tolerance.  Returns ``(steps, kkt_violation)``."""
+    K = a.shape[0]
+    grad = H @ a - d
+    viol = _violation(a, grad)
+    burst = 2 * K + 10
+    switch = max(SMO_BUDGET, 100 * K)
+    tried_active_set = False
+    for _round in range(100000):
+        if viol <= tol or it >= max_iter:
+            break
+        if it >= switch and not tried_active_set:
+            viol = _try_active_set(H, d, C, a, tol, viol)
+            grad = H @ a - d
+            tried_active_set = True
+            if viol <= tol:
+                break
+        steps, v = _smo_phase(H, d, C, a, grad, tol, min(burst, max_iter - it))
+        it += steps
+        grad = H @ a - d
+        viol = _violation(a, grad)
+        if viol <= tol:
+            break
+        if use_newton and _newton_phase(H, d, C, a, grad, max_free):
+            grad = H @ a - d
+            viol = _violation(a, grad)
+        elif steps == 0:
+            break
+    if viol > tol and not tried_active_set:
+        viol = _try_active_set(H, d, C, a, tol, viol)
+    return it, viol
 
 
 @njit(cache=True)
@@ -140,16 +580,31 @@ def _smo_phase(H, d, C, a, grad, tol, max_steps):
     return it, viol
 
 
-@njit(cache=True)
-def _rescale_to_sum(a, C):
-    """Restore ``sum a = C`` exactly after the steps' roundings, by scaling
-    (nothing to scale when every entry is 0)."""
-    s = 0.0
-    for k in range(a.shape[0]):
-        s += a[k]
-    if s > 0.0:
-        for k in range(a.shape[0]):
-            a[k] *= C / s
+@njit(cache=True, inline="always")
+def _face_lstsq(H, d, C, F, m):
+    """The face minimiser of :func:`_newton_phase`: the KKT system
+    ``H_FF a_F - lambda 1 = d_F, sum a_F = C`` by least squares; an empty
+    array when the free constraints are dependent (no unique minimiser) or
+    the system is inconsistent (the quadratic is unbounded on the face)."""
+    M = np.zeros((m + 1, m + 1))
+    rhs = np.zeros(m + 1)
+    for r in range(m):
+        for c in range(m):
+            M[r, c] = H[F[r], F[c]]
+        M[r, m] = -1.0
+        M[m, r] = 1.0
+        rhs[r] = d[F[r]]
+    rhs[m] = C
+    sol, _r, rank, _sv = np.linalg.lstsq(M, rhs, -1.0)
+    if rank < m + 1:
+        return np.empty(0)
+    res = M @ sol - rhs
+    scale = 1.0
+    for r in range(m + 1):
+        scale = max(scale, abs(rhs[r]))
+    if np.sqrt(np.sum(res * res)) > 1e-9 * scale:
+        return np.empty(0)
+    return sol
 
 
 @njit(cache=True)
@@ -159,12 +614,7 @@ def _newton_phase(H, d, C, a, grad, max_free):
     by least squares) as far as feasibility allows: when that minimiser is
     infeasible the step stops where the first free variable reaches 0 (the
     ratio test of an active-set method), which then leaves F.  Accepted only
-    when it strictly decreases the objective; returns whether it was.
-
-    (Until issue 16's second round an infeasible face minimiser rejected the
-    step; on working sets of ~100 cuts SMO then needed a dozen more bursts,
-    each followed by another least-squares solve: 3.4 ms against 1.0 ms for
-    one w8a solve, K = 100, 49 free.)"""
+    when it strictly decreases the objective; returns whether it was."""
     K = a.shape[0]
     m = 0
     for k in range(K):
@@ -178,24 +628,9 @@ def _newton_phase(H, d, C, a, grad, max_free):
         if a[k] > 0.0:
             F[q] = k
             q += 1
-    M = np.zeros((m + 1, m + 1))
-    rhs = np.zeros(m + 1)
-    for r in range(m):
-        for c in range(m):
-            M[r, c] = H[F[r], F[c]]
-        M[r, m] = -1.0
-        M[m, r] = 1.0
-        rhs[r] = d[F[r]]
-    rhs[m] = C
-    sol, _r, rank, _sv = np.linalg.lstsq(M, rhs, -1.0)
-    if rank < m + 1:
-        return False  # dependent free constraints: no unique face minimiser
-    res = M @ sol - rhs
-    scale = 1.0
-    for r in range(m + 1):
-        scale = max(scale, abs(rhs[r]))
-    if np.sqrt(np.sum(res * res)) > 1e-9 * scale:
-        return False  # inconsistent: the quadratic is unbounded on the face
+    sol = _face_lstsq(H, d, C, F, m)
+    if sol.shape[0] == 0:
+        return False
     p = np.empty(m)
     t = 1.0
     for r in range(m):
@@ -230,24 +665,69 @@ def _newton_phase(H, d, C, a, grad, max_free):
     return True
 
 
+@njit(cache=True)
+def _try_active_set(H, d, C, a, tol, viol):
+    """Run :func:`active_set_qp` from a copy of ``a``; keep its result only
+    when its (recomputed) KKT violation is smaller.  Returns the violation
+    of the ``a`` kept."""
+    b = a.copy()
+    K = a.shape[0]
+    active_set_qp(H, d, C, b, 0.5 * tol, 50 * (K + 1))
+    s = 0.0
+    for k in range(K):
+        s += b[k]
+    if s > 0.0:
+        for k in range(K):
+            b[k] *= C / s  # restore sum a = C exactly
+    v = _violation(b, H @ b - d)
+    if v < viol:
+        a[:] = b
+        return v
+    return viol
+
+
 @njit(cache=True, inline="always")
-def _entering(grad, in_face, F, m, tol):
-    """The pricing step of both active-set methods: the variable outside
-    the face ``F[:m]`` whose gradient is lowest, if it lies more than
-    ``tol`` below the face's multiplier of ``sum a = C`` (the mean gradient
-    over the face, equal on it at the face minimum); -1 when none does
-    (the KKT conditions hold within ``tol``)."""
-    lam = 0.0
+def _null_direction(H, d, a, F, m, V, entering, p):
+    """:func:`active_set_qp` with a dependent free set: ``p`` = the null
+    direction of the lifted vectors (eigenvector ``V[:, 0]``), oriented so
+    that the entering variable grows, or, with none, downhill."""
     for r in range(m):
-        lam += grad[F[r]]
-    lam /= m
-    best = lam - tol
-    entering = -1
-    for k in range(grad.shape[0]):
-        if not in_face[k] and grad[k] < best:
-            best = grad[k]
-            entering = k
-    return entering
+        p[r] = V[r, 0]
+    flip = False
+    if entering >= 0:
+        for r in range(m):
+            if F[r] == entering and p[r] < 0.0:
+                flip = True
+    else:
+        slope = 0.0
+        for r in range(m):
+            gr = -d[F[r]]
+            for c in range(a.shape[0]):
+                gr += H[F[r], c] * a[c]
+            slope += gr * p[r]
+        flip = slope > 0.0
+    if flip:
+        for r in range(m):
+            p[r] = -p[r]
+
+
+@njit(cache=True, inline="always")
+def _to_face_minimiser(H, d, C, a, F, m, p):
+    """:func:`active_set_qp` with an independent free set: ``p`` = the step
+    to the face minimiser, from the KKT system ``H_FF a_F + lambda 1 = d_F,
+    sum a_F = C`` (exact linear solve)."""
+    M = np.zeros((m + 1, m + 1))
+    rhs = np.empty(m + 1)
+    for r in range(m):
+        for c in range(m):
+            M[r, c] = H[F[r], F[c]]
+        M[r, m] = 1.0
+        M[m, r] = 1.0
+        rhs[r] = d[F[r]]
+    rhs[m] = C
+    sol = np.linalg.solve(M, rhs)
+    for r in range(m):
+        p[r] = sol[r] - a[F[r]]
 
 
 @njit(cache=True)
@@ -293,38 +773,9 @@ def active_set_qp(H, d, C, a, tol, max_steps):
         p = np.empty(m)
         t = np.inf
         if ev[0] <= 1e-12 * ev[m - 1]:
-            # dependent: null direction of the lifted vectors
-            for r in range(m):
-                p[r] = V[r, 0]
-            flip = False
-            if entering >= 0:
-                for r in range(m):
-                    if F[r] == entering and p[r] < 0.0:
-                        flip = True
-            else:
-                slope = 0.0
-                for r in range(m):
-                    gr = -d[F[r]]
-                    for c in range(K):
-                        gr += H[F[r], c] * a[c]
-                    slope += gr * p[r]
-                flip = slope > 0.0
-            if flip:
-                for r in range(m):
-                    p[r] = -p[r]
+            _null_direction(H, d, a, F, m, V, entering, p)
         else:
-            M = np.zeros((m + 1, m + 1))
-            rhs = np.empty(m + 1)
-            for r in range(m):
-                for c in range(m):
-                    M[r, c] = H[F[r], F[c]]
-                M[r, m] = 1.0
-                M[m, r] = 1.0
-                rhs[r] = d[F[r]]
-            rhs[m] = C
-            sol = np.linalg.solve(M, rhs)
-            for r in range(m):
-                p[r] = sol[r] - a[F[r]]
+            _to_face_minimiser(H, d, C, a, F, m, p)
             t = 1.0
         entering = -1
         # ratio test
@@ -357,95 +808,6 @@ def active_set_qp(H, d, C, a, tol, max_steps):
             return True
         free[entering] = True
     return False
-
-
-@njit(cache=True)
-def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30,
-                     use_active_set=True):
-    """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C  (in place on ``a``).
-
-    ``a`` must be feasible on entry (warm start); ``max_free`` bounds the
-    free-set size for which a Newton step is tried (``rank(H) + 1``; with
-    more free variables the face's KKT system is singular).
-
-    With ``use_active_set`` (the default) the warm-started active-set method
-    on an updated Cholesky factor (:func:`active_set_chol`) runs first; its
-    point is kept when its recomputed KKT violation is within ``tol``.
-    Otherwise (or with ``use_active_set=False``) the solve continues from
-    its point (feasible, with an objective no larger) with the SMO engine:
-    bursts of SMO pair steps (which fix the active set and always make
-    progress) alternating with guarded subspace-Newton steps on the free set
-    (fast final convergence when H is ill-conditioned), then
-    :func:`active_set_qp`.  Returns ``(steps, kkt_violation)`` (pivots of the
-    active-set method plus SMO pair steps) with the violation measured on a
-    freshly recomputed gradient.
-    """
-    K = a.shape[0]
-    # rounding floor: gradients are sums of C-sized terms, so a violation
-    # below ~ C * max H_kk * machine epsilon cannot be certified
-    hmax = 0.0
-    for k in range(K):
-        if H[k, k] > hmax:
-            hmax = H[k, k]
-    floor = 64.0 * 2.220446049250313e-16 * C * hmax
-    if tol < floor:
-        tol = floor
-    it = 0
-    if use_active_set and K > 0:
-        steps, _status = active_set_chol(H, d, C, a, tol, 50 * (K + 1))
-        it += steps
-        viol = _violation(a, H @ a - d)
-        if viol <= tol:
-            return it, viol
-    grad = H @ a - d
-    viol = _violation(a, grad)
-    burst = 2 * K + 10
-    switch = max(SMO_BUDGET, 100 * K)
-    tried_active_set = False
-    for _round in range(100000):
-        if viol <= tol or it >= max_iter:
-            break
-        if it >= switch and not tried_active_set:
-            viol = _try_active_set(H, d, C, a, tol, viol)
-            grad = H @ a - d
-            tried_active_set = True
-            if viol <= tol:
-                break
-        steps, v = _smo_phase(H, d, C, a, grad, tol, min(burst, max_iter - it))
-        it += steps
-        grad = H @ a - d
-        viol = _violation(a, grad)
-        if viol <= tol:
-            break
-        if use_newton and _newton_phase(H, d, C, a, grad, max_free):
-            grad = H @ a - d
-            viol = _violation(a, grad)
-        elif steps == 0:
-            break
-    if viol > tol and not tried_active_set:
-        viol = _try_active_set(H, d, C, a, tol, viol)
-    return it, viol
-
-
-@njit(cache=True)
-def _try_active_set(H, d, C, a, tol, viol):
-    """Run :func:`active_set_qp` from a copy of ``a``; keep its result only
-    when its (recomputed) KKT violation is smaller.  Returns the violation
-    of the ``a`` kept."""
-    b = a.copy()
-    K = a.shape[0]
-    active_set_qp(H, d, C, b, 0.5 * tol, 50 * (K + 1))
-    s = 0.0
-    for k in range(K):
-        s += b[k]
-    if s > 0.0:
-        for k in range(K):
-            b[k] *= C / s  # restore sum a = C exactly
-    v = _violation(b, H @ b - d)
-    if v < viol:
-        a[:] = b
-        return v
-    return viol
 
 
 def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
@@ -488,319 +850,3 @@ def solve_op3_dual(G_gram, d, C, alpha0=None, tol=1e-12, max_iter=10_000_000,
     steps, viol = solve_simplex_qp(H, dd, float(C), a, float(tol), int(max_iter),
                                    bool(use_newton), 1 << 30, bool(use_active_set))
     return a[1:].copy(), {"n_steps": int(steps), "kkt_violation": float(viol)}
-
-
-# --------------------------------------------------------------------------
-# the main engine: primal active set on an updated Cholesky factor
-# --------------------------------------------------------------------------
-#: a variable whose lifted vector has a squared distance to the span of the
-#: free set's below this fraction of its squared norm counts as dependent
-DEPENDENT_REL = 1e-12
-
-
-@njit(cache=True)
-def chol_append(Lc, m, col, diag, rel):
-    """Grow the lower Cholesky factor ``Lc[:m, :m]`` of a Gram matrix ``L``
-    by one variable: ``col`` (length >= m) is its Gram column against the
-    m variables, ``diag`` its own squared norm.  Writes row m of ``Lc`` (the
-    forward solve ``Lc z = col`` and the pivot ``sqrt(diag - |z|^2)``), O(m^2).
-    Returns False, leaving ``Lc[m, m]`` unset, when the pivot^2 is at most
-    ``rel * diag`` (the new vector is, to that precision, in the span of the
-    others); then row m of ``Lc`` holds ``z`` (used by the null step)."""
-    for r in range(m):
-        s = col[r]
-        for c in range(r):
-            s -= Lc[r, c] * Lc[m, c]
-        Lc[m, r] = s / Lc[r, r]
-    s = diag
-    for c in range(m):
-        s -= Lc[m, c] * Lc[m, c]
-    if not s > rel * diag:
-        return False
-    Lc[m, m] = np.sqrt(s)
-    return True
-
-
-@njit(cache=True)
-def chol_delete(Lc, m, r):
-    """Remove variable ``r`` (row and column r) from the lower Cholesky
-    factor ``Lc[:m, :m]`` in place; the factor of the other m-1 variables,
-    in their order, is left in ``Lc[:m-1, :m-1]``.  The rows below r move up
-    one; their entries in column r then form a vector ``l`` with
-    ``L33_new L33_new' = L33 L33' + l l'``, folded into the trailing block by
-    Givens rotations of column pairs (an O((m - r)^2) rank-one update).  Reads
-    nothing above the diagonal of the old factor."""
-    for i in range(r, m - 1):
-        for c in range(i + 2):
-            Lc[i, c] = Lc[i + 1, c]
-    for i in range(r, m - 1):
-        x0 = Lc[i, i + 1]
-        z0 = Lc[i, r]
-        h = np.sqrt(x0 * x0 + z0 * z0)
-        cs = x0 / h
-        sn = z0 / h
-        for k in range(i, m - 1):
-            x = Lc[k, i + 1]
-            z = Lc[k, r]
-            Lc[k, i + 1] = cs * x + sn * z
-            Lc[k, r] = cs * z - sn * x
-    for i in range(r, m - 1):
-        for c in range(r, i + 1):
-            Lc[i, c] = Lc[i, c + 1]
-
-
-@njit(cache=True)
-def chol_solve(Lc, m, b, out):
-    """``out = L^{-1} b`` with ``L = Lc Lc'`` (``Lc[:m, :m]`` lower
-    triangular; ``b`` and ``out`` of length >= m, may be the same array)."""
-    for r in range(m):
-        s = b[r]
-        for c in range(r):
-            s -= Lc[r, c] * out[c]
-        out[r] = s / Lc[r, r]
-    for r in range(m - 1, -1, -1):
-        s = out[r]
-        for c in range(r + 1, m):
-            s -= Lc[c, r] * out[c]
-        out[r] = s / Lc[r, r]
-
-
-@njit(cache=True)
-def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
-    """Variable ``k`` (outside the free set F, lifted vector dependent on
-    F's) and the free set: move along the null direction ``e_k - sum_r z_r
-    e_{F_r}`` with ``L_FF z = col`` (the lifted Gram column of k), on which
-    ``w`` and ``sum a`` stay fixed and the objective is linear, oriented
-    downhill (slope ``grad_k - grad_F . z``), as far as the first variable
-    reaching 0 (ratio test).  Returns the position in F of the variable that
-    left, ``m`` when k itself went to 0, or -1 when no variable blocks."""
-    chol_solve(Lc, m, col, z)
-    slope = grad[k]
-    for r in range(m):
-        slope -= z[r] * grad[F[r]]
-    sgn = 1.0 if slope <= 0.0 else -1.0
-    t = np.inf
-    rmin = -1
-    if sgn < 0.0:  # a_k decreases
-        t = a[k]
-        rmin = m
-    for r in range(m):
-        pr = -sgn * z[r]
-        if pr < 0.0:
-            lim = a[F[r]] / -pr
-            if lim < t:
-                t = lim
-                rmin = r
-    if rmin < 0:
-        return -1
-    a[k] += sgn * t
-    for r in range(m):
-        v = a[F[r]] - sgn * t * z[r]
-        a[F[r]] = v if v > 0.0 else 0.0
-    if rmin == m:
-        a[k] = 0.0
-    else:
-        a[F[rmin]] = 0.0
-    return rmin
-
-
-@njit(cache=True)
-def _face_minimiser(Lc, m, F, d, C, x, z):
-    """Minimiser of ``1/2 a'La - d'a`` on ``sum a = C`` over the free set
-    (``L = Lc Lc'`` the lifted Gram ``H_FF + 1``, equal to the objective's
-    ``H_FF`` on that hyperplane up to the constant ``C^2/2``): ``x = L^{-1}
-    (d_F - lambda 1)`` with ``lambda`` from ``sum x = C``.  ``z`` is work."""
-    for r in range(m):
-        x[r] = d[F[r]]
-        z[r] = 1.0
-    chol_solve(Lc, m, x, x)
-    chol_solve(Lc, m, z, z)
-    sx = 0.0
-    sz = 0.0
-    for r in range(m):
-        sx += x[r]
-        sz += z[r]
-    lam = (sx - C) / sz
-    for r in range(m):
-        x[r] -= lam * z[r]
-
-
-@njit(cache=True)
-def active_set_chol(H, d, C, a, tol, max_steps):
-    """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C, in place on a feasible
-    ``a`` (warm start): the primal active-set method of :func:`active_set_qp`
-    on an updated factorisation.
-
-    The free set F = {k : a_k > 0} keeps the lower Cholesky factor of its
-    lifted Gram matrix ``H_FF + 1`` (the Gram matrix of the vectors
-    ``(g_k, 1)``, nonsingular while they are independent).  Each step solves
-    the face's KKT system with two triangular solves (O(m^2), m = |F|),
-    then either a ratio test stops the step at the first free variable to
-    reach 0, which leaves F (:func:`chol_delete`, O(m^2)), or, at the face
-    minimum, the variable outside F of smallest gradient enters when its
-    gradient is below the free set's by more than ``tol``
-    (:func:`chol_append`, O(m^2)).  An entering variable whose lifted vector
-    depends on F's first takes null steps (:func:`_null_step`: w fixed, the
-    objective linear and decreasing) that drive free variables out until it
-    is independent.
-
-    Why (issue 16): OCAS's working set gains one cut per iteration, so from
-    the previous solution the new optimum is a few pivots away; each pivot
-    costs O(m^2 + K m) instead of SMO's thousands of pair steps or a fresh
-    O(m^3) factorisation.  On the w8a working sets (K up to 150, m ~ 60)
-    a solve took 0.1 ms against 1-6 ms for SMO with Newton steps.
-
-    ``tol``: the entering threshold on gradients (units of xi).
-    ``max_steps``: limit on pivots (entering, leaving and null steps).
-    Returns ``(steps, status)``: status 1 when no variable outside F has a
-    gradient below the free set's minus ``tol`` at a face minimum (the KKT
-    conditions to ``tol``, up to the rounding of the face solves; the caller
-    recomputes the violation), 0 when ``max_steps`` ran out, -1 when the
-    starting free set is dependent or a null step found no blocking
-    variable (``a`` stays feasible in every case; sum a = C is restored by
-    rescaling).
-    """
-    K = a.shape[0]
-    F = np.empty(K, dtype=np.int64)
-    inF = np.zeros(K, dtype=np.bool_)
-    Lc = np.empty((K + 1, K + 1))
-    col = np.empty(K)
-    x = np.empty(K)
-    z = np.empty(K)
-    grad = np.empty(K)
-    m = 0
-    status = 0
-    steps = 0
-    for k in range(K):
-        if a[k] > 0.0:
-            for r in range(m):
-                col[r] = H[F[r], k] + 1.0
-            if not chol_append(Lc, m, col, H[k, k] + 1.0, DEPENDENT_REL):
-                status = -1
-                break
-            F[m] = k
-            inF[k] = True
-            m += 1
-    while status == 0 and steps < max_steps:
-        steps += 1
-        _face_minimiser(Lc, m, F, d, C, x, z)
-        # ratio test along the step towards the face minimiser
-        t = 1.0
-        rmin = -1
-        for r in range(m):
-            ar = a[F[r]]
-            p = x[r] - ar
-            if p < 0.0 and ar < -p * t:
-                t = ar / -p
-                rmin = r
-        for r in range(m):
-            k = F[r]
-            v = a[k] + t * (x[r] - a[k])
-            a[k] = v if v > 0.0 else 0.0
-        if rmin >= 0:
-            k = F[rmin]
-            a[k] = 0.0
-            inF[k] = False
-            chol_delete(Lc, m, rmin)
-            for r in range(rmin, m - 1):
-                F[r] = F[r + 1]
-            m -= 1
-            continue
-        # at the face minimum: price the variables outside F
-        for k in range(K):
-            s = -d[k]
-            for r in range(m):
-                s += H[k, F[r]] * a[F[r]]
-            grad[k] = s
-        ent = _entering(grad, inF, F, m, tol)
-        if ent < 0:
-            status = 1
-            break
-        # enter; while dependent on F, null steps push free variables out
-        while True:
-            for r in range(m):
-                col[r] = H[F[r], ent] + 1.0
-            if chol_append(Lc, m, col, H[ent, ent] + 1.0, DEPENDENT_REL):
-                F[m] = ent
-                inF[ent] = True
-                m += 1
-                break
-            steps += 1
-            rl = _null_step(H, d, a, Lc, F, m, ent, grad, z, col)
-            if rl < 0:
-                status = -1
-                break
-            if rl == m:
-                break  # the entering variable went back to 0
-            inF[F[rl]] = False
-            chol_delete(Lc, m, rl)
-            for r in range(rl, m - 1):
-                F[r] = F[r + 1]
-            m -= 1
-    _rescale_to_sum(a, C)
-    return steps, status
-
-
-@njit(cache=True)
-def add_cut_and_solve(G, H, d, a, K, g, off, C, tol, max_free, w, use_newton=True,
-                      use_active_set=True):
-    """One iteration's reduced-QP work in one compiled call (OCAS, issue 16
-    third round: the NumPy calls around the solve cost ~0.1 ms per
-    iteration, 10% of a w8a fit).
-
-    Problem: as :func:`solve_simplex_qp` over the first K + 1 cuts after
-    adding the new one.  The working set lives in capacity-sized buffers:
-    ``G`` (rows = cut vectors g_1..g_K), ``H`` (the slack-augmented Gram
-    matrix, ``H[0, :] = 0``, ``H[k, l] = g_k . g_l``), ``d`` (``[0, d_1..]``)
-    and ``a`` (``[slack, alpha_1..]``), with K cuts in use.
-
-    Parameters
-    ----------
-    G, H, d, a : the buffers (capacity >= K + 1 cuts), updated in place:
-        the new cut becomes cut K + 1 (``G[K] = g``, its Gram row, ``d``,
-        multiplier 0) and ``a[:K + 2]`` the re-solved multipliers.
-    K : cuts before this one.
-    g, off : the new cut's vector (length D) and offset.
-    C : the bound on sum alpha.
-    tol, max_free : as :func:`solve_simplex_qp`.
-    w : (D,) output, ``w = sum_k alpha_k g_k``.
-    use_newton, use_active_set : the engines, as :func:`solve_simplex_qp`.
-
-    Returns ``(steps, kkt_violation, xi, dual)`` with ``xi = max(0, max_k
-    d_k - g_k.w)`` and ``dual = sum_k alpha_k d_k - 1/2 |w|^2`` (a lower
-    bound on the optimum for any feasible alpha).
-    """
-    D = g.shape[0]
-    for j in range(D):
-        G[K, j] = g[j]
-    for k in range(K + 1):
-        s = 0.0
-        for j in range(D):
-            s += G[k, j] * g[j]
-        H[K + 1, k + 1] = s
-        H[k + 1, K + 1] = s
-    d[K + 1] = off
-    a[K + 1] = 0.0
-    k1 = K + 2
-    steps, viol = solve_simplex_qp(H[:k1, :k1], d[:k1], C, a[:k1], tol, 10_000_000,
-                                   use_newton, max_free, use_active_set)
-    for j in range(D):
-        w[j] = 0.0
-    for k in range(K + 1):
-        ak = a[k + 1]
-        if ak != 0.0:
-            for j in range(D):
-                w[j] += ak * G[k, j]
-    ww = 0.0
-    for j in range(D):
-        ww += w[j] * w[j]
-    xi = 0.0
-    dual = 0.0
-    for k in range(K + 1):
-        s = d[k + 1]
-        for j in range(D):
-            s -= G[k, j] * w[j]
-        if s > xi:
-            xi = s
-        dual += a[k + 1] * d[k + 1]
-    return steps, viol, xi, dual - 0.5 * ww

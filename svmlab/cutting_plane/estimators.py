@@ -92,7 +92,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from ._oracle import ClassifierOracle, OrdinalOracle, check_ranks
-from ._qp import add_cut_and_solve, qp_rounding_floor, solve_simplex_qp
+from ._qp import add_cut_and_solve, qp_rounding_floor
 from ._ocas import MU, OcasRecord, dense_as_csr, ocas_step
 from ._ovr import OneVsRestRecord, OneVsRestRun, ovr_weights
 from .._stepping import SolverRun, SteppedFitMixin, with_callbacks
@@ -220,7 +220,8 @@ class _CuttingPlaneRun(SolverRun):
         self.epsilon = float(epsilon)
         self.ordinal = ordinal
         self.qp_tol = float(_QPTOL if qp_tol is None else qp_tol)
-        self.use_newton = True  # subspace-Newton steps in the QP (False: pure SMO)
+        self.use_newton = True  # subspace-Newton steps in the QP's fallback
+        self.use_active_set = True  # the QP's main engine first (False: the fallback only)
         D = oracle.dim
         self.D = D
         cap = 16
@@ -252,46 +253,36 @@ class _CuttingPlaneRun(SolverRun):
         self._G, self._H, self._d, self._a = G, H, d, a
 
     def _add_and_solve(self, g, off):
+        """Add the cut ``(g, off)`` to the working set and re-solve the
+        reduced problem, with ``w``, ``xi`` and the dual value
+        (:func:`~svmlab.cutting_plane._qp.add_cut_and_solve`: one compiled
+        call when the main engine suffices).  A reduced QP left above its
+        tolerance (step limit hit, or no step could make progress) is
+        reported once, never silently."""
         if self.K == self._G.shape[0]:
             self._grow()
-        K = self.K
-        self._G[K] = g
-        row = self._G[: K + 1] @ g
-        self._H[K + 1, 1: K + 2] = row
-        self._H[1: K + 2, K + 1] = row
-        self._d[K + 1] = off
-        self._a[K + 1] = 0.0
-        self.K = K + 1
-        k1 = self.K + 1
-        H = self._H[:k1, :k1]
-        d = self._d[:k1]
-        a = np.ascontiguousarray(self._a[:k1])
-        H = np.ascontiguousarray(H)
-        d = np.ascontiguousarray(d)
-        steps, viol = solve_simplex_qp(H, d, self.C, a, self.qp_tol, 10_000_000,
-                                       self.use_newton, self.D + 1)
-        self._a[:k1] = a
+        w = np.empty(self.D)
+        steps, viol, xi, dual = add_cut_and_solve(
+            self._G, self._H, self._d, self._a, self.K, np.ascontiguousarray(g, dtype=float),
+            float(off), self.C, self.qp_tol, self.D + 1, w, self.use_newton,
+            self.use_active_set)
+        self.K += 1
+        self.w = w
+        self.xi = max(0.0, float(xi))
+        self.dual = float(dual)
         self.qp_steps += int(steps)
         self.qp_violation = float(viol)
-        # never silently imprecise: a reduced QP left above its tolerance
-        # (step limit hit, or no step could make progress) is reported
-        limit = max(self.qp_tol, qp_rounding_floor(H, self.C))
-        if viol > limit and not self.qp_warned:
-            self.qp_warned = True
-            warnings.warn(
-                f"The reduced QP (OP3) of cutting-plane iteration {self.n_iter + 1} stopped "
-                f"with KKT violation {viol:.3g} above its tolerance {limit:.3g} "
-                f"(|W| = {self.K}, C = {self.C:g}); the lower bound and w of this "
-                "iteration are less precise. A smaller C usually helps.",
-                ConvergenceWarning, stacklevel=2)
-        alpha = a[1:]
-        G = self._G[: self.K]
-        self.w = alpha @ G
-        ww = float(self.w @ self.w)
-        slack = self._d[1:k1] - G @ self.w
-        self.xi = max(0.0, float(slack.max()))
-        # OP3 dual value: a valid lower bound for any feasible alpha
-        self.dual = float(alpha @ self._d[1:k1] - 0.5 * ww)
+        if viol > self.qp_tol and not self.qp_warned:
+            k1 = self.K + 1
+            limit = max(self.qp_tol, qp_rounding_floor(self._H[:k1, :k1], self.C))
+            if viol > limit:
+                self.qp_warned = True
+                warnings.warn(
+                    f"The reduced QP (OP3) of cutting-plane iteration {self.n_iter + 1} "
+                    f"stopped with KKT violation {viol:.3g} above its tolerance {limit:.3g} "
+                    f"(|W| = {self.K}, C = {self.C:g}); the lower bound and w of this "
+                    "iteration are less precise. A smaller C usually helps.",
+                    ConvergenceWarning, stacklevel=2)
 
     # -- one iteration ----------------------------------------------------------
     def _iterate(self, want_record):
@@ -373,7 +364,8 @@ class _OcasRun(_CuttingPlaneRun):
         self.m_best = np.zeros(n)           # margins y_i w_b.[x_i, B]
         v = self.oracle.v
         # the n of (1/n) sum_i v_i hinge_i: the rows of positive weight (the
-        # Dask path keeps zero-weight rows in its blocks, see _cp_dask)
+        # Dask path keeps zero-weight rows in its blocks, see
+        # svmlab.cutting_plane._dask)
         self.n_loss = int(getattr(self.oracle, "n_loss", n))
         # F(0) = C * (1/n) sum_i v_i max(0, 1 - 0)
         self.primal_best = (self.C * 1.0 if v is None
@@ -382,38 +374,6 @@ class _OcasRun(_CuttingPlaneRun):
         self._work_k = np.empty(2 * n)      # work arrays of the line search
         self._work_j = np.empty(2 * n)
         self.last_primal = self.primal_best
-        self.use_active_set = True  # the QP's active-set engine (False: SMO only)
-
-    def _add_and_solve(self, g, off):
-        """As :meth:`_CuttingPlaneRun._add_and_solve` (the same problem, the
-        same warning), with the Gram row, the solve, ``w``, ``xi`` and the
-        dual in one compiled call (:func:`~svmlab.cutting_plane._qp.add_cut_and_solve`;
-        the NumPy calls around the solve cost ~0.1 ms per iteration, 10% of
-        a w8a fit)."""
-        if self.K == self._G.shape[0]:
-            self._grow()
-        w = np.empty(self.D)
-        steps, viol, xi, dual = add_cut_and_solve(
-            self._G, self._H, self._d, self._a, self.K, np.ascontiguousarray(g, dtype=float),
-            float(off), self.C, self.qp_tol, self.D + 1, w, self.use_newton,
-            self.use_active_set)
-        self.K += 1
-        self.w = w
-        self.xi = max(0.0, float(xi))
-        self.dual = float(dual)
-        self.qp_steps += int(steps)
-        self.qp_violation = float(viol)
-        if viol > self.qp_tol and not self.qp_warned:
-            k1 = self.K + 1
-            limit = max(self.qp_tol, qp_rounding_floor(self._H[:k1, :k1], self.C))
-            if viol > limit:
-                self.qp_warned = True
-                warnings.warn(
-                    f"The reduced QP (OP3) of cutting-plane iteration {self.n_iter + 1} "
-                    f"stopped with KKT violation {viol:.3g} above its tolerance {limit:.3g} "
-                    f"(|W| = {self.K}, C = {self.C:g}); the lower bound and w of this "
-                    "iteration are less precise. A smaller C usually helps.",
-                    ConvergenceWarning, stacklevel=2)
 
     def _iterate(self, want_record):
         C, n = self.C, self.n_samples
@@ -717,7 +677,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 
     def _ocas_data(self, X):
         """OCAS reads mostly-zero dense rows (images) as CSR: the passes then
-        cost O(nnz) (MNIST's pixels are 81% zeros: 5x faster).  Algorithm 1
+        cost O(nnz) (MNIST's pixels are 81% zeros).  Algorithm 1
         keeps the dense passes, so its steps stay the ones the readable
         reference replays."""
         if self.method == "ocas" and not sp.issparse(X) and X.size:
@@ -813,12 +773,11 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 def warm_up(background=False):
     """Load the cutting-plane estimators' compiled code before the first fit.
 
-    Measured (a9a, C/n = 0.05, numba's on-disk cache already filled): the
-    first fit in a fresh process takes 0.28 s (OCAS) / 0.38 s (Algorithm 1)
-    against 0.03 s / 0.13 s for the next ones.  Nearly all of the 0.25 s is
-    numba initialising its typing and target registries once per process
-    (``load_additional_registries``), not our functions: it is paid by the
-    first compiled call of any kind.  This moves it out of the first fit:
+    Even with numba's on-disk cache filled, the first fit in a fresh process
+    pays numba's one-time initialisation of its typing and target
+    registries (``load_additional_registries``), a few tenths of a second
+    (docs/decisions/26d10-ocas-passes-and-line-search.md).  This moves it
+    out of the first fit:
     it fits tiny problems with both methods, dense, CSR and binary CSR, and
     the ordinal regressor.  With ``background=True`` it runs in a daemon thread and
     returns it (numba's compiler lock makes a fit that starts meanwhile
@@ -903,7 +862,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
     There is no ``fit_intercept``: pairwise constraints are invariant to
     shifts of the scores, so ``intercept_`` is always ``[0.]``.
 
-    There is no ``method="ocas"`` here (a decision, issue 16).  OCAS applies
+    There is no ``method="ocas"`` here (a decision).  OCAS applies
     in principle: OP4 has a convex piecewise-quadratic primal and the same
     cutting-plane model.  Its exact line search is what does not carry over
     cheaply.  Along a line ``w_b + k delta`` a pairwise hinge term

@@ -15,16 +15,23 @@
 Where a file comes from, in this order (see :mod:`svmlab.datasets._fetch`):
 
 1. ``$SVMLAB_DATA`` (the shared directory; MANIFEST.md names and sha256),
-2. the user cache ``$SVMLAB_CACHE`` or ``pooch.os_cache("svmlab")``,
-3. a pooch download from the original public location (LIBSVM datasets page,
-   MNIST / Fashion-MNIST sites) into that cache, unless ``download=False``
-   or ``SVMLAB_OFFLINE=1``; ``SVMLAB_DOWNLOAD_URL`` (or ``base_url=``)
-   replaces the original locations by a mirror with the cache's layout,
-4. the copy embedded in the package (a9a train and test).
+2. the copy embedded in the package (a9a train and test): a9a never needs
+   the network or the cache,
+3. the user cache ``$SVMLAB_CACHE`` or ``pooch.os_cache("svmlab")``,
+4. a pooch download over https from the original public location (LIBSVM
+   datasets page; MNIST and Fashion-MNIST from the https hosts named in the
+   registry) into that cache, unless ``download=False`` or
+   ``SVMLAB_OFFLINE=1``; ``SVMLAB_DOWNLOAD_URL`` (or ``base_url=``) replaces
+   the original locations by a mirror with the cache's layout.
 
-A bad checksum or bad content never gives data: the file is skipped with a
-warning (a cached copy is deleted and downloaded again), and if nothing is
-left a :class:`DatasetCorruptError` / :class:`DatasetNotFoundError` names the
+Files are untrusted input.  Every copy is decompressed within a cap
+(``max_bytes``, the registry's per-file value unless given), parsed with
+every error a :class:`DatasetCorruptError` naming the file and the line or
+offset, vouched for by one of the file's SHA-256 checksums (registry), and
+checked against the registry's row and label counts.  A copy that fails
+is reported with a warning and the next source is tried (a cache file is
+moved aside to ``<name>.corrupt`` first); if nothing is left a
+:class:`DatasetCorruptError` / :class:`DatasetNotFoundError` names the
 dataset, file, URL and the directories to put the file in.
 
 Parsed files are kept in memory (small LRU); every call returns fresh arrays,
@@ -101,7 +108,7 @@ def _rows(X, y, idx):
     return Xs, np.array(y[idx])
 
 
-def load(name, split="train", *, download=None, base_url=None):
+def load(name, split="train", *, download=None, base_url=None, max_bytes=None):
     """Load dataset ``name``'s ``split`` as ``(X, y)``.
 
     Parameters
@@ -115,6 +122,11 @@ def load(name, split="train", *, download=None, base_url=None):
         environment variable ``SVMLAB_OFFLINE`` is set).
     base_url : str or None
         Mirror replacing the original URLs (same layout as the cache).
+    max_bytes : int or None
+        Cap on the decompressed bytes read from one file (a damaged file or
+        a decompression bomb is refused once past it).  None: the
+        registry's cap for each file, about twice its canonical size plus
+        1 MiB (``svmlab.datasets.get_spec(name).files``).
     """
     if _ALIASES.get(str(name).lower(), name) == "gauss-m":
         return gauss_m(4000, random_state={"train": 0, "test": 1, "all": 0}[split])
@@ -129,7 +141,7 @@ def load(name, split="train", *, download=None, base_url=None):
         return _load_rcv1(spec, split, download)
     part = split if split in spec.files else "all"
     try:
-        parsed = [p for p, _, _ in _resolve(spec, part, download, base_url)]
+        parsed = [p for p, _, _ in _resolve(spec, part, download, base_url, max_bytes)]
     except DatasetNotFoundError as exc:
         if spec.name == "mnist" and split == "train":
             raise DatasetNotFoundError(
@@ -156,22 +168,26 @@ def load(name, split="train", *, download=None, base_url=None):
     return _rows(X, y, perm[:n_tr] if split == "train" else perm[n_tr:])
 
 
-def _resolve(spec, part, download, base_url):
+def _resolve(spec, part, download, base_url, max_bytes=None):
+    if max_bytes is not None and (isinstance(max_bytes, bool) or int(max_bytes) != max_bytes
+                                  or max_bytes < 0):
+        raise ValueError(f"max_bytes must be None or a non-negative integer, got {max_bytes!r}")
     return [_fetch.fetch(spec.name, fs, "libsvm" if spec.kind == "libsvm" else "idx",
-                         spec.n_features, download=download, base_url=base_url)
+                         spec.n_features, download=download, base_url=base_url,
+                         max_bytes=max_bytes)
             for fs in spec.files[part]]
 
 
-def locate(name, split="train", *, download=None, base_url=None):
+def locate(name, split="train", *, download=None, base_url=None, max_bytes=None):
     """Where ``load(name, split)`` gets its file(s): a list of ``(source, path)``,
-    source being "SVMLAB_DATA", "cache", "download" or "embedded"."""
+    source being "SVMLAB_DATA", "embedded", "cache" or "download"."""
     spec = get_spec(name)
     if spec.kind == "sklearn-rcv1":
         raise ValueError("rcv1-ccat is managed by scikit-learn's fetch_rcv1")
     if split not in spec.splits:
         raise ValueError(f"dataset {spec.name!r} has no split {split!r}")
     part = split if split in spec.files else "all"
-    return [(src, path) for _, src, path in _resolve(spec, part, download, base_url)]
+    return [(src, path) for _, src, path in _resolve(spec, part, download, base_url, max_bytes)]
 
 
 def _load_rcv1(spec, split, download):

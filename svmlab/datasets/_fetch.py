@@ -1,12 +1,32 @@
-"""Finding a dataset file: $SVMLAB_DATA, user cache, download (pooch), embedded copy.
+"""Finding a dataset file: $SVMLAB_DATA, embedded copy, user cache, download (pooch).
 
-Every candidate file is checked before it is used: its hash when one applies
-to it (the MANIFEST sha256 for a stored copy, the published upstream hash for
-an original download), and always its parsed content (number of samples,
-label counts, image shape).  A candidate that fails is reported with a
-warning and skipped; a failing file in the user cache is deleted so that the
-download step fetches it again.  If nothing works the error names the
-dataset, the file, the URL and the directories to put the file in.
+Resolution order, the first copy that passes its checks wins:
+
+1. ``$SVMLAB_DATA`` (the shared directory): the MANIFEST name, then the
+   original file name;
+2. the copy embedded in the package (a9a train and test): checksummed and
+   always there, so a9a never touches the network, never prints pooch's
+   "Downloading data from ..." and never reads the user cache, where a
+   damaged or tampered copy could otherwise win;
+3. the user cache (``$SVMLAB_CACHE`` or ``pooch.os_cache("svmlab")``);
+4. a download (pooch, https) into the cache, unless ``download=False`` or
+   ``SVMLAB_OFFLINE=1``; ``SVMLAB_DOWNLOAD_URL`` (or ``base_url=``) replaces
+   the original locations by a mirror with the cache's layout.
+
+Every candidate is checked before it is used: it must decompress within the
+file's ``max_bytes`` and parse (:mod:`svmlab.datasets._parse`: any damage is
+a :class:`DatasetCorruptError` naming the file and the line or offset), one
+of its registry checksums must vouch for it (:mod:`svmlab.datasets._registry`:
+the SHA-256 of the stored copy, of the original download, or of the
+content), and its content must match the registry (number of samples, label
+counts, image shape).  A file with no known checksum (covtype) is used on
+the content checks alone, with a warning.
+
+A candidate that fails is reported with a RuntimeWarning and the next
+source is tried: a cache file is first moved aside to ``<name>.corrupt``
+(kept for inspection, never read again); a file in the shared directory or
+the package is left alone.  If nothing works the error names the dataset,
+the file, the URL and the directories to put the file in.
 """
 
 from __future__ import annotations
@@ -19,7 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._parse import DatasetCorruptError, DatasetNotFoundError, read_idx, read_libsvm
+from ._parse import (DEFAULT_MAX_BYTES, DatasetCorruptError, DatasetNotFoundError,
+                     idx_content_sha256, libsvm_content_sha256, read_idx, read_libsvm)
 
 EMBEDDED_DIR = Path(__file__).resolve().parent.parent / "data"
 
@@ -54,32 +75,47 @@ def file_hash(path, alg="sha256") -> str:
     return h.hexdigest()
 
 
-def _hash_ok(path, expected: str) -> bool:
-    alg, _, digest = expected.partition(":") if ":" in expected else ("sha256", "", expected)
-    return file_hash(path, alg) == digest.lower()
-
-
 @functools.lru_cache(maxsize=12)
-def _parse_cached(path: str, size: int, mtime_ns: int, kind: str, n_features: int):
+def _parse_cached(path: str, size: int, mtime_ns: int, kind: str, n_features: int,
+                  max_bytes: int):
     """Parse once per (file, size, mtime); results are made read-only."""
     if kind == "libsvm":
-        X, y = read_libsvm(path, n_features)
+        X, y = read_libsvm(path, n_features, max_bytes=max_bytes)
         for a in (X.data, X.indices, X.indptr, y):
             a.flags.writeable = False
         return X, y
-    arr = read_idx(path)
+    arr = read_idx(path, max_bytes=max_bytes)
     arr.flags.writeable = False
     return arr
 
 
-def parse(path, kind, n_features):
+@functools.lru_cache(maxsize=12)
+def _content_cached(path: str, size: int, mtime_ns: int, kind: str, n_features: int,
+                    max_bytes: int):
+    if kind == "libsvm":
+        return libsvm_content_sha256(*_parse_cached(path, size, mtime_ns, kind, n_features,
+                                                    max_bytes))
+    return idx_content_sha256(path, max_bytes)
+
+
+def _key(path):
     st = os.stat(path)
-    return _parse_cached(str(path), st.st_size, st.st_mtime_ns, kind, n_features)
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+def parse(path, kind, n_features, max_bytes=DEFAULT_MAX_BYTES):
+    return _parse_cached(*_key(path), kind, n_features, int(max_bytes))
+
+
+def content_sha256(path, kind, n_features, max_bytes=DEFAULT_MAX_BYTES):
+    """The content checksum of a file (see :mod:`svmlab.datasets._registry`)."""
+    return _content_cached(*_key(path), kind, n_features, int(max_bytes))
 
 
 def clear_memory_cache():
     """Forget every parsed file kept in memory."""
     _parse_cached.cache_clear()
+    _content_cached.cache_clear()
 
 
 def _check_content(fs, parsed, kind, n_features):
@@ -106,6 +142,30 @@ def _check_content(fs, parsed, kind, n_features):
     return None
 
 
+def _checksum_problem(fs, path, kind, n_features, max_bytes):
+    """None when one of ``fs``'s checksums vouches for ``path`` (or it has
+    none: then ``"unverified"``), else the reason.  The file's own SHA-256
+    first (the stored copy, the original download, the latter with its
+    published MD5 too), then the content's."""
+    if not fs.hashes:
+        return "unverified"
+    digest = file_hash(path)
+    if digest == fs.stored_sha256:
+        return None
+    if digest == fs.upstream_sha256:
+        if fs.upstream_md5 and file_hash(path, "md5") != fs.upstream_md5:
+            return f"checksum mismatch (MD5 differs from the published {fs.upstream_md5})"
+        return None
+    if fs.content_sha256 is not None:
+        got = content_sha256(path, kind, n_features, max_bytes)
+        if got == fs.content_sha256:
+            return None
+        return (f"checksum mismatch (content SHA-256 {got}, expected {fs.content_sha256}: "
+                "the data differ from the checked copy)")
+    expected = " or ".join(h for h in (fs.stored_sha256, fs.upstream_sha256) if h)
+    return f"checksum mismatch (SHA-256 {digest}, expected {expected})"
+
+
 def _url_for(fs, base_url):
     base_url = base_url or os.environ.get("SVMLAB_DOWNLOAD_URL")
     if base_url:
@@ -114,19 +174,19 @@ def _url_for(fs, base_url):
 
 
 def _candidates(fs):
-    """(source, path, hash-or-None) for existing local files, in resolution order."""
-    seen = set()
+    """(source, path) for local files, in resolution order."""
     d = data_dir()
     if d is not None:
         if fs.stored:
-            yield "SVMLAB_DATA", d / fs.stored, fs.stored_sha256
-            seen.add(fs.stored)
-        if fs.upstream not in seen:
-            yield "SVMLAB_DATA", d / fs.upstream, fs.upstream_hash
+            yield "SVMLAB_DATA", d / fs.stored
+        if fs.upstream != fs.stored:
+            yield "SVMLAB_DATA", d / fs.upstream
+    if fs.embedded:
+        yield "embedded", EMBEDDED_DIR / fs.embedded
     c = cache_dir()
-    yield "cache", c / fs.upstream, fs.upstream_hash
+    yield "cache", c / fs.upstream
     if fs.stored and fs.stored != fs.upstream:
-        yield "cache", c / fs.stored, fs.stored_sha256
+        yield "cache", c / fs.stored
 
 
 def _where_to_put(fs):
@@ -138,66 +198,80 @@ def _where_to_put(fs):
     return places
 
 
-def fetch(name, fs, kind, n_features, *, download=None, base_url=None):
+def _move_aside(path):
+    """Move a failed cache file to ``<name>.corrupt`` (replacing an older
+    one); returns the new path, or None if it could only be deleted."""
+    dest = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, dest)
+        return dest
+    except OSError:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+
+
+_UNVERIFIED_WARNED: set = set()
+
+
+def fetch(name, fs, kind, n_features, *, download=None, base_url=None, max_bytes=None):
     """Resolve one file of dataset ``name``.
 
     Returns ``(parsed, source, path)``: the parsed read-only content, where it
-    came from ("SVMLAB_DATA", "cache", "download" or "embedded") and the file.
+    came from ("SVMLAB_DATA", "embedded", "cache" or "download") and the
+    file.  ``max_bytes`` caps the decompressed bytes read from any candidate
+    (None: the registry's cap for this file).
     """
-    notes = []
+    cap = int(max_bytes if max_bytes is not None else (fs.max_bytes or DEFAULT_MAX_BYTES))
+    notes = []        # (text, corrupt?)
 
-    def attempt(source, path, expected_hash, *, same_stored_and_upstream=False):
-        if not path.is_file():
-            return None
-        if expected_hash is not None:
-            ok = _hash_ok(path, expected_hash)
-            if not ok and same_stored_and_upstream:
-                # the same relative name is used for the stored and the upstream copy
-                other = fs.upstream_hash if expected_hash == fs.stored_sha256 else fs.stored_sha256
-                ok = other is not None and _hash_ok(path, other)
-            if not ok:
-                return f"{source} file {path}: checksum mismatch (expected {expected_hash})"
+    def attempt(source, path):
+        """The parsed content, or a reason string (the file exists but fails)."""
         try:
-            parsed = parse(path, kind, n_features)
-        except DatasetCorruptError as exc:
-            return f"{source} file {path}: {exc}"
+            parsed = parse(path, kind, n_features, cap)
+            problem = _checksum_problem(fs, path, kind, n_features, cap)
+        except DatasetCorruptError as exc:     # its message starts with the path
+            return f"{source} file {exc}"
+        if problem not in (None, "unverified"):
+            return f"{source} file {path}: {problem}"
         bad = _check_content(fs, parsed, kind, n_features)
         if bad:
             return f"{source} file {path}: wrong content ({bad})"
+        if problem == "unverified" and str(path) not in _UNVERIFIED_WARNED:
+            _UNVERIFIED_WARNED.add(str(path))
+            warnings.warn(
+                f"svmlab.datasets: {path} ({name!r}) has no known SHA-256; it was checked by "
+                "its parsed content only (row count, labels).", RuntimeWarning, stacklevel=4)
         return parsed
 
-    same = fs.stored is not None and fs.stored == fs.upstream
-    for source, path, h in _candidates(fs):
-        res = attempt(source, path, h, same_stored_and_upstream=same)
-        if res is None:
+    for source, path in _candidates(fs):
+        if not path.is_file():
             continue
-        if isinstance(res, str):
-            notes.append(res)
-            if source == "cache":
-                warnings.warn(f"svmlab.datasets: {res}; deleting it and fetching it again",
-                              RuntimeWarning, stacklevel=3)
-                try:
-                    path.unlink()
-                except OSError:
-                    pass
-            else:
-                warnings.warn(f"svmlab.datasets: {res}; ignoring it", RuntimeWarning, stacklevel=3)
-            continue
-        return res, source, path
+        res = attempt(source, path)
+        if not isinstance(res, str):
+            return res, source, path
+        notes.append((res, True))
+        if source == "cache":
+            dest = _move_aside(path)
+            warnings.warn(f"svmlab.datasets: {res}; moved it to {dest} and trying the next "
+                          "source" if dest else f"svmlab.datasets: {res}; deleted it and "
+                          "trying the next source", RuntimeWarning, stacklevel=3)
+        else:
+            warnings.warn(f"svmlab.datasets: {res}; ignoring it and trying the next source",
+                          RuntimeWarning, stacklevel=3)
 
     url = _url_for(fs, base_url)
     if url is not None and download_allowed(download):
-        res = _download(fs, url, kind, n_features, notes, attempt)
+        res = _download(fs, url, notes, attempt)
         if res is not None:
             return res
     elif url is not None:
-        notes.append(f"download of {url} not attempted (offline: SVMLAB_OFFLINE or download=False)")
-
-    if fs.embedded:
-        res = attempt("embedded", EMBEDDED_DIR / fs.embedded, fs.stored_sha256)
-        if res is not None and not isinstance(res, str):
-            return res, "embedded", EMBEDDED_DIR / fs.embedded
-        notes.append(res or f"embedded copy {EMBEDDED_DIR / fs.embedded} missing")
+        notes.append((f"download of {url} not attempted (offline: SVMLAB_OFFLINE or "
+                      "download=False)", False))
+    if fs.embedded and not (EMBEDDED_DIR / fs.embedded).is_file():
+        notes.append((f"embedded copy {EMBEDDED_DIR / fs.embedded} missing", False))
 
     fname = fs.stored or fs.upstream
     msg = [f"dataset {name!r}: cannot obtain file {fname!r}."]
@@ -205,29 +279,32 @@ def fetch(name, fs, kind, n_features, *, download=None, base_url=None):
     msg.append("  put the file at one of: " + " or ".join(_where_to_put(fs))
                + (" (set SVMLAB_DATA to a directory of benchmark files)" if data_dir() is None else ""))
     if notes:
-        msg.append("  tried: " + "; ".join(notes))
-    corrupt = any("checksum" in n or "wrong content" in n or "not a valid" in n or "truncated" in n
-                  for n in notes)
+        msg.append("  tried: " + "; ".join(text for text, _ in notes))
+    corrupt = any(c for _, c in notes)
     raise (DatasetCorruptError if corrupt else DatasetNotFoundError)("\n".join(msg))
 
 
-def _download(fs, url, kind, n_features, notes, attempt):
+def _download(fs, url, notes, attempt):
     import pooch
 
     target = cache_dir() / fs.upstream
     target.parent.mkdir(parents=True, exist_ok=True)
     downloader = pooch.HTTPDownloader(progressbar=False, timeout=60)
+    known = f"sha256:{fs.upstream_sha256}" if fs.upstream_sha256 else None
     for round_ in (1, 2):
         try:
-            path = pooch.retrieve(url, known_hash=fs.upstream_hash, fname=target.name,
+            path = pooch.retrieve(url, known_hash=known, fname=target.name,
                                   path=target.parent, downloader=downloader)
-        except Exception as exc:  # network errors, HTTP errors, hash mismatch (pooch ValueError)
-            notes.append(f"download {url} failed: {type(exc).__name__}: {exc}")
+        except ValueError as exc:  # pooch's hash mismatch: nothing was kept
+            notes.append((f"download {url} failed: {exc}", True))
             return None
-        res = attempt("download", Path(path), None)
-        if res is not None and not isinstance(res, str):
+        except Exception as exc:  # network errors, HTTP errors
+            notes.append((f"download {url} failed: {type(exc).__name__}: {exc}", False))
+            return None
+        res = attempt("download", Path(path))
+        if not isinstance(res, str):
             return res, "download", Path(path)
-        notes.append(res or f"download {url}: file vanished")
+        notes.append((res, True))
         warnings.warn(f"svmlab.datasets: {res}; deleting it"
                       + (" and downloading once more" if round_ == 1 else ""),
                       RuntimeWarning, stacklevel=4)

@@ -1,24 +1,35 @@
 """The dataset registry: names, files, hashes, original URLs, descriptions, citations.
 
-Two kinds of hash appear here, and they are NOT interchangeable:
+Every file carries the SHA-256 checksums that can be known for it, and
+:mod:`svmlab.datasets._fetch` accepts a copy only if one of them holds
+(provenance and the reasoning per file: ``docs/decisions/2402-dataset-hashes.md``):
 
 ``stored_sha256``
-    sha256 of the file as stored in the shared benchmark directory
-    (``$SVMLAB_DATA``, listed in its ``MANIFEST.md``) and, for a9a, embedded in
-    the package.  Those copies are often RE-COMPRESSED (LIBSVM text stored as
-    ``.xz``; Debian's re-gzipped Fashion-MNIST), so this hash never matches the
-    file at the original URL.
+    the file as stored in the shared benchmark directory (``$SVMLAB_DATA``,
+    listed in its ``MANIFEST.md``) and, for a9a, embedded in the package.
+    Those copies are often re-compressed (LIBSVM text stored as ``.xz``,
+    Debian's re-gzipped Fashion-MNIST), so this never matches a download.
+``upstream_sha256``
+    the file at ``url``, byte for byte; a download is checked against it
+    (by pooch, before it is used).  Known for a9a (the shared copy is the
+    LIBSVM file, byte-identical per MANIFEST.md) and for MNIST and
+    Fashion-MNIST (published values, agreeing across independent sources).
+``upstream_md5``
+    the MD5 the dataset's authors publish (MNIST, Fashion-MNIST), checked as
+    well; never on its own.
+``content_sha256``
+    the content, independent of compression and text form:
+    :func:`~svmlab.datasets._parse.libsvm_content_sha256` (LIBSVM text:
+    labels and rows as float64/int32 values, row order ignored) or the
+    uncompressed bytes (IDX).  Computed from the shared copies, it checks a
+    LIBSVM download whose own bytes no offline copy could hash (w8a,
+    ijcnn1, diabetes, splice...) and any re-compressed copy.
 
-``upstream_hash``
-    pooch-style hash (``"md5:..."`` / ``"sha256:..."``) of the file at the
-    original public URL, used to verify a download.  It is recorded only where
-    it is published and was checked against an independent source (the MNIST
-    and Fashion-MNIST MD5s used by torchvision and the datasets' own pages).
-    For the LIBSVM text files no upstream hash is published and none could be
-    computed offline, so it is ``None``: a downloaded file is then verified by
-    its parsed CONTENT instead (number of samples, label counts, feature count,
-    all taken from MANIFEST.md / the LIBSVM datasets page).  No hash here is
-    made up.
+A file with none of them (covtype: no copy was available to hash) is
+checked by its parsed content only (row count, classes), with a warning
+that says so.  ``max_bytes`` is the per-file cap on decompressed bytes
+(about twice the canonical size plus 1 MiB), so a damaged file or a
+decompression bomb is refused after reading that much.
 """
 
 from __future__ import annotations
@@ -27,12 +38,23 @@ from dataclasses import dataclass, field
 
 LIBSVM_BINARY = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 LIBSVM_MULTICLASS = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass/"
-MNIST_URL = "http://yann.lecun.com/exdb/mnist/"
-FASHION_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
+#: the MNIST files over https: PyTorch's mirror (torchvision downloads from it
+#: first, with the same MD5s as the files of LeCun's page, which is http only)
+MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+MNIST_PAGE = "http://yann.lecun.com/exdb/mnist/"
+#: the Fashion-MNIST files over https, in the dataset's own repository (the
+#: files whose MD5s its README publishes; the S3 website host is http only)
+FASHION_URL = "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/"
 
 LIBSVM_CITATION = ("C.-C. Chang and C.-J. Lin. LIBSVM: a library for support vector machines. "
                    "ACM TIST 2(3):27, 2011. Data: "
                    "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/")
+
+
+def _cap(size):
+    """The decompressed-bytes cap of a file whose canonical content has
+    ``size`` bytes: twice that plus 1 MiB (room for another text form)."""
+    return 2 * int(size) + (1 << 20)
 
 
 @dataclass(frozen=True)
@@ -41,20 +63,33 @@ class FileSpec:
 
     ``stored``: relative path in ``$SVMLAB_DATA`` (MANIFEST.md name), or None.
     ``upstream``: relative path in the user cache / a mirror (the original file name).
-    ``url``: the original public location of ``upstream``.
+    ``url``: the original public location of ``upstream`` (https).
     ``embedded``: file name in ``svmlab/data`` (same bytes as ``stored``), or None.
-    ``n_samples`` / ``label_counts``: expected parse result (content check).
+    ``stored_sha256``, ``upstream_sha256``, ``upstream_md5``,
+    ``content_sha256``: see the module docstring.
+    ``max_bytes``: the cap on decompressed bytes (None: the parsers' default).
+    ``n_samples`` / ``label_counts`` / ``shape_tail``: expected parse result.
     """
 
     stored: str | None
     stored_sha256: str | None
     upstream: str
     url: str | None
-    upstream_hash: str | None = None
+    upstream_sha256: str | None = None
+    upstream_md5: str | None = None
+    content_sha256: str | None = None
+    max_bytes: int | None = None
     embedded: str | None = None
     n_samples: int | None = None
     label_counts: dict | None = None
     shape_tail: tuple | None = None  # IDX images: (28, 28)
+
+    @property
+    def hashes(self):
+        """The checksums that apply to this file (any one of them may vouch
+        for a copy; none known: content checks only)."""
+        return [h for h in (self.stored_sha256, self.upstream_sha256, self.content_sha256)
+                if h is not None]
 
 
 @dataclass(frozen=True)
@@ -86,9 +121,9 @@ def describe_text(spec: DatasetSpec) -> str:
     return "\n".join(lines)
 
 
-def _svm(stored, sha, upstream, base=LIBSVM_BINARY, **kw):
+def _svm(stored, sha, upstream, content, size, base=LIBSVM_BINARY, **kw):
     return FileSpec(stored=stored, stored_sha256=sha, upstream=upstream,
-                    url=base + upstream, **kw)
+                    url=base + upstream, content_sha256=content, max_bytes=_cap(size), **kw)
 
 
 _MNIST_TEST_COUNTS = {0: 980, 1: 1135, 2: 1032, 3: 1010, 4: 982, 5: 892, 6: 958, 7: 1028,
@@ -97,11 +132,11 @@ _MNIST_TRAIN_COUNTS = {0: 5923, 1: 6742, 2: 5958, 3: 6131, 4: 5842, 5: 5421, 6: 
                        8: 5851, 9: 5949}
 
 
-def _idx(sub, base, fname, stored_sha, md5, n, counts=None, tail=None):
+def _idx(sub, base, fname, stored_sha, sha256, md5, content, size, n, counts=None, tail=None):
     return FileSpec(stored=f"{sub}/{fname}" if stored_sha else None, stored_sha256=stored_sha,
-                    upstream=f"{sub}/{fname}", url=base + fname,
-                    upstream_hash=f"md5:{md5}" if md5 else None, n_samples=n,
-                    label_counts=counts, shape_tail=tail)
+                    upstream=f"{sub}/{fname}", url=base + fname, upstream_sha256=sha256,
+                    upstream_md5=md5, content_sha256=content, max_bytes=_cap(size),
+                    n_samples=n, label_counts=counts, shape_tail=tail)
 
 
 REGISTRY: dict[str, DatasetSpec] = {}
@@ -128,10 +163,13 @@ package as the offline default.""",
     licence="UCI Adult: CC BY 4.0 (UCI repository).",
     files={
         "train": (_svm("a9a.xz", "cea7c541c650d123ac692cb8e2244d1c2e82f67c75cbfeccdb25a4b6fc88ef72",
-                       "a9a", embedded="a9a.xz", n_samples=32561,
-                       label_counts={-1: 24720, 1: 7841}),),
+                       "a9a", "48f5b1d20a58eed05e765228c878fa3cdaf9613d8f0404a43e510c9c8bdcb0f0",
+                       2329875, embedded="a9a.xz", n_samples=32561,
+                       label_counts={-1: 24720, 1: 7841},
+                       upstream_sha256="f5d5ffd8d865ff41328e7ee043e4b020816914ff6843ff15b98905ddbedce906"),),
         "test": (_svm("a9a.t.xz", "11dcdf09d2c3502c1e972986b8d8022b5adf895311e41e37e06e26ebc1ef45f3",
-                      "a9a.t", embedded="a9a.t.xz", n_samples=16281,
+                      "a9a.t", "519f1ce28da17e2693d9cd150006a4869a86898394f6973c33833c97af41a3cc",
+                      1164628, embedded="a9a.t.xz", n_samples=16281,
                       label_counts={-1: 12435, 1: 3846}),),
     }))
 
@@ -145,9 +183,11 @@ rows (1479 positive), test 14951 rows (454 positive).""",
     page=LIBSVM_BINARY.rstrip("/") + ".html#w8a",
     files={
         "train": (_svm("w8a.xz", "2394c71a5273b93d8e1d189beb106039beb7e28f82c5f11805ed1966335be58c",
-                       "w8a", n_samples=49749, label_counts={-1: 48270, 1: 1479}),),
+                       "w8a", "593c4cd08e0cdbbc7ca959fe97ff6e6a23d1e276c066bb3830cc05fddc699f32",
+                       3478238, n_samples=49749, label_counts={-1: 48270, 1: 1479}),),
         "test": (_svm("w8a.t.xz", "3f952104f0bd2fd2289ac62f32b8aece73eefa9b5c62b6fc651e21448291fb9d",
-                      "w8a.t", n_samples=14951, label_counts={-1: 14497, 1: 454}),),
+                      "w8a.t", "afbce6579ca604f4b49b967a7828e0b08dc79d4f9cbb7b6bf70ea44856407764",
+                      1045870, n_samples=14951, label_counts={-1: 14497, 1: 454}),),
     }))
 
 _add(DatasetSpec(
@@ -162,9 +202,11 @@ positive), test = ijcnn1.t (91701 rows).""",
     page=LIBSVM_BINARY.rstrip("/") + ".html#ijcnn1",
     files={
         "train": (_svm("ijcnn1.bz2", "b38a4198ce142d43e96fb86d17b87211feec1f909ac344fa057455c69de29de3",
-                       "ijcnn1.bz2", n_samples=49990, label_counts={-1: 45137, 1: 4853}),),
+                       "ijcnn1.bz2", "8c39941baa0476e7d253cb0636abbfa07d54b51a61e2cf2fbbd8d117688ba2c9",
+                       7844877, n_samples=49990, label_counts={-1: 45137, 1: 4853}),),
         "test": (_svm("ijcnn1.t.bz2", "acd1db430684fdd3f0c768ecc49aa8e749d0004fc117611220c2aa576a7b6a24",
-                      "ijcnn1.t.bz2", n_samples=91701, label_counts={-1: 82989, 1: 8712}),),
+                      "ijcnn1.t.bz2", "da16c5b59c9c983faa26a2d47a43720b5aebac2f95afefdade0574b60e6b311b",
+                      14213968, n_samples=91701, label_counts={-1: 82989, 1: 8712}),),
     }))
 
 _add(DatasetSpec(
@@ -177,23 +219,34 @@ directory only the 10000 TEST images (and both label files) are available;
 the training images must be downloaded or placed by hand.""",
     citation=("Y. LeCun, L. Bottou, Y. Bengio, P. Haffner. Gradient-based learning applied to "
               "document recognition. Proc. IEEE 86(11), 1998. http://yann.lecun.com/exdb/mnist/"),
-    page=MNIST_URL,
+    page=MNIST_PAGE,
     licence="CC BY-SA 3.0 (as stated by the MNIST maintainers' mirrors).",
-    notes=("Upstream hashes are the published MD5s of the .gz files (as used by torchvision); "
-           "the shared copies are re-gzipped (same IDX payload, different gzip header), so "
-           "they are checked against their MANIFEST sha256 instead."),
+    notes=("Downloads come over https from PyTorch's mirror (" + MNIST_URL + "), the same .gz "
+           "files as LeCun's http-only page, checked by their published SHA-256 and MD5. The "
+           "shared copies are re-gzipped (same IDX payload, other gzip header): checked by "
+           "their MANIFEST sha256 or the SHA-256 of the uncompressed IDX bytes."),
     files={
         "train": (_idx("mnist", MNIST_URL, "train-images-idx3-ubyte.gz", None,
-                       "f68b3c2dcbeaaa9fbdd348bbdeb94873", 60000, tail=(28, 28)),
+                       "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+                       "f68b3c2dcbeaaa9fbdd348bbdeb94873", None, 47040016, 60000, tail=(28, 28)),
                   _idx("mnist", MNIST_URL, "train-labels-idx1-ubyte.gz",
                        "ec02e7948609e5754d47881c09b8afdd8dfa60600b9e5388c8c54a67069ec772",
-                       "d53e105ee54ea40749a09fcbcd1e9432", 60000, _MNIST_TRAIN_COUNTS)),
+                       "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+                       "d53e105ee54ea40749a09fcbcd1e9432",
+                       "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", 60008,
+                       60000, _MNIST_TRAIN_COUNTS)),
         "test": (_idx("mnist", MNIST_URL, "t10k-images-idx3-ubyte.gz",
                       "167310007f03058885c7e95e6c0b19c20de5c7fd3031f4cbdadc9014a523d80b",
-                      "9fb629c4189551a2d022fa330f9573f3", 10000, tail=(28, 28)),
+                      "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+                      "9fb629c4189551a2d022fa330f9573f3",
+                      "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7", 7840016,
+                      10000, tail=(28, 28)),
                  _idx("mnist", MNIST_URL, "t10k-labels-idx1-ubyte.gz",
                       "fc607395669ec21321ea83e4b82c0544b7e8e63ff5b34337c06bc0a17cc0da3c",
-                      "ec29112dd5afa0611ce80d1b7f02629c", 10000, _MNIST_TEST_COUNTS)),
+                      "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+                      "ec29112dd5afa0611ce80d1b7f02629c",
+                      "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2", 10008,
+                      10000, _MNIST_TEST_COUNTS)),
     }))
 
 _add(DatasetSpec(
@@ -208,21 +261,35 @@ full-scale stand-in for Platt's 60000-image MNIST experiment.""",
               "benchmarking machine learning algorithms. arXiv:1708.07747, 2017."),
     page="https://github.com/zalandoresearch/fashion-mnist",
     licence="MIT (Zalando SE).",
-    notes=("Upstream hashes: the MD5s published in the Fashion-MNIST README. The shared copies "
-           "come from the Debian package (re-gzipped), checked by their MANIFEST sha256."),
+    notes=("Downloads come over https from the dataset's repository (" + FASHION_URL + "), "
+           "checked by SHA-256 and by the MD5s its README publishes. The shared copies come "
+           "from the Debian package (re-gzipped), checked by their MANIFEST sha256 or the "
+           "SHA-256 of the uncompressed IDX bytes."),
     files={
         "train": (_idx("fashion-mnist", FASHION_URL, "train-images-idx3-ubyte.gz",
                        "b0564c3eedabfbf835052cff8503ea422014ce006caf5b757f851416ee8300c7",
-                       "8d4fb7e6c68d591d4c3dfef9ec88bf0d", 60000, tail=(28, 28)),
+                       "08dc20ab1689590a0bcd66e874647b6ee8464e2d501b5a3f1f78831db19a3fdc",
+                       "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+                       "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+                       47040016, 60000, tail=(28, 28)),
                   _idx("fashion-mnist", FASHION_URL, "train-labels-idx1-ubyte.gz",
                        "0ae29f65d86684f32d1b9c85147786c547b9c6aebcaf235f0400a0cce308b056",
-                       "25c81989df183df01b3e8a0aad5dffbe", 60000, {k: 6000 for k in range(10)})),
+                       "b0197879cbda89f3dc7b894f9fd52b858e68ea4182b6947c9d8c2b67e5f18dcc",
+                       "25c81989df183df01b3e8a0aad5dffbe",
+                       "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+                       60008, 60000, {k: 6000 for k in range(10)})),
         "test": (_idx("fashion-mnist", FASHION_URL, "t10k-images-idx3-ubyte.gz",
                       "cc1d090a38ace84dfa1aa66e3ada7c336ef481a96936906477e6dd344da56eaa",
-                      "bef4ecab320f06d8554ea6380940ec79", 10000, tail=(28, 28)),
+                      "78dcbbfb5a27efaf1b6c1d616caca68560be8766c5bffcb2791df9273a534229",
+                      "bef4ecab320f06d8554ea6380940ec79",
+                      "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+                      7840016, 10000, tail=(28, 28)),
                  _idx("fashion-mnist", FASHION_URL, "t10k-labels-idx1-ubyte.gz",
                       "8d3605d196f4be44669e46906da9733c8131fef761fdbfec72c424d5222f1a05",
-                      "bb300cfdad3c16e7a12a480ee83cd310", 10000, {k: 1000 for k in range(10)})),
+                      "42bd18137a62d5998cdeae52bf3a0676ac6b706f5cf8439b47bb5b151ae3dccf",
+                      "bb300cfdad3c16e7a12a480ee83cd310",
+                      "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+                      10008, 10000, {k: 1000 for k in range(10)})),
     }))
 
 _add(DatasetSpec(
@@ -242,8 +309,11 @@ shared directory: download only.""",
     page=LIBSVM_MULTICLASS.rstrip("/") + ".html#covtype",
     licence="UCI Covertype: CC BY 4.0.",
     splits=("train", "test", "all"),
-    files={"all": (_svm(None, None, "covtype.bz2", base=LIBSVM_MULTICLASS, n_samples=581012),)},
-    notes="Upstream hash unknown: a download is verified by its parsed content (581012 rows, 7 classes).",
+    files={"all": (FileSpec(stored=None, stored_sha256=None, upstream="covtype.bz2",
+                            url=LIBSVM_MULTICLASS + "covtype.bz2", max_bytes=256 << 20,
+                            n_samples=581012),)},
+    notes=("No SHA-256 is known (no copy was available to hash): a download is checked by its "
+           "parsed content only (581012 rows, 7 classes), with a warning that says so."),
 ))
 
 _add(DatasetSpec(
@@ -277,7 +347,9 @@ The 5300 unique points of Ratsch's IDA 'banana' benchmark (2 features, labels
     splits=("train", "test", "all"),
     files={"all": (FileSpec(stored="ratsch_banana.xz",
                             stored_sha256="22854e19bffa066a60638ab3de063e168d2e329782293775a90ecfdcd8274517",
-                            upstream="ratsch_banana.xz", url=None, n_samples=5300,
+                            upstream="ratsch_banana.xz", url=None,
+                            content_sha256="8f5b6e2b78363ef5645a9824ec22e92104010d8dd3e7e1f5ba3bbf6b56a27e7d",
+                            max_bytes=_cap(154568), n_samples=5300,
                             label_counts={-1: 2924, 1: 2376}),)},
     notes="No original download in LIBSVM format exists (the store's copy was converted from .mat).",
 ))
@@ -294,7 +366,9 @@ deterministic 1000/2175 split (seed 0); 'all' is the pool.""",
     splits=("train", "test", "all"),
     files={"all": (FileSpec(stored="ratsch_splice.xz",
                             stored_sha256="d3b1e2f62844909db7f44538ce9b26fb6ae031e3bc78aa0c6e389bd9c943c0c1",
-                            upstream="ratsch_splice.xz", url=None, n_samples=3175,
+                            upstream="ratsch_splice.xz", url=None,
+                            content_sha256="7949b1eaa61838c365310969d50dae0f9741e37ce46a0e4ff1c5d14c3644e461",
+                            max_bytes=_cap(933450), n_samples=3175,
                             label_counts={-1: 1648, 1: 1527}),)},
 ))
 
@@ -311,7 +385,8 @@ set.""",
     page=LIBSVM_BINARY.rstrip("/") + ".html#diabetes",
     splits=("train", "all"),
     files={"all": (_svm("diabetes.xz", "4981388e0d845fde747f6600628bb622ccb2f5ac039c8fc185ba5f321c6aaa5c",
-                        "diabetes", n_samples=768, label_counts={-1: 268, 1: 500}),)},
+                        "diabetes", "f1a945c78fdfcbd671b8afc443ba7ca9499d9881d444954be5cf491786eb821c",
+                        75503, n_samples=768, label_counts={-1: 268, 1: 500}),)},
 ))
 
 _add(DatasetSpec(
@@ -326,5 +401,7 @@ exists here; use 'ratsch-splice' for a train/test study.""",
     splits=("train",),
     files={"train": (_svm("splice_scale.xz",
                           "0eee5d02721fe6851f13ace710d56d3b64db7a9f69730f90ad7e4c8e8f4326da",
-                          "splice_scale", n_samples=1000, label_counts={-1: 483, 1: 517}),)},
+                          "splice_scale",
+                          "0b3975dc8b18f9359acff27d4dc17d585278c390eab1ba069b4c30653004e6e8",
+                          541233, n_samples=1000, label_counts={-1: 483, 1: 517}),)},
 ))

@@ -53,7 +53,7 @@ from .._jit import njit
 
 from .._kkt import in_low, violating_pair
 from ..smo._pairstep import pair_step_box
-from ._engines import pair_update
+from ._smo_engine import pair_update
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
@@ -100,9 +100,8 @@ class RowStore:
 
     def fetch(self, B, step):
         """Make the rows of every sample of ``B`` present; return their slots
-        and the number of rows computed.  Decision: plain LRU (evicting the
-        rows of free support vectors last computed as many rows on ijcnn1
-        and took longer)."""
+        and the number of rows computed.  Plain LRU
+        (docs/decisions/26d08-blocked-decomposition.md)."""
         slots = self.slot_of[B]
         miss = np.flatnonzero(slots < 0)
         if len(miss):

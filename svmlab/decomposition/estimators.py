@@ -70,7 +70,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import BaseKernelSVC, example_bounds
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
-from ._engines import ENGINES, add_rows, kernel_block_counted, solve_subproblem
+from ._engines import ENGINES, solve_subproblem
+from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
 from .._stepping import SolverRun
 from ._working_set import chunk_select, steepest_feasible
@@ -538,9 +539,9 @@ class DecompositionClassifier(_DecompositionBase):
 
     def blocked_default_ws(self, n):
         """The blocked path's default working-set size for n samples: 1024
-        (ThunderSVM's on a GPU; on two cores 1024 was faster than 256 and
-        512 on MNIST and Fashion-MNIST, and as fast as 512 on ijcnn1), at
-        most n, and at most half the rows that ``cache_size`` holds in
+        (ThunderSVM's on a GPU, and the fastest of 256, 512 and 1024 on two
+        cores, docs/decisions/26d08-blocked-decomposition.md), at most n,
+        and at most half the rows that ``cache_size`` holds in
         ``cache_dtype``, so that rows outlive their working set (at least
         2)."""
         item = np.dtype(self.cache_dtype_).itemsize

@@ -55,6 +55,11 @@ binary (bit-packed)
     The bit-packed path of :mod:`._rows`, kept as it is, row by row: the
     values are table lookups of exact integers, identical for every path
     (and exactly the float64 value rounded, for float32).
+precomputed (a Gram matrix)
+    Gathers from the stored matrix, row by row (rounded once for float32).
+
+:func:`full_matrix` computes the whole kernel matrix at once (one GEMM for
+dense input), for a solver that keeps every row (:func:`svmlab.kernels.cache.full_cache`).
 
 Measured (MNIST test, 10000 x 784, rbf, one thread, float32, a loaded
 2-core machine): a single row (SGEMV) 1.3 ms; a block of 32 rows 0.29 ms
@@ -80,7 +85,9 @@ from .._twins import gemm_nt
 from . import _rows
 from ._rows import (
     LINEAR,
+    PRECOMPUTED,
     RBF,
+    _precomputed_row,
     _binary_row,
     _shared_bits,
     _exp_reduced,  # noqa: F401  (re-exported: the vectorised exp lives with the rows)
@@ -93,7 +100,7 @@ from ._rows import (
 )
 
 __all__ = ["kernel_block", "kernel_block_cols", "kernel_block_gemm", "kernel_block_cols_gemm",
-           "block", "rbf_exp_row", "rbf_exp_row64", "transform_block"]
+           "block", "full_matrix", "rbf_exp_row", "rbf_exp_row64", "transform_block"]
 
 
 #: fewest rows for which :func:`kernel_block` uses one SGEMM rather than an
@@ -257,6 +264,10 @@ def kernel_block(kd, rows, out):
     m = rows.shape[0]
     if m == 0:
         return
+    if kd.ktype == PRECOMPUTED:
+        for a in range(m):
+            _precomputed_row(kd, rows[a], kd, out[a])
+        return
     if kd.binary:
         for a in range(m):
             _binary_row(kd, rows[a], kd, out[a])
@@ -305,6 +316,13 @@ def kernel_block_cols(kd, rows, cols, out):
     m = rows.shape[0]
     p = cols.shape[0]
     if m == 0 or p == 0:
+        return
+    if kd.ktype == PRECOMPUTED:
+        for a in range(m):
+            g = kd.dense[rows[a]]
+            o = out[a]
+            for c in range(p):
+                o[c] = g[kd.cols[cols[c]]]
         return
     if kd.binary:
         bc = kd.bcount
@@ -368,7 +386,7 @@ def kernel_block_gemm(kd, rows, out):
     m = rows.shape[0]
     if m == 0:
         return
-    if kd.binary or kd.sparse or not is_float64(out):
+    if kd.binary or kd.sparse or kd.ktype == PRECOMPUTED or not is_float64(out):
         kernel_block(kd, rows, out)
         return
     _gemm_nt(_gather64(kd, rows), kd.dense, out)
@@ -384,7 +402,7 @@ def kernel_block_cols_gemm(kd, rows, cols, out):
     exactly :func:`kernel_block_cols`."""
     if rows.shape[0] == 0 or cols.shape[0] == 0:
         return
-    if kd.binary or kd.sparse or not is_float64(out):
+    if kd.binary or kd.sparse or kd.ktype == PRECOMPUTED or not is_float64(out):
         kernel_block_cols(kd, rows, cols, out)
         return
     _gemm_nt(_gather64(kd, rows), _gather64(kd, cols), out)
@@ -415,7 +433,7 @@ def block(kernel, rows, cols=None, *, dtype=np.float64, out=None):
     d = kernel.data
     if 0 in shape:
         return out
-    if dtype == np.float32 and not d.sparse and not d.binary:
+    if dtype == np.float32 and not d.sparse and not d.binary and d.ktype != PRECOMPUTED:
         kernel.ensure_float32()
         d = kernel.data
         X32 = d.dense32
@@ -429,6 +447,51 @@ def block(kernel, rows, cols=None, *, dtype=np.float64, out=None):
     else:
         kernel_block_cols(d, rows, cols, out)
     return out
+
+
+def full_matrix(kernel, dtype=np.float64):
+    """The whole kernel matrix ``K`` (n, n) of ``kernel``'s training set, as
+    a new C-contiguous array of ``dtype`` (float32 or float64): for a solver
+    that keeps every row when they all fit its memory (the full-kernel path,
+    :func:`svmlab.kernels.cache.full_cache`).
+
+    Dense input: one GEMM (``X @ X.T``; SGEMM on the float32 copy for
+    float32, DGEMM for float64), then the transform of
+    :func:`transform_block`.  The float64 values may differ from the single
+    rows (one DGEMV each) in the last bits: the GEMM sums the d products of
+    an inner product in another order, within ``d u64 sum_k |x_ak x_jk|``.
+    float32 values are those of the float32 blocks (module docstring).
+    CSR input: the sparse product ``X @ X.T`` in float64, then the
+    transform (rounded once for float32).  Bit-packed binary input and a
+    precomputed Gram matrix: :func:`kernel_block` (the rows' own values).
+    Memory: the matrix, plus (CSR, float32) one float64 matrix of the same
+    shape while it is made.
+    """
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    n = kernel.n_samples
+    d = kernel.data
+    K = np.empty((n, n), dtype=dtype)
+    if n == 0:
+        return K
+    if d.binary or d.ktype == PRECOMPUTED:
+        kernel_block(d, np.arange(n, dtype=np.int64), K)
+        return K
+    if d.sparse:
+        X = kernel.X
+        dots = np.asarray((X @ X.T).toarray(), dtype=np.float64)
+        transform_block(dots, d.sqnorm, d.sqnorm, d.ktype, d.gamma, d.coef0, d.degree)
+        K[...] = dots
+        return K
+    if dtype == np.float32:
+        kernel.ensure_float32()
+        d = kernel.data
+        np.matmul(d.dense32, d.dense32.T, out=K)
+    else:
+        np.matmul(d.dense, d.dense.T, out=K)
+    transform_block(K, d.sqnorm, d.sqnorm, d.ktype, d.gamma, d.coef0, d.degree)
+    return K
 
 
 _rows._BLOCK_IMPL[0] = block

@@ -6,12 +6,22 @@ decomposition all read kernel values through the same code.
 
 Kernels and parameters follow scikit-learn's :class:`~sklearn.svm.SVC`:
 
-=========  ======================================
-linear     ``<x, z>``
-poly       ``(gamma <x, z> + coef0) ** degree``
-rbf        ``exp(-gamma ||x - z||^2)``
-sigmoid    ``tanh(gamma <x, z> + coef0)``
-=========  ======================================
+===========  ======================================
+linear       ``<x, z>``
+poly         ``(gamma <x, z> + coef0) ** degree``
+rbf          ``exp(-gamma ||x - z||^2)``
+sigmoid      ``tanh(gamma <x, z> + coef0)``
+precomputed  ``G[i, j]``: the user's Gram matrix (see below)
+===========  ======================================
+
+``kernel="precomputed"``: ``X`` is the (n, n) Gram matrix of the training
+set, ``X[i, j] = K(x_i, x_j)``, as :class:`sklearn.svm.SVC` takes it; row
+i of the kernel is row i of ``X`` (LIBSVM's precomputed kernel reads the
+same entries; no symmetry is imposed).  A sparse Gram matrix is densified
+(a kernel matrix a solver reads row by row is dense in practice; SVC
+densifies nothing, but its LIBSVM reads every entry too).  Rows, values,
+subsets and blocks are gathers from the stored matrix: a point of a
+precomputed kernel is known by its column (``KernelData.cols``).
 
 ``gamma="scale"`` means ``1 / (n_features * X.var())`` and ``gamma="auto"``
 means ``1 / n_features``, computed on the training data exactly as SVC does.
@@ -51,6 +61,7 @@ from numba.extending import overload
 from ._bits import is_binary, pack_rows, popcount
 
 __all__ = [
+    "ALL_KERNELS",
     "KERNELS",
     "KernelData",
     "Kernel",
@@ -61,8 +72,11 @@ __all__ = [
     "resolve_gamma",
 ]
 
-LINEAR, POLY, RBF, SIGMOID = 0, 1, 2, 3
+LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
+#: the kernel functions (what the estimators' ``kernel`` accepts by default)
 KERNELS = {"linear": LINEAR, "poly": POLY, "rbf": RBF, "sigmoid": SIGMOID}
+#: every kind :class:`Kernel` takes: the functions and a precomputed Gram matrix
+ALL_KERNELS = {**KERNELS, "precomputed": PRECOMPUTED}
 
 
 class KernelData(NamedTuple):
@@ -89,6 +103,14 @@ class KernelData(NamedTuple):
     :mod:`svmlab.kernels._blocks`), made by :meth:`Kernel.ensure_float32`;
     an empty (0 x 0) placeholder otherwise (float32 rows are then computed
     from ``dense`` and rounded).
+
+    A precomputed kernel (``ktype == PRECOMPUTED``) keeps the user's Gram
+    matrix in ``dense``: row t is ``K(x_t, .)`` over every training point,
+    and ``cols[t]`` is the training index of point t (its column), so
+    ``K(x_i, z_p) = dense[i, cols_z[p]]``; ``cols`` is ``arange(n)`` for the
+    training set and the chosen indices for a subset
+    (:meth:`Kernel.subset_data`).  ``sqnorm`` then holds the diagonal.
+    Empty for the other kernels.
     """
 
     sparse: bool
@@ -109,6 +131,26 @@ class KernelData(NamedTuple):
     table: np.ndarray = np.zeros(0)
     bwork: np.ndarray = np.zeros(0, np.int32)
     dense32: np.ndarray = np.zeros((0, 0), np.float32)
+    cols: np.ndarray = np.zeros(0, np.int64)
+
+
+@njit(cache=True, inline="always")
+def is_dense_data(kd):
+    """Whether kernel values are a transform of inner products of dense
+    rows (``kd.dense``), the case the BLAS blocks serve (not CSR, not
+    bit-packed, not a precomputed Gram matrix)."""
+    return not kd.sparse and not kd.binary and kd.ktype != PRECOMPUTED
+
+
+@njit(cache=True)
+def _precomputed_row(kd, i, kd2, out):
+    """``out[p] = K(x_i, z_p)`` of a precomputed kernel: row i of the Gram
+    matrix at the columns of ``kd2``'s points (rounded once into a float32
+    ``out``)."""
+    row = kd.dense[i]
+    c = kd2.cols
+    for p in range(out.shape[0]):
+        out[p] = row[c[p]]
 
 
 def is_float64(a):
@@ -482,6 +524,8 @@ def _binary_row_subset(kd, i, idx, m, out):
 @njit(cache=True)
 def kernel_value(kd, i, j):
     """K(x_i, x_j) for two training points."""
+    if kd.ktype == PRECOMPUTED:
+        return kd.dense[i, kd.cols[j]]
     if kd.binary:
         c = _shared_bits(kd.brows, i, j)
         return kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
@@ -508,6 +552,9 @@ def kernel_row_against(kd, i, kd2, out):
     ``x_i`` is row i of ``kd`` and ``kd2`` holds the same kind of data with
     the same kernel (``kd`` itself, or a subset made by
     :meth:`Kernel.subset_data`, whose rows are then contiguous in memory)."""
+    if kd.ktype == PRECOMPUTED:
+        _precomputed_row(kd, i, kd2, out)
+        return
     if kd.binary:
         _binary_row(kd, i, kd2, out)
         return
@@ -649,7 +696,14 @@ def kernel_row_subset(kd, i, idx, m, out):
     ``out``; the rbf values then through the vectorised
     :func:`rbf_exp_row64`, the value of :func:`_transform`), or, for
     a float32 ``out`` with the float32 copy of the data (a float32 cache),
-    :func:`dot32` on the float32 rows, vectorised (about 10x faster)."""
+    :func:`dot32` on the float32 rows, vectorised (about 10x faster).
+    Precomputed: the entries of the Gram matrix's row."""
+    if kd.ktype == PRECOMPUTED:
+        row = kd.dense[i]
+        for t in range(m):
+            j = idx[t]
+            out[j] = row[kd.cols[j]]
+        return
     if kd.binary:
         _binary_row_subset(kd, i, idx, m, out)
         return
@@ -758,8 +812,10 @@ class Kernel:
     Parameters
     ----------
     X : ndarray (n, d) or CSR matrix
-        Training points (validated: finite float64).
-    kernel : {"linear", "poly", "rbf", "sigmoid"}
+        Training points (validated: finite float64); for
+        ``kernel="precomputed"`` the (n, n) Gram matrix of the training set
+        (a sparse one is densified; see the module docstring).
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}
     gamma : float or {"scale", "auto"}
     degree : int
     coef0 : float
@@ -781,9 +837,9 @@ class Kernel:
     """
 
     def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, binary="auto"):
-        if kernel not in KERNELS:
+        if kernel not in ALL_KERNELS:
             raise ValueError(
-                f"Unknown kernel {kernel!r}; choose one of {sorted(KERNELS)}."
+                f"Unknown kernel {kernel!r}; choose one of {sorted(ALL_KERNELS)}."
             )
         if binary not in ("auto", True, False):
             raise ValueError(f"binary must be 'auto', True or False, got {binary!r}")
@@ -792,6 +848,9 @@ class Kernel:
         self.degree = degree
         self.coef0 = float(coef0)
         self.n_samples, self.n_features = X.shape
+        if kernel == "precomputed":
+            self._init_precomputed(X)
+            return
         if sp.issparse(X):
             X = _as_csr(X)
             sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel()
@@ -840,6 +899,26 @@ class Kernel:
                                            table=table,
                                            bwork=np.zeros(self.n_samples, np.int32))
 
+    def _init_precomputed(self, G):
+        """The data of a precomputed kernel: the Gram matrix itself (dense,
+        float64, C-contiguous; copied only when it is not), its diagonal in
+        ``sqnorm`` and the columns ``arange(n)``."""
+        n, m = G.shape
+        if n != m:
+            raise ValueError(f"Precomputed matrix must be a square matrix. Input is a {n}x{m} "
+                             "matrix.")
+        if sp.issparse(G):
+            G = G.toarray()
+        G = np.ascontiguousarray(G, dtype=np.float64)
+        if not G.flags.writeable:
+            G = G.copy()  # one numba type for every solver loop (see above)
+        self.X = G
+        self.binary = False
+        self.data = KernelData(False, G, np.zeros(1, np.int32), np.zeros(0, np.int32),
+                               np.zeros(0), np.ascontiguousarray(np.diagonal(G)),
+                               PRECOMPUTED, self.gamma_, self.coef0, float(self.degree),
+                               np.zeros(0), cols=np.arange(n, dtype=np.int64))
+
     @staticmethod
     def _use_bits(X, binary):
         """Whether to bit-pack binary inputs.  ``"auto"``: when they are
@@ -882,6 +961,9 @@ class Kernel:
             sub = d._replace(indptr=Xs.indptr.astype(np.int32),
                              indices=Xs.indices.astype(np.int32),
                              data=np.ascontiguousarray(Xs.data, dtype=np.float64))
+        elif d.ktype == PRECOMPUTED:
+            # the points' Gram rows (over every training point) and columns
+            sub = d._replace(dense=np.ascontiguousarray(d.dense[idx]), cols=d.cols[idx])
         else:
             sub = d._replace(dense=np.ascontiguousarray(d.dense[idx]))
             if d.dense32.shape[0] == d.dense.shape[0] and d.dense.shape[0] > 0:
@@ -901,7 +983,8 @@ class Kernel:
         input, or when the copy exists.  Costs ``4 n d`` bytes; made on
         demand (the estimators make it when ``cache_dtype="float32"``)."""
         d = self.data
-        if d.sparse or d.binary or d.dense32.shape[0] == d.dense.shape[0] > 0:
+        if d.sparse or d.binary or d.ktype == PRECOMPUTED \
+                or d.dense32.shape[0] == d.dense.shape[0] > 0:
             return self
         if d.dense.shape[0] == 0:
             return self
@@ -939,6 +1022,8 @@ class Kernel:
 
     def diag(self):
         """``K(x_i, x_i)`` for all i."""
+        if self.kernel == "precomputed":
+            return self.data.sqnorm.copy()  # the Gram matrix's diagonal
         return self.transform(self.data.sqnorm, None, None, diag=True)
 
     def transform(self, dot, sq_a, sq_b, diag=False):
@@ -964,7 +1049,16 @@ class Kernel:
 
         Used for prediction and for small dense sub-problems; the solvers'
         inner loops use :func:`kernel_row` through the cache instead.
+        Precomputed kernel: ``Z`` is the Gram matrix of the new points
+        against the training points, (n_Z, n_train), and the block is
+        ``Z[:, rows].T`` (``G[rows]`` without ``Z``).
         """
+        if self.kernel == "precomputed":
+            idx = slice(None) if rows is None else rows
+            if Z is None:
+                return np.array(self.X[idx], dtype=np.float64)
+            Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
+            return np.ascontiguousarray(Z[:, idx].T)
         A = self.X if rows is None else self.X[rows]
         sq_a = self.data.sqnorm if rows is None else self.data.sqnorm[rows]
         if Z is None:

@@ -20,6 +20,10 @@ Everything is plain arrays (:class:`CacheData`), so ``@njit`` solver loops
 call :func:`get_row` directly.  :class:`KernelCache` is the Python face of
 the same arrays.
 
+The full-kernel path (:func:`full_cache`, ``KernelCache(..., full=True)``)
+computes the whole matrix at once when it fits ``cache_size`` and keeps it
+as the cache's rows: every request is then a hit.
+
 One-vs-one multiclass shares kernel values between its pairs through a
 :class:`SharedRowStore` of class blocks (``CacheData.shared``): a miss of a
 pair's cache is served from the store, which computes only the blocks it
@@ -39,7 +43,7 @@ from ._blocks import kernel_block
 from ._rows import Kernel, KernelData, kernel_row, kernel_row_against, kernel_row_subset
 
 __all__ = ["CacheData", "KernelCache", "SharedRows", "SharedRowStore", "cache_from_buffer",
-           "check_cache_dtype", "fill_block", "get_row",
+           "check_cache_dtype", "fill_block", "full_cache", "full_kernel_fits", "get_row",
            "get_row_against", "get_row_subset", "cache_reset", "n_slots_for"]
 
 _HEAD, _TAIL, _USED, _HITS, _MISSES = 0, 1, 2, 3, 4
@@ -248,7 +252,8 @@ def _class_block(kd, g, lo, hi, out):
     sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
                      kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
                      kd.binary, kd.bits[:, lo:hi], kd.brows[lo:hi], kd.bcount[lo:hi],
-                     kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi])
+                     kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi],
+                     kd.cols[lo:hi] if kd.cols.shape[0] > 0 else kd.cols)
     kernel_row_against(kd, g, sub, out)
 
 
@@ -386,9 +391,40 @@ def cache_reset(cd):
     cd.meta[_USED] = 0
 
 
-@njit(cache=True)
-def is_cached(cd, i):
-    return cd.slot_of[i] >= 0
+def full_kernel_fits(n, cache_size_mb, itemsize=8):
+    """Whether the whole (n, n) kernel matrix of ``itemsize``-byte values
+    fits in ``cache_size_mb`` MB (the full-kernel path, :func:`full_cache`)."""
+    return n * n * itemsize <= cache_size_mb * (1 << 20)
+
+
+def full_cache(kernel, dtype=np.float64):
+    """A cache holding every row of ``kernel``'s matrix from the start: the
+    matrix is computed at once (:func:`svmlab.kernels._blocks.full_matrix`:
+    one GEMM for dense input) and becomes the cache's rows, row i in slot
+    i.  Every later request is a hit, so the LRU functions, the subset rows
+    of a shrinking solver and the block fetches all serve the rows of the
+    matrix (nothing is evicted, nothing recomputed).  The n rows count as n
+    misses (``kernel_evaluations = n * n``).  Memory: the matrix, ``n * n``
+    values of ``dtype``; the caller checks it fits (:func:`full_kernel_fits`)."""
+    from ._blocks import full_matrix
+
+    n = kernel.n_samples
+    K = full_matrix(kernel, check_cache_dtype(dtype))
+    cd = cache_from_buffer(K, n)
+    if n == 0:
+        return cd
+    order = np.arange(n, dtype=np.int64)
+    cd.slot_of[:] = order
+    cd.owner[:] = order
+    # LRU list from slot 0 (most recent) to slot n - 1 (least recent)
+    cd.prev[:] = order - 1
+    cd.next[:] = order + 1
+    cd.next[n - 1] = -1
+    cd.meta[_HEAD] = 0
+    cd.meta[_TAIL] = n - 1
+    cd.meta[_USED] = n
+    cd.meta[_MISSES] = n
+    return cd
 
 
 class KernelCache:
@@ -403,6 +439,11 @@ class KernelCache:
         The type of the cached values.  float32 holds twice as many rows;
         for dense input it keeps a float32 copy of the data in ``kernel``
         (:meth:`~svmlab.kernels.Kernel.ensure_float32`) for SGEMV rows.
+    full : bool, default=False
+        The full-kernel path: compute the whole kernel matrix now and keep
+        it as the cache (:func:`full_cache`); a ValueError when it does not
+        fit ``cache_size`` (:func:`full_kernel_fits`).  Not with a one-vs-one
+        shared store.
 
     Attributes
     ----------
@@ -410,9 +451,21 @@ class KernelCache:
         The arrays a numba loop passes to :func:`get_row`.
     """
 
-    def __init__(self, kernel: Kernel, cache_size=40.0, dtype=np.float64):
+    def __init__(self, kernel: Kernel, cache_size=40.0, dtype=np.float64, full=False):
         self.kernel = kernel
         self.dtype = check_cache_dtype(dtype)
+        self.full = bool(full)
+        if self.full:
+            n = kernel.n_samples
+            if not full_kernel_fits(n, cache_size, self.dtype.itemsize):
+                raise ValueError(
+                    f"the full {n} x {n} kernel matrix ({self.dtype.name}) needs "
+                    f"{n * n * self.dtype.itemsize / 2**20:.1f} MB, more than "
+                    f"cache_size={cache_size} MB")
+            self.shared = None
+            self.cache_size = cache_size
+            self.data = full_cache(kernel, self.dtype)
+            return
         if self.dtype == np.float32:
             kernel.ensure_float32()
         # a one-vs-one pair's kernel carries the multiclass fit's shared
@@ -466,6 +519,9 @@ class KernelCache:
         return self.misses * self.kernel.n_samples
 
     def clear(self):
+        if self.full:
+            self.data = full_cache(self.kernel, self.dtype)
+            return
         self.data = new_cache(self.kernel.n_samples, self.cache_size, dtype=self.dtype,
                               shared=self.shared)
 

@@ -13,6 +13,7 @@ see :mod:`svmlab.reference._source` for the "which lines ran" display that
 the step explorers use.
 
 Modules: ``smo`` (Platt's SMO, TR section 4), ``wss2`` (LIBSVM's WSS 2),
+``dual`` (LIBSVM's generalised Solver and Solver_NU: SVR, one-class, nu forms),
 ``irwls`` (IRWLS-SVC, Table 1, inside the section 2.1 chunking),
 ``subproblem`` (the working-set sub-problem shared by IRWLS and the QP
 engine of chunking and decomposition),
@@ -24,7 +25,7 @@ pairs, the baseline for Platt's heuristics in notebook 02).
 
 from importlib import import_module
 
-_MODULES = ("smo", "wss2", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
+_MODULES = ("smo", "wss2", "dual", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
             "ordinal", "random_pairs")
 
 __all__ = list(_MODULES)

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmlab.decomposition._engines import DOWNHILL_RTOL
+from svmlab.decomposition._active_set import DOWNHILL_RTOL
 from svmlab.decomposition.irwls import IRWLSRecord
 from svmlab.reference import _rounding
 from svmlab.reference._rounding import ReferenceFit, near, tie_threshold

@@ -24,10 +24,10 @@ LIBSVM's: the mean of ``y_t - f0_t`` over the free SVs, else the midpoint of
 the interval the KKT conditions allow.
 
 It takes the same steps as ``SMOClassifier(selection="wss2",
-shrinking=False, cache_size=<every row fits>)`` (the compiled
-:func:`svmlab.smo._core._wss2_select`); ties are broken as there: ``i`` is
-the *smallest* maximising index, ``j`` the *largest* minimising index
-(LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step
+shrinking=False, cache_size=<every row fits>)`` (the compiled WSS2 loop of
+:func:`svmlab.smo._core.smo_run`, whose rule's pieces live in
+:mod:`svmlab._wss2`); ties are broken as there: ``i`` is the *smallest*
+maximising index, ``j`` the *largest* minimising index (LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step
 test is 1e-12).  If no ``j`` exists or the step cannot move, the run stops
 with ``stalled = True`` and ``converged = False``, as the compiled solver
 does.  For every kernel, the linear one included, both sides keep ``f0``
@@ -42,12 +42,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from svmlab._wss2 import TAU
 from svmlab.reference._smo_support import drive, take_step_tags
 from svmlab.reference.smo import PlattSMO
 
 __all__ = ["TAU", "WSS2", "explain", "wss2"]
-
-TAU = 1e-12  # LIBSVM's replacement of a_it <= 0
 
 
 class WSS2(PlattSMO):

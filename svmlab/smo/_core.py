@@ -135,14 +135,15 @@ import numpy as np
 from .._jit import njit
 
 from .._kkt import in_low, in_up, intercept
+from .._wss2 import gain_or_nan, takes_i, takes_j
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
 from ._records import HEURISTICS, LAYOUT_ID, R_BUFFER, R_LAYOUT, R_SIZE, SLOT  # noqa: F401
 from ._simd import extremes
 from ..kernels.cache import (CacheData, cache_reset, fill_block, get_row, get_row_against,
                              get_row_subset, lru_hit)
 from ..kernels._bits import popcount
-from ..kernels._rows import (KernelData, is_float64, kernel_row, kernel_row_against,
-                             kernel_row_subset, row_dot)
+from ..kernels._rows import (KernelData, is_dense_data, is_float64, kernel_row,
+                             kernel_row_against, kernel_row_subset, row_dot)
 from ._fetch import add_kernel_sum32, complete_rows, gathered_cols32
 
 # --- integer state (Iterate.ist) ----------------------------------------------
@@ -426,7 +427,7 @@ def reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, linear, full, ro
     n = alpha.shape[0]
     if linear:
         return
-    if not is_float64(cd.rows) and not kd.sparse and not kd.binary:
+    if not is_float64(cd.rows) and is_dense_data(kd):
         _reconstruct_blocks(kd, y, Cv, alpha, G, Gbar, active)
         return
     gb = Gbar[0]
@@ -531,7 +532,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
         up = in_up(y[t], a, c)
         low = in_low(y[t], a, c)
         u = mf if up else -np.inf
-        if u > m:
+        if takes_i(u, m):
             m = u
             im = t
         v = mf if low else np.inf
@@ -917,55 +918,6 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
 
 
 @njit(cache=True)
-def _wss2_select(kd, cd, y, Cv, tol, kdiag, alpha, G, Gbar, w, active, act, ist, full, rowfull):
-    """WSS2's pair (Fan, Chen and Lin 2005, Algorithm 2): ``(i, j, K_ij)``;
-    ``i = -1`` when ``m - M <= tol`` on the whole set (converged, IS_DONE=1)
-    or when no j exists (stalled, IS_DONE=2).  Works on ``G`` for every
-    kernel (it needs the row of i anyway, so the linear kernel keeps ``G``
-    too, besides the folded ``w``)."""
-    while True:
-        m, i, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, False)
-        if m - M > tol:
-            break
-        if ist[IS_N_ACTIVE] < alpha.shape[0]:
-            _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, False, full, rowfull)
-            ist[IS_UNSHRUNK] = 1
-            continue
-        ist[IS_DONE] = 1
-        return -1, -1, 0.0
-    ri = _row(kd, cd, i, act, ist, rowfull)
-    j = _wss2_second(y, Cv, m, i, kdiag, ri, alpha, G, act, ist)
-    if j < 0:
-        ist[IS_DONE] = 2
-        return -1, -1, 0.0
-    return i, j, ri[j]
-
-
-@njit(cache=True)
-def _wss2_second(y, Cv, m, i, kdiag, ri, alpha, G, act, ist):
-    """WSS2's j: argmin over I_low with -y_t grad_t < m of -(m + y_t grad_t)^2
-    / a_it, ``a_it = K_ii + K_tt - 2 K_it`` (``ri`` the row of i); -1 if none."""
-    Kii = kdiag[i]
-    j = -1
-    best = np.inf
-    for p in range(ist[IS_N_ACTIVE]):
-        t = act[p]
-        a = alpha[t]
-        if in_low(y[t], a, Cv[t]):
-            mf = y[t] - G[t]
-            bb = m - mf
-            if bb > 0.0:
-                aa = Kii + kdiag[t] - 2.0 * ri[t]
-                if aa <= 0.0:
-                    aa = 1e-12
-                v = -bb * bb / aa
-                if v <= best:
-                    best = v
-                    j = t
-    return j
-
-
-@njit(cache=True)
 def _fetch_miss(kd, cd, kdL, cdL, i, act, ist, rowfull):
     """Compute (and cache) row i after a cache miss; return its slot.  In a
     parked phase the row is over the layout (position p for ``lay[p]``),
@@ -1232,7 +1184,7 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
     e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
         linear, selection, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
     # float32 rows of dense input: the rare large kernel sums as SGEMM blocks
-    f32 = not is_float64(cd.rows) and not kd.sparse and not kd.binary
+    f32 = not is_float64(cd.rows) and is_dense_data(kd)
     br = kd.brows
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
@@ -1256,9 +1208,9 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
         b = fst[FS_B]
         s2 = -1
         if selection == WSS2:
-            # ---- WSS2 (Fan, Chen and Lin 2005, Algorithm 2), written out
-            # here: :func:`_wss2_select` is the same rule as a function, but a
-            # call taking the kd/cd tuples costs more than a step on a small
+            # ---- WSS2 (Fan, Chen and Lin 2005, Algorithm 2; the rule's
+            # pieces: svmlab._wss2), its loops written out here: a call
+            # taking the kd/cd tuples costs more than a step on a small
             # active set (reference counts, see the module docstring) ----
             na = ist[IS_N_ACTIVE]
             if pre:
@@ -1276,7 +1228,7 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
                     a = alpha[t]
                     c = Cv[t]
                     u = mf if in_up(y[t], a, c) else -np.inf
-                    if u > mw:
+                    if takes_i(u, mw):
                         mw = u
                         i1 = t
                     v = mf if in_low(y[t], a, c) else np.inf
@@ -1315,21 +1267,15 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
             gain = full
             if na == n:
                 for t in range(n):
-                    bb = mw - (y[t] - G[t])
-                    aa = Kii + kdiag[t] - 2.0 * R[s1, t]
-                    aa = 1e-12 if aa <= 0.0 else aa
-                    v = -bb * bb / aa
-                    gain[t] = v if in_low(y[t], alpha[t], Cv[t]) & (bb > 0.0) else np.nan
+                    gain[t] = gain_or_nan(in_low(y[t], alpha[t], Cv[t]), mw, y[t] - G[t], Kii,
+                                          kdiag[t], R[s1, t])
             else:
                 for p in range(na):
                     t = act[p]
-                    bb = mw - (y[t] - G[t])
-                    aa = Kii + kdiag[t] - 2.0 * R[s1, t]
-                    aa = 1e-12 if aa <= 0.0 else aa
-                    v = -bb * bb / aa
-                    gain[p] = v if in_low(y[t], alpha[t], Cv[t]) & (bb > 0.0) else np.nan
+                    gain[p] = gain_or_nan(in_low(y[t], alpha[t], Cv[t]), mw, y[t] - G[t], Kii,
+                                          kdiag[t], R[s1, t])
             for p in range(na):
-                if gain[p] <= best:
+                if takes_j(gain[p], best):
                     best = gain[p]
                     i2 = p
             if i2 >= 0 and na < n:
@@ -1598,7 +1544,7 @@ def smo_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
                     a = alpha[t]
                     c = Cv[t]
                     u = mf if in_up(y[t], a, c) else -np.inf
-                    if u > pre_m:
+                    if takes_i(u, pre_m):
                         pre_m = u
                         pre_i = t
                     v = mf if in_low(y[t], a, c) else np.inf

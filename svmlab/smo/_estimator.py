@@ -110,7 +110,7 @@ class SMORun(SolverRun):
     steps_per_task = 1000
 
     def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
-                 selection, seed, max_iter, progress, Cv=None):
+                 selection, seed, max_iter, progress, Cv=None, full_kernel=False):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         n = X.shape[0]
         self.n_samples = n
@@ -143,7 +143,10 @@ class SMORun(SolverRun):
         # Qfloat, twice the rows); the parked phases' compact cache views
         # the same memory, so it has the same dtype (the core reads either)
         cdt = np.dtype(getattr(estimator, "cache_dtype_", "float64"))
-        self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9, dtype=cdt)
+        # (full_kernel: the whole matrix at once, KernelCache(full=True); the
+        # caller checks it fits cache_size)
+        self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9, dtype=cdt,
+                                 full=bool(full_kernel) and not self.e_from_w)
         self.kd = kernel.data  # with the float32 copy of dense X when cdt is float32
         self.cd = self.cache.data
         self._buf = self.cd.rows.reshape(-1)
@@ -191,6 +194,8 @@ class SMORun(SolverRun):
         self.full = np.zeros(n if not self.e_from_w else 0)
         # which cached rows were computed with every entry (_core._row)
         self.rowfull = np.zeros(n, dtype=np.bool_)
+        if self.cache.full:
+            self.rowfull[:] = True  # every row is cached, every entry valid
         self.fst = np.zeros(core.FS_SIZE)
         # the record buffer (its slots: svmlab.smo._records, from SMOStep's fields)
         self.rec = np.zeros(core.R_BUFFER)

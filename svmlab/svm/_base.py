@@ -1,0 +1,837 @@
+"""What the five estimators of :mod:`svmlab.svm` share: validation, the
+weights, the problems handed to the solvers, the fitted attributes in
+scikit-learn's layout, and prediction.
+
+Problem.  :class:`sklearn.svm.SVC` and its siblings are thin layers over
+LIBSVM with many conventions a drop-in replacement has to keep: which
+inputs are accepted and the messages for the others, how sample and class
+weights become per-example bounds (and which rows they remove), the
+one-vs-one layout of ``dual_coef_``, the sign flip of the binary case,
+which attributes exist, and how ``predict`` decides.  This module keeps
+them; the solving happens in :mod:`svmlab.svm._solve`.
+
+Contract (scikit-learn's, unless said otherwise):
+
+* ``fit(X, y, sample_weight)`` validates everything before any solver work.
+  ``kernel="precomputed"``: X is the (n, n) Gram matrix (sparse Gram
+  matrices are refused with a TypeError, as SVC does); a callable kernel is
+  called on the raw X (anything with a length: lists of strings too).
+* Weights: example i's bound is ``C_i = C * class_weight[y_i] *
+  sample_weight_i`` (C-SVC), ``C * sample_weight_i`` (SVR, NuSVR) or
+  ``sample_weight_i`` (OneClassSVM, NuSVC: the nu forms scale their bounds
+  to 1; as in LIBSVM, NuSVC does not use ``class_weight``, though it
+  computes ``class_weight_``).  Rows whose weight is zero *or negative* are
+  removed before training, as LIBSVM does; NaN or infinite weights are
+  refused.  ``support_`` holds row numbers of the X passed to ``fit``
+  (SVC: positions among the rows kept; the same when no row is removed).
+* Attributes: ``support_``, ``support_vectors_`` (CSR for sparse input,
+  empty for precomputed and callable kernels), ``n_support_`` (per class;
+  one value for SVR/OneClassSVM), ``dual_coef_``, ``intercept_``,
+  ``fit_status_`` (0, or 1 when the solver stopped before the optimality
+  conditions held), ``n_iter_`` (per pair for classifiers, an int
+  otherwise), ``shape_fit_``, ``class_weight_``, ``classes_``, ``probA_``,
+  ``probB_``, ``offset_`` (OneClassSVM), ``coef_`` (linear kernel), and
+  svmlab's ``solver_`` (the solver that ran), ``converged_``,
+  ``stop_reason_``, ``alpha_`` (the solver's variables: (l,) for one
+  problem, a list with one array per pair for classifiers).
+* Internally, as SVC, ``_dual_coef_`` and ``_intercept_`` keep LIBSVM's
+  sign (the first class of a pair is +1); prediction reads them (with
+  ``_n_support`` and the support vectors), so editing them changes
+  predictions, and inconsistent edits are refused.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils import check_random_state, column_or_1d, compute_class_weight
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import _ovr_decision_function, check_classification_targets
+from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
+                                      validate_data)
+
+from .._stepping import SteppedFitMixin, with_callbacks
+from ..reference import dual as ref_dual
+from . import _solve
+from ._kernel import TrainKernel, predict_kernel
+from ._run import FamilyRun, GeneralisedDualRun
+
+try:  # scikit-learn >= 1.8: the sparse container the configuration asks for
+    from sklearn.utils._sparse import _align_api_if_sparse
+except ImportError:  # pragma: no cover
+    def _align_api_if_sparse(X):
+        return X
+
+__all__ = ["BaseSVM", "BaseSVC", "LIBSVM_IMPL", "class_pairs"]
+
+LIBSVM_IMPL = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+#: sparse training data up to this dense size (bytes) is trained densely
+DENSIFY_MAX_BYTES = 1 << 20
+
+
+def class_pairs(k):
+    """One-vs-one pairs ``(a, b)``, ``a < b``, in LIBSVM's order."""
+    return [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+
+class BaseSVM(SteppedFitMixin, BaseEstimator):
+    """Base of the five estimators (not for direct use).  Subclasses set
+    ``_impl`` and their ``__init__`` with scikit-learn's parameters plus
+    svmlab's ``solver`` and ``warm_start``."""
+
+    _impl = None
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"}), callable],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0.0, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "tol": [Interval(Real, 0.0, None, closed="neither")],
+        "C": [Interval(Real, 0.0, None, closed="right")],
+        "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+        "epsilon": [Interval(Real, 0.0, None, closed="left")],
+        "shrinking": ["boolean"],
+        "probability": ["boolean"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "verbose": ["verbose"],
+        "max_iter": [Interval(Integral, -1, None, closed="left")],
+        "random_state": ["random_state"],
+        "solver": [StrOptions(set(_solve.SOLVERS))],
+        "warm_start": ["boolean"],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = self.kernel != "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ fit
+    @with_callbacks
+    def fit(self, X, y, sample_weight=None, callback=None):
+        """Fit the model (see the class docstring for the problem solved).
+
+        ``X`` (n, d) dense or sparse, or the (n, n) Gram matrix for
+        ``kernel="precomputed"``; ``y`` the labels or targets;
+        ``sample_weight`` (n,) rescales each example's bound (zero or
+        negative removes the example).  ``callback(record)`` (svmlab's step
+        hook) is called after every step with a
+        :class:`svmlab.svm._run.FamilyStep`; returning False stops with the
+        feasible model reached.  Returns self."""
+        return self._fit_run(self.start(X, y, sample_weight=sample_weight), X, y, callback)
+
+    def iter_fit(self, X, y, sample_weight=None):
+        """Generator of the fit's step records (:class:`svmlab.svm._run.FamilyStep`);
+        the estimator is fitted when it is exhausted or closed."""
+        yield from self._iter_run(self.start(X, y, sample_weight=sample_weight))
+
+    def start(self, X, y, sample_weight=None):
+        """Validate everything and return the fit's state, a
+        :class:`svmlab.svm._run.FamilyRun`: ``run.step()`` takes one step and
+        returns its record, ``run.finish()`` stores the fitted attributes."""
+        self._validate_params()
+        if hasattr(self, "_tags_cache"):
+            del self._tags_cache
+        sparse = sp.issparse(X)
+        if sparse and self.kernel == "precomputed":
+            raise TypeError("Sparse precomputed kernels are not supported.")
+        self._sparse = sparse and not callable(self.kernel)
+        if callable(self.kernel):
+            check_consistent_length(X, y)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", accept_sparse="csr",
+                                 accept_large_sparse=False)
+            if sp.issparse(X):
+                X = X.copy()
+                X.sum_duplicates()
+                X.sort_indices()
+        y = self._validate_targets(y)
+        n = _num_samples(X)
+        if self._impl != "one_class" and n != y.shape[0]:
+            raise ValueError("X and y have incompatible shapes.\n"
+                             f"X has {n} samples, but y has {y.shape[0]}.")
+        if self.kernel == "precomputed" and n != X.shape[1]:
+            raise ValueError("Precomputed matrix must be a square matrix."
+                             f" Input is a {X.shape[0]}x{X.shape[1]} matrix.")
+        sw = np.asarray([] if sample_weight is None else sample_weight, dtype=np.float64)
+        if sw.ndim == 0:
+            sw = np.full(n, float(sw))
+        if sw.shape[0] > 0 and sw.shape[0] != n:
+            raise ValueError(
+                "sample_weight and X have incompatible shapes: "
+                f"{sw.shape!r} vs {getattr(X, 'shape', (n,))!r}\n"
+                "Note: Sparse matrices cannot be indexed w/"
+                "boolean masks (use `indices=True` in CV).")
+        if sw.ndim != 1 and sw.size:
+            raise ValueError(f"sample_weight must be 1-D, got shape {sw.shape}.")
+        if sw.size and not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight contains NaN or infinity; every weight must be "
+                             "a finite number (zero or negative removes the example).")
+        w = np.ones(n) if sw.size == 0 else sw
+        self._gamma = self._resolve_gamma(X)
+        self.shape_fit_ = X.shape if hasattr(X, "shape") else (n,)
+        return self._start(X, self._training_copy(X), y, w)
+
+    def _training_copy(self, X):
+        """The rows the solvers train on: X itself, or for sparse X whose
+        dense copy takes at most :data:`DENSIFY_MAX_BYTES` the dense copy,
+        so that sparse and dense input give the same kernel values, hence
+        the same model (scikit-learn's tests compare them to 7 digits);
+        ``support_vectors_`` stay sparse."""
+        if sp.issparse(X) and not callable(self.kernel) \
+                and 8.0 * X.shape[0] * X.shape[1] <= DENSIFY_MAX_BYTES:
+            return np.ascontiguousarray(X.toarray())
+        return X
+
+    def _resolve_gamma(self, X):
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return 0.0
+        if isinstance(self.gamma, str):
+            if self.gamma == "scale":
+                var = (X.multiply(X)).mean() - (X.mean()) ** 2 if sp.issparse(X) else X.var()
+                return 1.0 / (X.shape[1] * var) if var != 0 else 1.0
+            return 1.0 / X.shape[1]
+        return float(self.gamma)
+
+    def _validate_targets(self, y):
+        """SVR and one-class: float targets (classifiers override)."""
+        return column_or_1d(y, warn=True).astype(np.float64, copy=False)
+
+    def _bounds(self, y, w):
+        """Per-example upper bounds of the problem (before removing rows)."""
+        if self._impl in ("epsilon_svr", "nu_svr"):
+            return float(self.C) * w
+        return w.copy()  # one-class (nu-SVC: BaseSVC overrides)
+
+    def _start(self, X, Xt, y, w):
+        """The run of one problem (SVR, NuSVR, OneClassSVM; classifiers
+        override).  ``Xt``: the rows the solvers train on
+        (:meth:`_training_copy`)."""
+        U = self._bounds(y, w)
+        keep = np.flatnonzero(U > 0)
+        if len(keep) == 0:
+            raise ValueError("Invalid input - all samples have zero or negative weights.")
+        kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
+        self.solver_ = _solve.choose_solver(self, self._impl, Xt, None, kern.kind, 1)
+        K = self._gram(kern, keep)
+        z, Uk = y[keep], U[keep]
+        if self._impl == "epsilon_svr":
+            prob = ref_dual.epsilon_svr(K, z, 1.0, float(self.epsilon), weight=Uk)
+        elif self._impl == "nu_svr":
+            prob = ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
+        else:
+            prob = ref_dual.one_class(K, float(self.nu), weight=Uk)
+        last = self._check_warm_sizes([len(prob.y)])
+        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U]}
+
+        def opener(i):
+            a0 = None if last is None else project_start(prob, last[0][0], last[1][0])
+            return GeneralisedDualRun(self, prob, tol=float(self.tol),
+                                      max_iter=int(self.max_iter), a0=a0)
+
+        return FamilyRun(self, 1, len(keep), opener, None, [keep])
+
+    def _store_run(self, run):
+        """The fitted attributes of the state ``run`` reached (SolverRun's
+        ``finish`` calls this after its warning)."""
+        for name, value in self._fitted_attributes(run).items():
+            setattr(self, name, value)
+        if callable(self.kernel):
+            self._X_fit = self._fit_ctx["X"]
+        self._after_store(run)
+        del self._fit_ctx
+
+    def _after_store(self, run):
+        """Hook for work after the attributes exist (classifiers: the
+        probability model)."""
+
+    def _fitted_attributes(self, run):
+        """The fitted attributes of the state ``run`` has reached, as a dict
+        (for :meth:`_store_run`, and for scikit-learn callbacks' fitted
+        copies)."""
+        ctx = self._fit_ctx
+        res = _problem_results(run, ctx)[0]
+        keep, X = ctx["keep"], ctx["X"]
+        coef = res.coef
+        sv = np.flatnonzero(coef != 0)
+        support = keep[sv].astype(np.int32)
+        dual = self._as_sparse_if(coef[sv][None, :])
+        attrs = {
+            "support_": support,
+            "support_vectors_": self._support_vectors(X, support),
+            "_dual_coef_": dual, "dual_coef_": dual,
+            "_intercept_": np.array([-res.rho]), "intercept_": np.array([-res.rho]),
+            "_n_support": np.array([len(sv), 0], dtype=np.int32),
+            "_probA": np.empty(0), "_probB": np.empty(0),
+            "n_iter_": int(res.n_iter), "alpha_": res.alpha, "_fit_rows": keep,
+        }
+        attrs.update(self._status_attributes(run, [res], ctx["bounds"]))
+        if self._impl == "one_class":
+            attrs["offset_"] = np.array([res.rho])
+        if self._impl == "nu_svr":
+            attrs["epsilon_"] = float(-res.r)
+        return attrs
+
+    def _gram(self, kern, rows):
+        """The kernel matrix over ``rows``, checked finite."""
+        return self._checked(kern.gram(rows, rows))
+
+    @staticmethod
+    def _checked(K):
+        """``K``, or scikit-learn's error when it has NaN or infinite values."""
+        if not np.all(np.isfinite(K)):
+            raise ValueError(
+                "The dual coefficients or intercepts are not finite. The input data may "
+                "contain large values and need to be preprocessed. (The kernel matrix has "
+                "NaN or infinite values: scale the features, e.g. with StandardScaler, or "
+                "check the kernel.)")
+        return K
+
+    def _check_warm_sizes(self, sizes):
+        """``(last alphas, last bounds)`` for a warm start, or None (a cold
+        start: ``warm_start`` off or no earlier fit).  The earlier fit must
+        have had problems of the same sizes (the same rows and classes)."""
+        if not self.warm_start:
+            return None
+        last = getattr(self, "_last_alpha", None)
+        if last is None:
+            return None
+        if len(last) != len(sizes) or any(len(a) != m for a, m in zip(last, sizes)):
+            raise ValueError(
+                "warm_start=True needs the same training rows (and classes) as the last fit: "
+                f"the last fit had problems of sizes {[len(a) for a in last]}, this one "
+                f"{list(sizes)}. Set warm_start=False, or fit a new estimator.")
+        return last, getattr(self, "_last_U", [None] * len(last))
+
+    def _support_vectors(self, X, support):
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return np.empty((0, 0))
+        if sp.issparse(X):
+            return _align_api_if_sparse(sp.csr_matrix(X[support]))
+        return np.ascontiguousarray(X[support])
+
+    def _as_sparse_if(self, dual):
+        if self._sparse:
+            return _align_api_if_sparse(sp.csr_matrix(dual))
+        return dual
+
+    def _status_attributes(self, run, results, bounds):
+        """``converged_``, ``fit_status_``, ``stop_reason_`` and the warm-start
+        memory; checks that the coefficients are finite (scikit-learn's
+        message).  The warning for an early stop is the run's
+        (:meth:`svmlab.svm._run.FamilyRun.warning_message`)."""
+        for r in results:
+            if not (np.all(np.isfinite(r.coef)) and np.isfinite(r.rho)):
+                raise ValueError(
+                    "The dual coefficients or intercepts are not finite. The input data may "
+                    "contain large values and need to be preprocessed.")
+        converged = bool(run.converged)
+        return {"converged_": converged, "fit_status_": 0 if converged else 1,
+                "stop_reason_": run.stop_reason,
+                "_last_alpha": [np.asarray(r.alpha) for r in results],
+                "_last_U": [np.asarray(U) for U in bounds]}
+
+    # -------------------------------------------------------------- predict
+    def _validate_for_predict(self, X):
+        check_is_fitted(self)
+        if not callable(self.kernel):
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C",
+                              accept_large_sparse=False, reset=False)
+        if self._sparse:
+            if not sp.issparse(X):
+                X = sp.csr_matrix(X)
+            X = X.copy()
+            X.sum_duplicates()
+            X.sort_indices()
+        if sp.issparse(X) and not self._sparse and not callable(self.kernel):
+            raise ValueError(
+                f"cannot use sparse input in {type(self).__name__!r} trained on dense data")
+        if self.kernel == "precomputed" and X.shape[1] != self.shape_fit_[0]:
+            raise ValueError(
+                f"X.shape[1] = {X.shape[1]} should be equal to {self.shape_fit_[0]}, "
+                "the number of samples at training time")
+        sv = self.support_vectors_
+        if not self._sparse and sv.size > 0 and self.n_support_.sum() != sv.shape[0]:
+            raise ValueError(
+                f"The internal representation of {type(self).__name__} was altered")
+        return X
+
+    def _internal_decision(self, X, validated=False):
+        """LIBSVM's decision values (its sign), (m,) for one problem or
+        (m, P) for the pairs of a classifier, from ``_dual_coef_``,
+        ``_intercept_``, ``_n_support`` and the support vectors."""
+        if not validated:
+            X = self._validate_for_predict(X)
+        Kx = predict_kernel(self, X)
+        D = self._dual_coef_
+        D = D.toarray() if sp.issparse(D) else np.asarray(D)
+        b = np.asarray(self._intercept_, dtype=np.float64)
+        if Kx.shape[1] != D.shape[1]:
+            raise ValueError(
+                f"The internal representation of {type(self).__name__} was altered: "
+                f"{D.shape[1]} dual coefficients for {Kx.shape[1]} support vectors.")
+        if getattr(self, "classes_", None) is None or len(self.classes_) == 2 \
+                or self._impl not in ("c_svc", "nu_svc"):
+            return Kx @ D[0] + b[0]
+        k = len(self.classes_)
+        start = np.concatenate([[0], np.cumsum(self._n_support)])
+        out = np.empty((Kx.shape[0], len(b)))
+        for p, (a, c) in enumerate(class_pairs(k)):
+            sa, sc = slice(start[a], start[a + 1]), slice(start[c], start[c + 1])
+            out[:, p] = Kx[:, sa] @ D[c - 1, sa] + Kx[:, sc] @ D[a, sc] + b[p]
+        return out
+
+    def predict(self, X):
+        """SVR/NuSVR: the regression values; OneClassSVM: +1 inside, -1 outside."""
+        return self._internal_decision(X)
+
+    @property
+    def coef_(self):
+        """Weights in the input space, ``kernel="linear"`` only (read-only)."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        coef = self._get_coef()
+        if sp.issparse(coef):
+            coef.data.flags.writeable = False
+        else:
+            coef.flags.writeable = False
+        return coef
+
+    def _get_coef(self):
+        return safe_sparse_dot(self._dual_coef_, self.support_vectors_)
+
+    @property
+    def n_support_(self):
+        """Number of support vectors for each class (one value for SVR and
+        OneClassSVM)."""
+        try:
+            check_is_fitted(self)
+        except NotFittedError:
+            raise AttributeError
+        if self._impl in ("c_svc", "nu_svc"):
+            return self._n_support
+        return np.array([self._n_support[0]])
+
+
+def project_start(prob, a, U_old=None, *, seeding="scale"):
+    """A feasible start for ``prob`` near the solution ``a`` of an earlier
+    fit (warm start; DeCoste and Wagstaff's "alpha seeding").
+
+    1. When every bound changed by the same factor (a new ``C``, the usual
+       step along a regularisation path) and ``seeding="scale"``, ``a`` is
+       scaled by it: the variables at a bound stay at the bound, the free
+       ones keep their proportions, and ``y'a`` keeps its value.
+       (``seeding="keep"``: the old values stay, those at the old bound move
+       to the new one.)
+    2. ``a`` is clipped to the new box ``[0, U]``; values within ``1e-12 U``
+       of a bound go onto it (the solver's own rule: a value left a rounding
+       error away from its bound would count as free).
+    3. The equality constraints are restored per sign class, greedily along
+       the gradient ``G = Q a + p`` (the first-order change of the
+       objective): a class whose sum is too large gives up mass from its
+       variables of largest ``G`` first, one whose sum is too small takes
+       mass on its variables of smallest ``G`` first, each moved to a bound
+       but the last.  C-SVC and epsilon-SVR need ``sum_+ a = sum_- a`` (the
+       larger side gives up the difference); the nu forms and one-class
+       need each class's sum at the start's (``nu`` sets it)."""
+    a = np.asarray(a, dtype=np.float64).copy()
+    U = np.asarray(prob.U, dtype=np.float64)
+    y = np.asarray(prob.y, dtype=np.float64)
+    if U_old is not None and len(U_old) == len(U):
+        U_old = np.asarray(U_old, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = U / U_old
+        if np.all(np.isfinite(ratio)) and np.ptp(ratio) <= 1e-12 * ratio.max():
+            if seeding == "scale":
+                a *= ratio[0]
+            else:
+                a[a >= U_old] = U[a >= U_old]
+    a = _snap(np.clip(a, 0.0, U), U)
+    if prob.kind == "one_class":
+        target = {1.0: prob.a0.sum()}
+    elif prob.nu:
+        target = {c: prob.a0[y == c].sum() for c in (1.0, -1.0)}
+    else:
+        common = min(a[y > 0].sum(), a[y < 0].sum())
+        target = {1.0: common, -1.0: common}
+    idx = np.asarray(prob.idx)
+    sv = np.flatnonzero(a > 0)
+    F = (y[sv] * a[sv]) @ prob.K[np.ix_(idx[sv], idx)] if len(sv) else np.zeros(len(y))
+    G = y * F + np.asarray(prob.p, dtype=np.float64)
+    for c, t in target.items():
+        cls = np.flatnonzero(y == c)
+        diff = a[cls].sum() - t
+        if diff > 0:  # give up mass: largest G first
+            for s in cls[np.argsort(-G[cls], kind="stable")]:
+                if diff <= 0:
+                    break
+                take = min(a[s], diff)
+                a[s] -= take
+                diff -= take
+        elif diff < 0:  # take mass: smallest G first
+            for s in cls[np.argsort(G[cls], kind="stable")]:
+                if diff >= 0:
+                    break
+                put = min(U[s] - a[s], -diff)
+                a[s] += put
+                diff += put
+    # (the last variable moved may end a rounding error from its bound)
+    return _snap(np.clip(a, 0.0, U), U)
+
+
+def _snap(a, U):
+    """Values within ``1e-12 U`` of 0 or U put on the bound (the solvers'
+    rule after a step; a start must follow it too, else a variable a
+    rounding error from its bound counts as free and no step can move it)."""
+    band = 1e-12 * np.where(np.isfinite(U), U, 0.0)
+    a = np.where(a < band, 0.0, a)
+    return np.where(np.isfinite(U) & (a > U - band), U, a)
+
+
+def _problem_results(run, ctx):
+    """Per problem, a :class:`svmlab.svm._solve.ProblemResult` of the state
+    ``run`` reached: from each generalised part's result, or from the one
+    compiled C-SVC part (its pairs' multipliers, LIBSVM's sign).  A problem
+    not begun counts as all-zero multipliers and intercept 0."""
+    from ._solve import ProblemResult
+
+    if ctx.get("compiled") is not None:
+        model, inner = ctx["compiled"]
+        return _solve.compiled_results(run.part_result(0), inner, ctx["y_idx"][ctx["keep"]],
+                                       ctx["k"])
+    out = []
+    steps = run.part_steps()
+    for i, reason in enumerate(run.part_reasons):
+        res = run.part_result(i)
+        if reason == "running":
+            reason = "pending"
+        if res is None:
+            m = len(run.problem_rows(i))
+            out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
+                                     np.nan, ""))
+            continue
+        if ctx.get("backend") == "full":
+            coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])
+            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
+                                     run.part_messages[i] or ""))
+            continue
+        out.append(ProblemResult(res["coef"], float(res["rho"]), res["alpha"], int(steps[i]),
+                                 reason, res["objective"], res["r"],
+                                 run.part_messages[i] or ""))
+    return out
+
+
+class BaseSVC(BaseSVM):
+    """Classifiers: SVC (C-SVC) and NuSVC (nu-SVC), one-vs-one over pairs."""
+
+    def _validate_targets(self, y):
+        y_ = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        cls, y_idx = np.unique(y_, return_inverse=True)
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=cls, y=y_)
+        if len(cls) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(cls)} class")
+        self.classes_ = cls
+        return np.asarray(y_idx, dtype=np.float64, order="C")
+
+    def _bounds(self, y, w):
+        y_idx = y.astype(np.int64)
+        if self._impl == "c_svc":
+            return float(self.C) * self.class_weight_[y_idx] * w
+        return w.copy()  # nu-SVC: LIBSVM uses the sample weights alone
+
+    def _start(self, X, Xt, y, w):
+        y_idx = y.astype(np.int64)
+        k = len(self.classes_)
+        U = self._bounds(y, w)
+        if self._impl == "nu_svc":
+            self._check_nu_feasible(y_idx, w, k)
+        keep = np.flatnonzero(U > 0)
+        if len(keep) == 0:
+            raise ValueError("Invalid input - all samples have zero or negative weights.")
+        left = np.unique(y_idx[keep])
+        if len(left) < 2:
+            raise ValueError("Invalid input - all samples with positive weights belong to "
+                             "the same class.")
+        if len(left) < k:
+            gone = [str(self.classes_[c]) for c in range(k) if c not in set(left.tolist())]
+            raise ValueError(
+                f"Invalid input - every sample of class(es) {', '.join(gone)} has zero or "
+                "negative weight; one-vs-one needs every class with a positive weight "
+                "(drop the class from the labels instead).")
+        kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
+        yk, Uk = y_idx[keep], U[keep]
+        self.solver_ = _solve.choose_solver(self, self._impl, Xt, yk, kern.kind, k)
+        pairs = class_pairs(k)
+        # each pair's rows (positions in X): class a's, then class b's
+        rows = [keep[np.concatenate([np.flatnonzero(yk == a), np.flatnonzero(yk == b)])]
+                for a, b in pairs]
+        signs = [np.where(y_idx[r] == a, 1.0, -1.0) for r, (a, b) in zip(rows, pairs)]
+        bk = _solve.backend(self, self._impl, kern.kind)
+        self._fit_ctx = {"X": X, "Xt": Xt, "keep": keep, "y_idx": y_idx, "U": U, "k": k,
+                         "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],
+                         "backend": bk, "signs": signs, "compiled": None}
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
+            model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed)
+
+            def opener(i):
+                inner = model.start(Xt[keep], yk, sample_weight=sw)
+                inner.progress = False
+                self._fit_ctx["compiled"] = (model, inner)
+                return inner
+
+            return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
+        blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
+                                    _solve.gram_dtype(self, len(keep), bk))
+        if bk == "full":
+
+            def opener(p):
+                G = self._checked(blocks.pair_gram(*pairs[p]))
+                return _solve.full_pair_run(self, G, signs[p], U[rows[p]], seed, blocks.dtype)
+
+            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                             labels=self.classes_)
+        last = self._check_warm_sizes([len(r) for r in rows])
+
+        def opener(p):
+            G = self._checked(blocks.pair_gram(*pairs[p]))
+            if self._impl == "c_svc":
+                prob = ref_dual.c_svc(G, signs[p], 1.0, weight=U[rows[p]])
+            else:
+                prob = ref_dual.nu_svc(G, signs[p], float(self.nu), weight=U[rows[p]])
+            a0 = None if last is None else project_start(prob, last[0][p], last[1][p])
+            return GeneralisedDualRun(self, prob, tol=float(self.tol),
+                                      max_iter=int(self.max_iter), a0=a0)
+
+        return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                         labels=self.classes_)
+
+    def _fitted_attributes(self, run):
+        ctx = self._fit_ctx
+        results = _problem_results(run, ctx)
+        attrs = self._pair_attributes(ctx["X"], ctx["y_idx"], ctx["k"], ctx["rows"], results)
+        attrs.update({"_fit_rows": ctx["keep"], "_probA": np.empty(0),
+                      "_probB": np.empty(0)})
+        attrs.update(self._status_attributes(run, results, ctx["bounds"]))
+        return attrs
+
+    def _after_store(self, run):
+        ctx = self._fit_ctx
+        if self.probability and not (run.interrupted or run.stopped):
+            self._fit_probability(ctx["kern"], ctx["Xt"], ctx["y_idx"], ctx["U"],
+                                  ctx["rows"], class_pairs(ctx["k"]))
+
+    def _check_nu_feasible(self, y_idx, w, k):
+        """LIBSVM's check: for every pair, ``nu (n_a + n_b) / 2 <= min(n_a,
+        n_b)`` with the weighted class sizes (all weights, negative ones
+        included, as LIBSVM counts them)."""
+        counts = np.bincount(y_idx, weights=w, minlength=k)
+        for a, b in class_pairs(k):
+            if float(self.nu) * (counts[a] + counts[b]) / 2 > min(counts[a], counts[b]):
+                raise ValueError("specified nu is infeasible")
+
+    def _pair_attributes(self, X, y_idx, k, rows, results):
+        """SVC's layout from the pairs' coefficients over their rows."""
+        n = len(y_idx)
+        pairs = class_pairs(k)
+        P = len(pairs)
+        A = np.zeros((P, n))  # each pair's coefficient on the rows of X
+        for p, (r, res) in enumerate(zip(rows, results)):
+            A[p, r] = res.coef
+        is_sv = (A != 0).any(axis=0)
+        support = np.concatenate([np.flatnonzero(is_sv & (y_idx == c)) for c in range(k)])
+        support = support.astype(np.int32)
+        n_support = np.array([np.sum(is_sv & (y_idx == c)) for c in range(k)], dtype=np.int32)
+        dual = np.zeros((k - 1, len(support)))
+        cls = y_idx[support]
+        for p, (a, b) in enumerate(pairs):
+            ia, ib = np.flatnonzero(cls == a), np.flatnonzero(cls == b)
+            dual[b - 1, ia] = A[p, support[ia]]
+            dual[a, ib] = A[p, support[ib]]
+        _dual = self._as_sparse_if(dual)
+        _intercept = np.array([-r.rho for r in results])
+        return {
+            "support_": support, "_n_support": n_support,
+            "support_vectors_": self._support_vectors(X, support),
+            "_dual_coef_": _dual, "_intercept_": _intercept,
+            "intercept_": -_intercept if k == 2 else _intercept.copy(),
+            "dual_coef_": -_dual if k == 2 else _dual,
+            "n_iter_": np.array([r.n_iter for r in results], dtype=np.int32),
+            "alpha_": [np.asarray(r.alpha) for r in results], "_pair_rows": rows,
+        }
+
+    # ---------------------------------------------------------- probability
+    def _fit_probability(self, kern, X, y_idx, U, rows, pairs):
+        """Platt's sigmoid per pair, on 5-fold cross-validated decision
+        values (:mod:`svmlab.svm._probability`)."""
+        from ._probability import libsvm_permutation, sigmoid_fit
+
+        seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
+        A, B = np.empty(len(pairs)), np.empty(len(pairs))
+        for p, ((a, b), r) in enumerate(zip(pairs, rows)):
+            perm = libsvm_permutation(seed, len(r))
+            dec = self._cv_decision(kern, X, y_idx, U, r, a, perm)
+            A[p], B[p], _ = sigmoid_fit(dec, np.where(y_idx[r] == a, 1.0, -1.0))
+        self._probA, self._probB = A, B
+
+    def _cv_decision(self, kern, X, y_idx, U, r, a, perm):
+        """Cross-validated decision values (positive for class a) of the pair
+        over rows ``r``, folds from the permutation ``perm`` of positions."""
+        from ._probability import fold_bounds
+
+        y_pm = np.where(y_idx[r] == a, 1.0, -1.0)
+        dec = np.zeros(len(r))
+        for begin, end in fold_bounds(len(r)):
+            test = perm[begin:end]
+            train = np.concatenate([perm[:begin], perm[end:]])
+            yt = y_pm[train]
+            if not (yt > 0).any() or not (yt < 0).any():
+                dec[test] = 1.0 if (yt > 0).any() else -1.0 if (yt < 0).any() else 0.0
+                continue
+            dec[test] = self._binary_decision(kern, X, r[train], yt, U[r[train]],
+                                              r[test], y_idx)
+        return dec
+
+    def _binary_decision(self, kern, X, train_rows, y_pm, U, test_rows, y_idx):
+        """Train the binary problem on ``train_rows`` (signs ``y_pm``) with
+        the estimator's own solver, and return its decision values (positive
+        for +1) on ``test_rows``."""
+        bk = _solve.backend(self, self._impl, kern.kind)
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
+            yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
+            results, prow = _solve.solve_csvc_compiled(self.solver_, self, X[train_rows], yl,
+                                                       2, U, self._gamma, seed)
+            coef, rho = np.zeros(len(train_rows)), results[0].rho
+            coef[prow[0]] = results[0].coef
+        elif bk == "full":
+            G = self._checked(kern.gram(train_rows, train_rows))
+            run = _solve.full_pair_run(self, G, y_pm, U, seed,
+                                       getattr(self, "cache_dtype_", "float64"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                run.run()
+            coef, rho, _ = _solve.full_pair_result(run.result(), y_pm)
+        else:
+            K = self._gram(kern, train_rows)
+            if self._impl == "c_svc":
+                prob = ref_dual.c_svc(K, y_pm, 1.0, weight=U)
+            else:
+                prob = ref_dual.nu_svc(K, y_pm, float(self.nu), weight=U)
+            res = _solve.solve_dual(prob, tol=float(self.tol), max_iter=int(self.max_iter))
+            coef, rho = res.coef, res.rho
+        sv = np.flatnonzero(coef != 0)
+        if len(sv) == 0:
+            return np.full(len(test_rows), -rho)
+        Kt = kern.gram(test_rows, train_rows[sv])
+        return Kt @ coef[sv] - rho
+
+    # ------------------------------------------------------------- predict
+    def _decision_function(self, X):
+        dec = self._internal_decision(X)
+        if len(self.classes_) == 2:
+            return -dec.ravel()
+        return dec
+
+    def decision_function(self, X):
+        """Decision values: (m,) for two classes (positive for
+        ``classes_[1]``); with k > 2 the (m, k(k-1)/2) pair values for
+        ``decision_function_shape="ovo"`` (positive for the pair's first
+        class), or SVC's (m, k) transform of them for ``"ovr"``."""
+        dec = self._decision_function(X)
+        if self.decision_function_shape == "ovr" and len(self.classes_) > 2:
+            return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
+        return dec
+
+    def predict(self, X):
+        """Class labels: LIBSVM's one-vs-one vote (ties to the first class);
+        with ``break_ties=True`` and k > 2 classes, the argmax of the "ovr"
+        decision function."""
+        check_is_fitted(self)
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError(
+                "break_ties must be False when decision_function_shape is 'ovo'")
+        k = len(self.classes_)
+        if self.break_ties and self.decision_function_shape == "ovr" and k > 2:
+            idx = np.argmax(self.decision_function(X), axis=1)
+        else:
+            dec = self._internal_decision(X)
+            if k == 2:
+                idx = np.where(dec > 0, 0, 1)
+            else:
+                votes = np.zeros((dec.shape[0], k), dtype=np.int64)
+                for p, (a, b) in enumerate(class_pairs(k)):
+                    pos = dec[:, p] > 0
+                    votes[pos, a] += 1
+                    votes[~pos, b] += 1
+                idx = np.argmax(votes, axis=1)
+        return self.classes_.take(np.asarray(idx, dtype=np.intp))
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (m, k), columns in ``classes_`` order: Platt's
+        sigmoid of each pair's decision value, coupled over the pairs
+        (:mod:`svmlab.svm._probability`).  Needs ``probability=True`` at fit.
+        As SVC's, they come from a cross-validated model of the decision
+        values, so ``argmax predict_proba`` can differ from ``predict`` on a
+        few points near the boundary; on very small data sets they mean
+        little."""
+        X = self._validate_for_predict(X)
+        return self._predict_proba(X)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """``log(predict_proba(X))``."""
+        return np.log(self.predict_proba(X))
+
+    def _predict_proba(self, X):
+        from ._probability import couple, pairwise_matrix, sigmoid_predict
+
+        if self._probA.size == 0 or self._probB.size == 0:
+            raise NotFittedError(
+                "predict_proba is not available when fitted with probability=False")
+        dec = self._internal_decision(X, validated=True)
+        k = len(self.classes_)
+        dec = dec.reshape(-1, 1) if dec.ndim == 1 else dec
+        probs = sigmoid_predict(dec, self._probA[None, :], self._probB[None, :])
+        return couple(pairwise_matrix(probs, k, class_pairs(k)))
+
+    def _get_coef(self):
+        if self.dual_coef_.shape[0] == 1:
+            return safe_sparse_dot(self.dual_coef_, self.support_vectors_)
+        start = np.concatenate([[0], np.cumsum(self._n_support)])
+        D = self.dual_coef_
+        SV = self.support_vectors_
+        coefs = []
+        for a, b in class_pairs(len(self.classes_)):
+            sa, sb = slice(start[a], start[a + 1]), slice(start[b], start[b + 1])
+            da = D[b - 1, sa] if not sp.issparse(D) else D[[b - 1], sa]
+            db = D[a, sb] if not sp.issparse(D) else D[[a], sb]
+            coefs.append(safe_sparse_dot(da, SV[sa]) + safe_sparse_dot(db, SV[sb]))
+        if sp.issparse(coefs[0]):
+            return _align_api_if_sparse(sp.vstack(coefs).tocsr())
+        return np.vstack([np.asarray(c).reshape(1, -1) for c in coefs])
+
+    @property
+    def probA_(self):
+        """Platt's A of each pair (``probability=True``; empty otherwise)."""
+        return self._probA
+
+    @property
+    def probB_(self):
+        """Platt's B of each pair (``probability=True``; empty otherwise)."""
+        return self._probB

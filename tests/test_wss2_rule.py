@@ -1,0 +1,81 @@
+"""svmlab._wss2, the one home of WSS 2's rule: the compiled pieces against
+their NumPy twins and against a brute-force choice of j written here from
+the paper (Fan, Chen and Lin 2005, Algorithm 2), ties included."""
+
+import numpy as np
+import pytest
+
+from svmlab import _wss2 as W
+from svmlab._kkt import up_low
+
+
+def _brute_j(m, v, low, Kii, kdiag, Ki):
+    """The paper's argmin over I_low with v_t < m of -b^2/a, tau for a <= 0,
+    the LAST index among equal minima; -1 without candidates."""
+    best, j = None, -1
+    for t in range(len(v)):
+        if low[t] and v[t] < m:
+            a = Kii + kdiag[t] - 2 * Ki[t]
+            a = 1e-12 if a <= 0 else a
+            g = -(m - v[t]) ** 2 / a
+            if best is None or g <= best:
+                best, j = g, t
+    return j
+
+
+def _problem(seed, q=30, ties=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((q, 3))
+    if ties:
+        X[q // 2:] = X[:q - q // 2]  # duplicate points: a_it = 0 and equal gains
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    y = np.where(rng.random(q) < 0.5, 1.0, -1.0)
+    C = np.full(q, 2.0)
+    alpha = rng.choice([0.0, 0.7, 2.0], q)
+    v = np.round(rng.standard_normal(q), 1 if ties else 12)
+    return K, y, C, alpha, v
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ties", [False, True])
+def test_select_j_compiled_numpy_brute(seed, ties):
+    K, y, C, alpha, v = _problem(seed, ties=ties)
+    up, low = up_low(y, alpha, C)
+    i = int(np.flatnonzero(up)[np.argmax(v[up])])
+    m = v[i]
+    kd = np.diag(K).copy()
+    j_brute = _brute_j(m, v, low, K[i, i], kd, K[i])
+    assert W.select_j(m, i, K, v, y, alpha, C) == j_brute
+    assert W.select_j_np(m, v, low, K[i, i], kd, K[i]) == j_brute
+    assert W.select_j.py_func(m, i, K, v, y, alpha, C) == j_brute
+
+
+def test_ties_pick_the_last_j_and_first_i():
+    assert W.takes_j(-1.0, -1.0) and not W.takes_j(-0.5, -1.0)
+    assert not W.takes_i(1.0, 1.0) and W.takes_i(1.5, 1.0)
+    # equal gains: the last candidate wins
+    v = np.array([0.0, -1.0, -1.0, 5.0])
+    low = np.array([True, True, True, False])
+    kd = np.ones(4)
+    Ki = np.zeros(4)
+    assert W.select_j_np(1.0, v, low, 1.0, kd, Ki) == 2
+
+
+def test_tau_replaces_nonpositive_curvature():
+    assert W.TAU == 1e-12
+    assert W.curvature(1.0, 1.0, 1.0) == W.TAU  # duplicate points
+    assert W.curvature(1.0, 1.0, 1.5) == W.TAU  # a < 0 (not PSD)
+    assert W.curvature(1.0, 2.0, 0.5) == 2.0
+    assert W.gain(2.0, 1.0, 1.0, 1.0, 1.0) == -1.0 / W.TAU
+    assert W.gain_or_nan(True, 2.0, 1.0, 1.0, 2.0, 0.5) == -1.0 / 2.0
+
+
+def test_non_candidates_never_win():
+    assert np.isnan(W.gain_or_nan(False, 2.0, 1.0, 1.0, 2.0, 0.5))  # not in I_low
+    assert np.isnan(W.gain_or_nan(True, 1.0, 1.0, 1.0, 2.0, 0.5))  # v_t = m
+    assert not W.takes_j(np.nan, np.inf)
+    assert W.select_j_np(0.0, np.array([1.0, 2.0]), np.array([True, True]), 1.0,
+                         np.ones(2), np.zeros(2)) == -1
+    # a huge gain (-inf after overflow) is still a candidate
+    assert W.select_j_np(1e200, np.array([0.0]), np.array([True]), 1.0, np.ones(1),
+                         np.ones(1)) == 0
