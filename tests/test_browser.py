@@ -105,9 +105,10 @@ def _serve(tmp_path, work):
         JUPYTERLAB_SETTINGS_DIR=str(cfg / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(cfg / "workspaces"),
         SVMLAB_NOTEBOOK_SIZE="small",
-        NUMBA_CACHE_DIR=os.environ.get("NUMBA_CACHE_DIR", str(tmp_path / "numba")),
         PYTHONUNBUFFERED="1",
     )
+    # numba's cache: the one the tests use (CI sets NUMBA_CACHE_DIR); without it,
+    # numba's default next to the sources, as a user's kernel would have it
     port = _free_port()
     log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(
@@ -413,7 +414,7 @@ def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROME_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            page = browser.new_page(viewport={"width": 1280, "height": 1500})
             page.set_default_timeout(60_000)
             _open_and_run_all(page, url, "explorers.ipynb", left_ms)
             cells = page.locator(".jp-CodeCell")
@@ -431,6 +432,12 @@ def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
                 assert abs(nat - 2 * shown) <= 2, (name, nat, shown)
                 out_w = cell.locator(".jp-OutputArea-output").first.evaluate("e => e.clientWidth")
                 assert shown <= out_w, (name, shown, out_w)
+                # and the whole picture is on screen, inside the output (not pushed
+                # aside by the source panel)
+                ib = img.bounding_box()
+                ob = cell.locator(".jp-OutputArea-output").first.bounding_box()
+                assert ib["x"] >= ob["x"] - 1 and ib["x"] + ib["width"] <= ob["x"] + ob["width"] + 1, \
+                    (name, ib, ob)
                 text = cell.inner_text()
                 # opens at the first step: the player's slider reads 1 (0 % for progress)
                 player = cell.locator(".widget-slider", has=page.locator(
@@ -462,13 +469,15 @@ def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
                     panel = cell.inner_text()
                     assert "hidden: exercise 01.take_step" in panel
                     assert "alph2 + y2 * (E1 - E2) / eta" not in panel
-                    cell.get_by_role("button", name=re.compile("reveal the hidden lines")).click()
-                    expect(cell).to_contain_text("alph2 + y2 * (E1 - E2) / eta", timeout=20_000)
-                    shot = tmp_path / "live_smo_1280.png"
-                    cell.screenshot(path=str(shot))
+                    widget = cell.locator(".jp-OutputArea-output").first
+                    widget.scroll_into_view_if_needed()
+                    widget.screenshot(path=str(tmp_path / "live_smo_1280.png"))
                     if out_dir is not None:
                         out_dir.mkdir(parents=True, exist_ok=True)
-                        cell.screenshot(path=str(out_dir / "screenshot_live_smo.png"))
+                        widget.screenshot(path=str(out_dir / "screenshot_live_smo.png"))
+                    cell.get_by_role("button", name=re.compile("reveal the hidden lines")).click()
+                    expect(cell).to_contain_text("alph2 + y2 * (E1 - E2) / eta", timeout=20_000)
+                    assert "hidden: exercise" not in cell.inner_text()
         finally:
             browser.close()
     if out_dir is not None:

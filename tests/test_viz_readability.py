@@ -118,3 +118,20 @@ def test_ordinal_C_changes_the_picture():
     L.controls["C"].value = 100.0
     np.testing.assert_allclose(L.explorer.cp_record.w, w_a, rtol=1e-12)
     assert "sweeping the w of iteration 2 of" in L.status.value
+
+
+@pytest.mark.parametrize("name, values", [
+    ("03 live_cutting_plane", [0.2, 2.0, 200.0, 5000.0]),
+    ("05 live_irwls", [0.02, 0.3, 30.0, 500.0]),
+    ("04 live_ordinal", [0.2, 500.0]),
+])
+def test_labels_stay_clear_after_refits(name, values):
+    """The axis labels' positions are fixed from the tick labels of each
+    trace (viz.freeze_label_positions): refits with very different C (other
+    tick labels, other ranges) still leave no overlap and nothing outside."""
+    L = LIVE[name]()
+    for v in values:
+        L.controls["C"].value = v
+        for k in sorted({0, L.n_frames - 1}):
+            L.player.goto(k)
+            assert text_problems(L.player.fig) == [], (name, v, k)

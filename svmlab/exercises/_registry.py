@@ -45,6 +45,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import weakref
@@ -263,13 +264,22 @@ def lines_of(hide, lines):
     return set(range(starts[0], ends[-1] + 1))
 
 
+@functools.lru_cache(maxsize=None)
+def source_lines(func):
+    """``tagged_lines(func)`` of :mod:`svmlab.reference._source`, read once per
+    function (a panel redraws every frame; ``inspect.getsource`` tokenizes the
+    whole module each time)."""
+    from ..reference._source import tagged_lines
+
+    return tuple(tagged_lines(func))
+
+
+@functools.lru_cache(maxsize=None)
 def covered_lines(func):
     """``{line index: (exercise ids)}``: every line of ``func``'s source that
     some exercise covers, locked or not."""
-    from ..reference._source import tagged_lines
-
     name = _qualname(func)
-    lines = tagged_lines(func)
+    lines = source_lines(func)
     out = {}
     for ex in EXERCISES.values():
         for h in ex.hides:

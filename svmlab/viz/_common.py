@@ -783,3 +783,49 @@ def _warm_clones(estimators, Xs, ys, n, X_n):
             e.fit(Xs, ys)
         clones.append(e)
     return clones
+
+
+def freeze_label_positions(fig, pad_pt=3.0):
+    """Fix every axis label of ``fig`` at a distance from its axes that the
+    fonts and the tick-label strings give: below one line of x tick labels
+    (a superscript's height more on a log axis), left of as many characters
+    as the longest y tick label has (its string, measured without drawing).
+
+    By default matplotlib places an axis label on every draw from the
+    rendered bounding boxes of all its tick labels
+    (``Axis._update_label_position``), the largest single cost of redrawing
+    the explorers' small figures, paid at every refit and, for an axis an
+    explorer animates, at every frame.  The explorers call this once their
+    axes hold a trace (when built and after a reset), so a reset figure
+    draws the same pixels as a new one; ``tests/test_viz_readability.py``
+    checks that no label overlaps a tick label or leaves the figure, frame
+    after frame and refit after refit."""
+    import re
+
+    import matplotlib as mpl
+
+    for ax in fig.axes:
+        box = ax.get_position()  # figure fraction
+        w_pt = box.width * fig.get_figwidth() * 72.0
+        h_pt = box.height * fig.get_figheight() * 72.0
+        for axis, horiz in ((ax.xaxis, True), (ax.yaxis, False)):
+            axis._autolabelpos = True  # measure again after a reset
+            if not axis.label.get_text():
+                continue
+            k = "xtick" if horiz else "ytick"
+            lo, hi = sorted(axis.get_view_interval())
+            labels = [t for t, x in zip(axis.get_majorticklabels(), axis.get_majorticklocs())
+                      if t.get_text() and lo - 1e-9 * (hi - lo) <= x <= hi + 1e-9 * (hi - lo)]
+            size = (mpl.rcParams[f"{k}.major.size"] + mpl.rcParams[f"{k}.major.pad"]
+                    if labels else 0.0)
+            fs = labels[0].get_fontsize() if labels else 0.0
+            if horiz:
+                text = (1.55 if axis.get_scale() == "log" else 1.15) * fs
+                axis.set_label_coords(0.5, -(size + text + pad_pt) / h_pt)
+                axis.label.set_verticalalignment("top")
+            else:
+                chars = max([len(re.sub(r"\\mathdefault|[{}$^_\\]", "", t.get_text()))
+                             for t in labels] + [0])
+                text = chars * 0.62 * fs
+                axis.set_label_coords(-(size + text + pad_pt) / w_pt, 0.5)
+                axis.label.set_verticalalignment("bottom")

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, VIOLATOR,
-                      FramePlayer, new_figure)
+                      FramePlayer, freeze_label_positions, new_figure)
 
 #: colour of ``xi`` (the working set's bound) and of the QP dual lower bound
 XI_COLOR = "tab:blue"
@@ -333,6 +333,7 @@ class CuttingPlaneExplorer:
         # it does not depend on the data, so reset() can keep the figure
         fig.subplots_adjust(**LAYOUT)
         self._draw(trace)
+        freeze_label_positions(fig)
 
     def reset(self, trace: CuttingPlaneTrace):
         """Show another trace (new data, C, epsilon ...) in the same figure:
@@ -350,6 +351,7 @@ class CuttingPlaneExplorer:
         for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
         self._draw(trace)
+        freeze_label_positions(self.fig)
         return False
 
     def _draw(self, trace):
@@ -374,6 +376,8 @@ class CuttingPlaneExplorer:
         self.ylim = (X2[:, 1].min() - pad[1], X2[:, 1].max() + 3.5 * pad[1])
         axd.set_xlim(self.xlim)
         axd.set_ylim(self.ylim)
+        axd.set_xticks([])   # the toy set's coordinates mean nothing: no tick text to draw
+        axd.set_yticks([])
         (self.sep,) = axd.plot([], [], "k-", lw=1.5)
         (self.mplus,) = axd.plot([], [], "k--", lw=0.8)
         (self.mminus,) = axd.plot([], [], "k--", lw=0.8)

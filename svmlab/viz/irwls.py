@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS, FramePlayer, new_figure
+from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS,
+                      FramePlayer, freeze_label_positions, new_figure)
 
 __all__ = [
     "irwls_weight",
@@ -199,7 +200,7 @@ def set_raster(trace, fade=0.72):
 #: subplot parameters of :class:`IRWLSExplorer` (fixed, so that a reused
 #: figure and a new one are laid out alike; ``tight_layout`` gives nearly
 #: these for the teaching data, but costs a text-measuring pass)
-LAYOUT = dict(left=0.075, right=0.985, bottom=0.075, top=0.955, wspace=0.2, hspace=0.36)
+LAYOUT = dict(left=0.09, right=0.985, bottom=0.075, top=0.955, wspace=0.22, hspace=0.36)
 
 
 class IRWLSExplorer:
@@ -230,6 +231,7 @@ class IRWLSExplorer:
         # it does not depend on the data, so reset() can keep the figure
         fig.subplots_adjust(**LAYOUT)
         self._draw(trace, X, kernel, gamma, degree, coef0, frames)
+        freeze_label_positions(fig)
 
     def reset(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
               frames=None):
@@ -248,6 +250,7 @@ class IRWLSExplorer:
         for ax in (self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk):
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
         self._draw(trace, X, kernel, gamma, degree, coef0, frames)
+        freeze_label_positions(self.fig)
         return False
 
     @staticmethod
@@ -299,6 +302,8 @@ class IRWLSExplorer:
         ex = self.grid.extent
         axd.set_xlim(ex[0], ex[1])
         axd.set_ylim(ex[2], ex[3])
+        axd.set_xticks([])   # the toy set's coordinates mean nothing: no tick text to draw
+        axd.set_yticks([])
         from matplotlib.lines import Line2D
 
         handles = [Line2D([], [], ls="", marker="s", mec="k", mew=0.6,

@@ -213,14 +213,13 @@ def source_panel_html(func, marks=(), title=None):
     breaking inside a name)."""
     import html as _html
 
-    from ..exercises._registry import hidden_lines
-    from ..reference._source import tagged_lines, tags_of
+    from ..exercises._registry import hidden_lines, source_lines
 
     marks = set(marks)
-    unknown = marks - tags_of(func)
+    lines = source_lines(func)
+    unknown = marks - set().union(*(tags for _, tags in lines))
     if unknown:
         raise ValueError(f"{func.__qualname__} has no line tagged {sorted(unknown)}")
-    lines = tagged_lines(func)
     hidden = hidden_lines(func)
     rows, ids = [], []
     k = 0
@@ -374,8 +373,12 @@ class LiveExplorer:
         side = ([w.VBox([self.reveal_button, self.source],
                         layout=w.Layout(flex="1 1 26em", min_width="22em"))]
                 if self.source is not None else [])
+        # the source panel goes below the picture when both do not fit side by side
+        # (a 1280 px JupyterLab with its file browser open leaves 848 px)
         self.widget = w.VBox(rows + [self.status, p.controls, self.note, p.caption,
-                                     w.HBox([p.image] + side)])
+                                     w.HBox([p.image] + side,
+                                            layout=w.Layout(flex_flow="row wrap",
+                                                            align_items="flex-start"))])
         self._events = None
         if clickable:
             try:
