@@ -7,8 +7,10 @@ at a moment of the user's choosing, with a visible message, by running
 small representative fits of each solver family: every kernel that a
 default fit of an estimator of the family runs, on dense, CSR and
 bit-packed binary input, 2 and 3 classes, with the fast and the stepped
-path and predictions.  A fit with other options may still meet a kernel
-for new argument types; it is then compiled as :mod:`svmlab._jit` says.
+path and predictions, and the options large problems choose by themselves
+(float32 kernel rows, a cache of fewer rows than examples).  A fit with
+other options may still meet a kernel for new argument types; it is then
+compiled as :mod:`svmlab._jit` says.
 
 Families: ``"smo"`` (:class:`~svmlab.SMOClassifier`), ``"decomposition"``
 (IRWLS, chunking, Osuna and blocked decomposition), ``"cutting_plane"``
@@ -54,23 +56,44 @@ def _exercise(est, X, y, stepped=True):
             run.step()
 
 
+#: what large problems choose and small ones do not: float32 kernel rows
+#: (``cache_dtype="auto"`` takes them when the float64 kernel matrix does not
+#: fit ``cache_size``) and a cache of far fewer rows than examples (shrinking,
+#: Platt's parked phases, prefetched blocks); forced here on small problems
+_LARGE_PROBLEM_OPTIONS = ({"cache_dtype": "float32"},
+                          {"cache_dtype": "float32", "cache_size": 0.001},
+                          {"cache_dtype": "float64", "cache_size": 0.001})
+
+
 def _smo():
     from .smo import SMOClassifier
 
-    for X, y in _problems():
+    problems = _problems()
+    for X, y in problems:
         for sel in ("platt", "wss2"):
             for kernel in ("rbf", "linear"):
                 _exercise(SMOClassifier(selection=sel, kernel=kernel, progress=False), X, y)
+    for X, y in problems[:3]:
+        for opts in _LARGE_PROBLEM_OPTIONS:
+            for sel in ("platt", "wss2"):
+                _exercise(SMOClassifier(selection=sel, progress=False, **opts), X, y,
+                          stepped=False)
 
 
 def _decomposition():
     from .decomposition import ChunkingClassifier, DecompositionClassifier, IRWLSClassifier
 
-    for X, y in _problems():
+    problems = _problems()
+    for X, y in problems:
         _exercise(IRWLSClassifier(progress=False), X, y)
         _exercise(ChunkingClassifier(progress=False), X, y)
         for engine in ("qp", "irwls", "smo"):
             _exercise(DecompositionClassifier(engine=engine, progress=False), X, y)
+    for X, y in problems[:3]:
+        for opts in _LARGE_PROBLEM_OPTIONS:
+            _exercise(IRWLSClassifier(progress=False, **opts), X, y, stepped=False)
+            _exercise(DecompositionClassifier(engine="smo", progress=False, **opts), X, y,
+                      stepped=False)
 
 
 def _cutting_plane():
