@@ -162,3 +162,21 @@ def test_guard_after_iter_fit_too(monkeypatch):
         for _ in est.iter_fit(X, y):
             pass
     assert est.converged_ is False
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"])
+def test_svm_family_refuses_overflowing_data_before_any_work(name, sparse):
+    """The drop-in classes refuse the same data before their first step (SVC
+    itself only notices after its fit, from non-finite dual coefficients)."""
+    import svmlab
+
+    X, y = _data(1e300, sparse=sparse)
+    est = getattr(svmlab, name)()
+    calls = []
+    with pytest.raises(ValueError, match="too large for float64.*Scale the features"):
+        if name == "OneClassSVM":
+            est.fit(X, callback=calls.append)
+        else:
+            est.fit(X, y.astype(float) if "SVR" in name else y, callback=calls.append)
+    assert calls == [] and not hasattr(est, "support_")

@@ -58,6 +58,7 @@ from sklearn.utils.validation import (_num_samples, check_consistent_length, che
                                       validate_data)
 
 from .._stepping import SteppedFitMixin, with_callbacks
+from .._validation import check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
@@ -152,6 +153,8 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
                 X = X.copy()
                 X.sum_duplicates()
                 X.sort_indices()
+            if self.kernel != "precomputed":
+                check_scale(X)  # squared norms that overflow: refused before any work
         y = self._validate_targets(y)
         n = _num_samples(X)
         if self._impl != "one_class" and n != y.shape[0]:
