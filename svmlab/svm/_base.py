@@ -154,7 +154,13 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
                 X.sum_duplicates()
                 X.sort_indices()
             if self.kernel != "precomputed":
-                check_scale(X)  # squared norms that overflow: refused before any work
+                # squared norms that overflow: refused before any work, in
+                # SVC's words first (SVC itself sees it after its fit)
+                try:
+                    check_scale(X)
+                except ValueError as exc:
+                    raise ValueError("The dual coefficients or intercepts are not finite for "
+                                     f"these data. {exc}") from None
         y = self._validate_targets(y)
         n = _num_samples(X)
         if self._impl != "one_class" and n != y.shape[0]:
