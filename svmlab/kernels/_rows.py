@@ -258,11 +258,9 @@ def exp_nonpos(x):
     bit, compiled or not).  ``p * 2**k`` from :func:`_exp_reduced64`; 0 below
     :data:`EXP_MIN` (the true value is then under 3.3e-308).
 
-    Decision (issue 15): libm's ``exp`` is a scalar call, about 4 ns of the
-    6 ns an rbf value of a 2-feature row costs; LLVM vectorises this
-    polynomial over a row (under 1 ns a value), which the float64 rows of
-    small dense sets (every row computed once) spend most of their kernel
-    time on."""
+    Reason: libm's ``exp`` is a scalar call; LLVM vectorises this
+    polynomial over a row, where the float64 rows of small dense sets spend
+    most of their kernel time (docs/decisions/26s07-kernel-values-exp-and-blocks.md)."""
     if x < EXP_MIN:
         return 0.0
     p, k = _exp_reduced64(x)
@@ -364,8 +362,8 @@ def rbf_exp_row(o, sa, sq_cols, gamma, pbuf, kbuf):
 def row_dot(sparse, dense, indptr, indices, data, i, j):
     """``<x_i, x_j>`` for two rows of the training data, read from the raw
     arrays (the linear kernel's value; every other kernel transforms it).
-    The one home of this dot: :func:`kernel_value` and the SMO core
-    (``svmlab.smo._core``) both call it.
+    The one home of this dot: :func:`kernel_value` and Platt's SMO loop
+    (``svmlab.smo._platt``, folded linear kernel) both call it.
 
     Parameters
     ----------
@@ -630,9 +628,9 @@ def dot32(a, b):
     bits), so the only rounding is that of the float64 sum (relative
     ~1e-16): the value, once transformed and rounded to float32, is the
     same whatever order the compiler sums in -- the compiled function and
-    its ``NUMBA_DISABLE_JIT`` twin agree (a float32 accumulator, 1.6x
-    faster in isolation, made them differ in the last float32 bit, enough
-    to change an SMO run's path).  Its error against the float64 row is that
+    its ``NUMBA_DISABLE_JIT`` twin agree (a float32 accumulator would make
+    them differ in the last float32 bit, enough to change an SMO run's
+    path).  Its error against the float64 row is that
     of rounding the inputs to float32, within the bound of
     :mod:`svmlab.kernels._blocks`."""
     s = 0.0

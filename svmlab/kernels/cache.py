@@ -534,9 +534,9 @@ class SharedRowStore:
     serves all k-1 pairs of class a.  So the store never computes more
     kernel values than the pairs fitted separately (each block is at most
     what the pair's own row would compute of it), and computes up to half
-    as many when rows recur across pairs.  (A store of full rows ``K(x_g,
-    X)`` computes k/2 times what one pair needs of the row: on
-    Fashion-MNIST 1500 x 10 classes it computed more than separate fits.)
+    as many when rows recur across pairs (a store of full rows ``K(x_g,
+    X)`` would compute k/2 times what one pair needs of the row:
+    docs/decisions/26s08-shared-class-block-store.md).
 
     Parameters
     ----------
@@ -547,7 +547,7 @@ class SharedRowStore:
     cache_size : float
         MB for the store AND the pair caches together: each pair's
         :class:`KernelCache` is limited to ``pair_cache_mb = pair_fraction
-        * cache_size`` (decision: 1/4; one pair cache lives at a time) and
+        * cache_size`` (1/4: one pair cache lives at a time) and
         the store takes the rest.  A pair cache hit costs nothing, a store
         hit one copy of the row, a miss the kernel values.
     dtype : the cached values' dtype (the estimator's ``cache_dtype_``).
