@@ -101,7 +101,7 @@ def chol_append(L, n, col, diag, rel):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rotate_row(r, cs, sn, k0, k1):
     """Rotations ``k0..k1-1`` of :func:`chol_delete` on row ``r``, in order:
     rotation k mixes entries k and k+1 (skipped when ``cs[k] == 2``)."""
@@ -116,7 +116,7 @@ def _rotate_row(r, cs, sn, k0, k1):
         r[k + 1] = -s * lk + c * lk1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rotate_four(r0, r1, r2, r3, cs, sn, k0, k1):
     """:func:`_rotate_row` on four rows at once, interleaved (four
     independent chains of multiply-adds instead of one); each entry takes

@@ -115,6 +115,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import signal
@@ -198,15 +199,24 @@ def blas_thread_limit(threads):
         return nullcontext()
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"blas_threads must be None or an integer >= 1, got {threads!r}.")
-    if _BLAS_ACTIVE and _BLAS_ACTIVE[-1] == threads:
+    active = _blas_active()
+    if active and active[-1] == threads:
         # already inside this very limit (a step inside a run, a block inside
         # a step): setting it again would cost ~15 us per SMO step
         return nullcontext()
     return _blas_limit(threads)
 
 
-#: the limits :func:`blas_thread_limit` has in force, innermost last
-_BLAS_ACTIVE: list = []
+#: per thread, the limits :func:`blas_thread_limit` has in force there,
+#: innermost last
+_BLAS_ACTIVE = threading.local()
+
+
+def _blas_active():
+    stack = getattr(_BLAS_ACTIVE, "stack", None)
+    if stack is None:
+        stack = _BLAS_ACTIVE.stack = []
+    return stack
 
 
 def _blas_libraries():
@@ -223,25 +233,48 @@ def _blas_libraries():
     return _BLAS_CONTROLLER
 
 
+def _thread_local_setter(lc):
+    """OpenBLAS's ``openblas_set_num_threads_local`` (sets the count for the
+    calling thread, returns the previous one), or None.  Outside the main
+    thread OpenBLAS (0.3.30 here) ignores ``openblas_set_num_threads``, so
+    a limit set there would silently not hold, and the results of a fit
+    would depend on the thread it runs in."""
+    if lc.internal_api != "openblas":
+        return None
+    f = getattr(lc.dynlib, "openblas_set_num_threads_local", None)
+    if f is not None:
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int]
+    return f
+
+
 @contextmanager
 def _blas_limit(threads):
     """Set every BLAS library to ``threads`` threads, and back on exit.
     Calls the libraries' own get/set functions directly (a few
     microseconds) rather than ``ThreadpoolController.limit`` (about 15 us,
-    paid at every step of a stepped SMO fit)."""
+    paid at every step of a stepped SMO fit); outside the main thread
+    OpenBLAS's thread-local setter (:func:`_thread_local_setter`)."""
     libs = _blas_libraries()
-    old = [lc.get_num_threads() for lc in libs]
-    for lc, o in zip(libs, old):
-        if o != threads:
-            lc.set_num_threads(threads)
-    _BLAS_ACTIVE.append(threads)
+    main = threading.current_thread() is threading.main_thread()
+    restore = []
+    for lc in libs:
+        local = None if main else _thread_local_setter(lc)
+        if local is not None:
+            restore.append((local, local(threads)))
+        else:
+            o = lc.get_num_threads()
+            if o != threads:
+                lc.set_num_threads(threads)
+                restore.append((lc.set_num_threads, o))
+    active = _blas_active()
+    active.append(threads)
     try:
         yield
     finally:
-        _BLAS_ACTIVE.pop()
-        for lc, o in zip(libs, old):
-            if o != threads:
-                lc.set_num_threads(o)
+        active.pop()
+        for setter, o in restore:
+            setter(o)
 
 
 def effective_n_jobs(n_jobs):

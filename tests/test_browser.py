@@ -111,7 +111,7 @@ def _serve(tmp_path, work):
     port = _free_port()
     log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
          "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
          "--ServerApp.token=", "--ServerApp.password=", f"--ServerApp.root_dir={work}",
          "--LabApp.news_url=", "--LabApp.check_for_updates_class="

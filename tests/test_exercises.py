@@ -443,6 +443,7 @@ _ANSWER_TEXT = {
     "04.ordinal_sweep": ["c_plus[i] = n_lower[rank[i]] - passed[:rank[i]].sum()"],
     "04.ordinal_constraint": ["g = (c_plus - c_minus) @ X / m"],
     "05.reorder_sets": ["(sp.sets == S2) & (ye > sp.tol)", "new[high] = C * y[F][high]"],
+    "08.svr_pair_bounds": ["min(C2, C1 + a2 - a1)", "max(0.0, a2 + a1 - C1)"],
 }
 
 

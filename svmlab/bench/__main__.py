@@ -41,6 +41,7 @@ SUITE_MODULES = {
     "linear": "svmlab.bench.linear",
     "dense": "svmlab.bench.dense",
     "multiclass": "svmlab.bench.multiclass",
+    "family": "svmlab.bench.family",
     "cold-start": "svmlab.bench.cold_start",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them

@@ -55,6 +55,11 @@ ESTIMATORS = [
     ("CuttingPlaneClassifier()", "svmlab.CuttingPlaneClassifier()"),
     ("CuttingPlaneClassifier(method='ocas')", "svmlab.CuttingPlaneClassifier(method='ocas')"),
     ("CuttingPlaneOrdinalRegressor()", "svmlab.CuttingPlaneOrdinalRegressor()"),
+    ("SVC()", "svmlab.SVC()"),
+    ("NuSVC()", "svmlab.NuSVC()"),
+    ("SVR()", "svmlab.SVR()"),
+    ("NuSVR()", "svmlab.NuSVR()"),
+    ("OneClassSVM()", "svmlab.OneClassSVM()"),
 ]
 PEER = ("SVC() (LIBSVM)", "sklearn.svm.SVC()")
 
@@ -80,6 +85,10 @@ _SCRIPT = textwrap.dedent("""
     y = np.where(X[:, 0] + 0.3 * rng.randn(300) > 0, 1, -1)
     if "Ordinal" in expr:
         y = np.digitize(X[:, 0] + 0.3 * rng.randn(300), [-0.5, 0.5])
+    elif "SVR" in expr:
+        y = X[:, 0] + 0.3 * rng.randn(300)
+    elif "OneClass" in expr:
+        y = None
     if kind == "csr":
         X = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
     elif kind == "binary":

@@ -328,4 +328,4 @@ def joachims(ctx):
         _ordinal_vs_n(ctx, X, y, [2000, 4000, 8000, 16000, 32561], 1000.0)
     if slope > 1.0:
         ctx.log(f"WARNING: time-vs-n slope {slope:.2f} above the paper's linear scaling "
-                "(issue 16: at most 1.0)")
+                "(at most 1.0)")

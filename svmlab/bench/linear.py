@@ -1,4 +1,4 @@
-"""Suite "linear": linear SVMs compared at EQUAL primal objective (issue 16).
+"""Suite "linear": linear SVMs compared at EQUAL primal objective.
 
 Problem (every solver of a case, objective computed the same way here)::
 
@@ -145,7 +145,7 @@ def measure_case(X, y, C_lib, grids, repeats, log=None):
 
 
 @suite("linear", "Linear SVMs at equal primal objective: time to reach 1e-3 and 1e-4 of "
-                 "the optimum, LIBLINEAR vs Algorithm 1 vs OCAS (issue 16)")
+                 "the optimum, LIBLINEAR vs Algorithm 1 vs OCAS")
 def linear(ctx):
     import matplotlib.pyplot as plt
 

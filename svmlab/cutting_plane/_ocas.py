@@ -161,13 +161,8 @@ def margins_csr(data, indices, indptr, y, w, B, out):
 
 
 #: the margins pass runs on all cores only above this many stored values
-#: (nonzeros, or n * d for dense X).  Measured on the project's shared
-#: 2-core machine (other jobs running), the parallel pass was slower on every
-#: benchmark case: OCAS on ijcnn1 0.38 s against 0.13 s serial, Fashion-MNIST
-#: (7.8M values) 0.30 s against 0.15 s, a9a's pass 5 ms against 0.3 ms; with
-#: two idle cores it halved a9a's pass (0.17 ms against 0.31 ms).  So it is
-#: kept for data far larger than these, where a pass lasts long enough to
-#: amortise waking the threads.
+#: (nonzeros, or n * d for dense X): below, waking the threads costs more
+#: than the pass (docs/decisions/26d10-ocas-passes-and-line-search.md)
 PARALLEL_MIN_WORK = 64_000_000
 
 
@@ -422,7 +417,7 @@ def _slopes(wd, mb, v, v_is_target, Cn, wt=None):
     direction's margin (``v_i``, or ``v_i - mb_i`` when ``v_is_target``);
     row i is active at 0+ when ``a_i > 0`` or (``a_i = 0`` and ``b_i < 0``),
     at 1+ likewise with ``a_i - b_i``.  Reassociated sums (vectorised by
-    LLVM: 0.02 ms against 0.14 ms on w8a's 49749 rows); the rounding
+    LLVM); the rounding
     differs from a sequential sum by a few ulps of the sum of |terms|.
     Third value: the number of rows with a breakpoint in (0, 1)
     (:func:`_on_side`)."""
@@ -484,10 +479,7 @@ def _search(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt=None):
     # are scanned in blocks of _BLOCK whose flags are first counted by a
     # vectorised loop (_side_count); only blocks with a breakpoint are
     # visited row by row, and the division is done for those rows only.
-    # (Until issue 16's third round one branch-free sweep stored every
-    # row's quotient into both halves of kk: 0.35 ms per iteration on w8a,
-    # against 0.06 ms for the two sweeps now.)
-    m = 0
+    m = np.int64(0)  # (a literal 0 would compile _select once more for it)
     nblk = (n + _BLOCK - 1) // _BLOCK
     for blk in range(nblk):
         i0 = blk * _BLOCK
@@ -564,7 +556,7 @@ def _bracket_count(mb, v, v_is_target, i0, i1, lo, hi):
 def _search_bracketed(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt, s0, s1):
     """:func:`_search` when the minimiser is in (0, 1] and many rows have
     their breakpoint there (early OCAS iterations: up to 40% of a9a's rows,
-    where collecting and selecting them took 0.3-0.5 ms).  The bracket
+    too many to collect and select one by one).  The bracket
     (lo, hi) = (0, 1) is first narrowed by pivots chosen by regula falsi on
     the derivative (Illinois variant), each tested by one vectorised pass
     over the rows (:func:`_bracket_pass`: exactly the jumps and candidates
@@ -607,7 +599,7 @@ def _search_bracketed(wd, dd, mb, v, v_is_target, Cn, kk, jump, wt, s0, s1):
             side = 1
         if cnt <= _BRACKET_FEW:
             break
-    m = 0
+    m = np.int64(0)  # (a literal 0 would compile _select once more for it)
     nblk = (n + _BLOCK - 1) // _BLOCK
     for blk in range(nblk):
         i0 = blk * _BLOCK
@@ -779,11 +771,10 @@ def row_grouping(indptr):
 
     Why: the passes loop over a row's stored values, and with short rows of
     varying length (w8a: 11.7 values on average, 1 to 114) the loop's exit
-    is mispredicted about once per row.  Measured on w8a (49749 rows,
-    580k values), the margins pass took 0.95 ms in the file's order and
-    0.43 ms with the rows grouped by length; on a9a (every row 13 or 14
-    values) the order made no difference.  Long rows (images) amortise the
-    misprediction, so only short rows of varying length are grouped."""
+    is mispredicted about once per row (w8a's margins pass takes half the
+    time grouped, docs/decisions/26d10-ocas-passes-and-line-search.md).
+    Long rows (images) amortise the misprediction, so only short rows of
+    varying length are grouped."""
     indptr = np.asarray(indptr)
     n = indptr.shape[0] - 1
     if n < 2 or (indptr[-1] - indptr[0]) > GROUP_MAX_MEAN * n:
@@ -817,7 +808,7 @@ def _length_changes(indptr):
 def _counting_sort_by_length(indptr, longest, perm):
     """``perm`` = the stable argsort of the row lengths, by counting sort
     (O(n + longest); the same permutation as ``np.argsort(lengths,
-    kind="stable")``, 10x faster on w8a)."""
+    kind="stable")``)."""
     n = indptr.shape[0] - 1
     start = np.zeros(longest + 2, dtype=np.int64)
     for i in range(n):

@@ -26,7 +26,7 @@ This module also holds the dense/CSR dispatch of the compiled passes and the
 validation of ordinal targets (:func:`check_ranks`), which the in-memory and
 the Dask estimators share.  It imports no other cutting-plane module, so
 :mod:`svmlab.cutting_plane.estimators` and :mod:`svmlab.cutting_plane._dask` both depend on it and
-not on each other (issue 14: the old import loop between them is gone).
+not on each other.
 """
 
 from __future__ import annotations

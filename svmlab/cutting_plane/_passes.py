@@ -46,8 +46,8 @@ __all__ = [
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
 def _dot_row(X, i, w, d):
-    """``X[i, :d] . w[:d]``; reassociation lets LLVM use SIMD (about 2.5x
-    faster on wide dense rows such as images)."""
+    """``X[i, :d] . w[:d]``; reassociation lets LLVM use SIMD (wide dense
+    rows such as images)."""
     s = 0.0
     for j in range(d):
         s += X[i, j] * w[j]

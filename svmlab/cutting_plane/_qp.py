@@ -83,6 +83,27 @@ def _violation(a, grad):
 
 
 @njit(cache=True)
+def _violation_of(H, d, a):
+    """:func:`_violation` at ``a`` with the gradient ``H a - d`` recomputed
+    (rows of H, contiguous; a loop rather than BLAS, which would compile
+    numba's whole matrix-vector product for this one use)."""
+    K = a.shape[0]
+    gmin = np.inf
+    gmax = -np.inf
+    for k in range(K):
+        hk = H[k]
+        g = 0.0
+        for j in range(K):
+            g += hk[j] * a[j]
+        g -= d[k]
+        if g < gmin:
+            gmin = g
+        if a[k] > 0.0 and g > gmax:
+            gmax = g
+    return gmax - gmin
+
+
+@njit(cache=True)
 def _rescale_to_sum(a, C):
     """Restore ``sum a = C`` exactly after the steps' roundings, by scaling
     (nothing to scale when every entry is 0)."""
@@ -117,7 +138,7 @@ def _entering(grad, in_face, F, m, tol):
 # --------------------------------------------------------------------------
 # the main engine: primal active set on an updated Cholesky factor
 # --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
     """Variable ``k`` (outside the free set F, lifted vector dependent on
     F's) and the free set: move along the null direction ``e_k - sum_r z_r
@@ -132,7 +153,7 @@ def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
         slope -= z[r] * grad[F[r]]
     sgn = 1.0 if slope <= 0.0 else -1.0
     t = np.inf
-    rmin = -1
+    rmin = np.int64(-1)  # (a literal -1 would compile chol_delete once more for it)
     if sgn < 0.0:  # a_k decreases
         t = a[k]
         rmin = m
@@ -156,7 +177,7 @@ def _null_step(H, d, a, Lc, F, m, k, grad, z, col):
     return rmin
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _face_minimiser(Lc, m, F, d, C, x, z, col):
     """Minimiser of ``1/2 a'La - d'a`` on ``sum a = C`` over the free set
     (``L = Lc Lc'`` the lifted Gram ``H_FF + 1``, equal to the objective's
@@ -176,7 +197,7 @@ def _face_minimiser(Lc, m, F, d, C, x, z, col):
         x[r] -= lam * z[r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start_factor(H, a, Lc, F, inF, col):
     """The factor of the lifted Gram matrix of the free set ``{a_k > 0}``
     (in index order) into ``Lc``, ``F``, ``inF``; returns its size, or -1
@@ -194,7 +215,7 @@ def _start_factor(H, a, Lc, F, inF, col):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leave(Lc, F, inF, m, r):
     """Free variable ``F[r]`` leaves the free set (factor and list); returns
     the new size."""
@@ -205,13 +226,13 @@ def _leave(Lc, F, inF, m, r):
     return m - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ratio_step(a, x, F, m):
     """Move the free variables towards the face minimiser ``x`` as far as
     the first of them reaching 0 (ratio test); returns its position in F
     (set to exactly 0), or -1 when the whole step was taken."""
     t = 1.0
-    rmin = -1
+    rmin = np.int64(-1)  # (a literal -1 would compile chol_delete once more for it)
     for r in range(m):
         ar = a[F[r]]
         p = x[r] - ar
@@ -227,7 +248,7 @@ def _ratio_step(a, x, F, m):
     return rmin
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def active_set_chol(H, d, C, a, tol, max_steps):
     """min 1/2 a'Ha - d'a  s.t. a >= 0, sum a = C, in place on a feasible
     ``a`` (warm start): the primal active-set method of :func:`active_set_qp`
@@ -314,7 +335,7 @@ def solve_active_set(H, d, C, a, tol):
     the violation on a recomputed gradient."""
     K = a.shape[0]
     steps, _status = active_set_chol(H, d, C, a, tol, 50 * (K + 1))
-    return steps, _violation(a, H @ a - d)
+    return steps, _violation_of(H, d, a)
 
 
 def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 30,
@@ -342,7 +363,7 @@ def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 3
                      int(steps))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_cut(G, H, d, a, K, g, off):
     """Store the new cut as cut K + 1 of the buffers (``G[K] = g``, its row
     and column of the Gram matrix ``H``, its offset, multiplier 0)."""
@@ -359,7 +380,7 @@ def _add_cut(G, H, d, a, K, g, off):
     a[K + 1] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reduced_solution(G, d, a, K, w):
     """``w = sum_k alpha_k g_k`` over the K cuts (into ``w``) and ``(xi,
     dual)``: ``xi = max(0, max_k d_k - g_k.w)`` and ``dual = sum_k alpha_k
@@ -396,14 +417,18 @@ def _cut_and_main_engine(G, H, d, a, K, g, off, C, tol, w):
     ``(steps, violation, tol, xi, dual, solved)``."""
     _add_cut(G, H, d, a, K, g, off)
     k1 = K + 2
-    Hk = np.ascontiguousarray(H[:k1, :k1])
+    Hk = np.empty((k1, k1))
     hmax = 0.0
     for k in range(k1):
+        for j in range(k1):
+            Hk[k, j] = H[k, j]
         if Hk[k, k] > hmax:
             hmax = Hk[k, k]
     tol = max(tol, 64.0 * 2.220446049250313e-16 * C * hmax)
     ak = a[:k1]
-    steps, viol = solve_active_set(Hk, d[:k1], C, ak, tol)
+    dk = d[:k1]
+    steps, _status = active_set_chol(Hk, dk, C, ak, tol, 50 * (k1 + 1))
+    viol = _violation_of(Hk, dk, ak)
     if viol > tol:
         return steps, viol, tol, 0.0, 0.0, False
     xi, dual = reduced_solution(G, d, a, K + 1, w)
@@ -555,6 +580,33 @@ def _smo_phase(H, d, C, a, grad, tol, max_steps):
     return it, viol
 
 
+@njit(cache=True, inline="always")
+def _face_lstsq(H, d, C, F, m):
+    """The face minimiser of :func:`_newton_phase`: the KKT system
+    ``H_FF a_F - lambda 1 = d_F, sum a_F = C`` by least squares; an empty
+    array when the free constraints are dependent (no unique minimiser) or
+    the system is inconsistent (the quadratic is unbounded on the face)."""
+    M = np.zeros((m + 1, m + 1))
+    rhs = np.zeros(m + 1)
+    for r in range(m):
+        for c in range(m):
+            M[r, c] = H[F[r], F[c]]
+        M[r, m] = -1.0
+        M[m, r] = 1.0
+        rhs[r] = d[F[r]]
+    rhs[m] = C
+    sol, _r, rank, _sv = np.linalg.lstsq(M, rhs, -1.0)
+    if rank < m + 1:
+        return np.empty(0)
+    res = M @ sol - rhs
+    scale = 1.0
+    for r in range(m + 1):
+        scale = max(scale, abs(rhs[r]))
+    if np.sqrt(np.sum(res * res)) > 1e-9 * scale:
+        return np.empty(0)
+    return sol
+
+
 @njit(cache=True)
 def _newton_phase(H, d, C, a, grad, max_free):
     """Subspace Newton step on the free set F = {a_k > 0}: move towards the
@@ -562,12 +614,7 @@ def _newton_phase(H, d, C, a, grad, max_free):
     by least squares) as far as feasibility allows: when that minimiser is
     infeasible the step stops where the first free variable reaches 0 (the
     ratio test of an active-set method), which then leaves F.  Accepted only
-    when it strictly decreases the objective; returns whether it was.
-
-    (Until issue 16's second round an infeasible face minimiser rejected the
-    step; on working sets of ~100 cuts SMO then needed a dozen more bursts,
-    each followed by another least-squares solve: 3.4 ms against 1.0 ms for
-    one w8a solve, K = 100, 49 free.)"""
+    when it strictly decreases the objective; returns whether it was."""
     K = a.shape[0]
     m = 0
     for k in range(K):
@@ -581,24 +628,9 @@ def _newton_phase(H, d, C, a, grad, max_free):
         if a[k] > 0.0:
             F[q] = k
             q += 1
-    M = np.zeros((m + 1, m + 1))
-    rhs = np.zeros(m + 1)
-    for r in range(m):
-        for c in range(m):
-            M[r, c] = H[F[r], F[c]]
-        M[r, m] = -1.0
-        M[m, r] = 1.0
-        rhs[r] = d[F[r]]
-    rhs[m] = C
-    sol, _r, rank, _sv = np.linalg.lstsq(M, rhs, -1.0)
-    if rank < m + 1:
-        return False  # dependent free constraints: no unique face minimiser
-    res = M @ sol - rhs
-    scale = 1.0
-    for r in range(m + 1):
-        scale = max(scale, abs(rhs[r]))
-    if np.sqrt(np.sum(res * res)) > 1e-9 * scale:
-        return False  # inconsistent: the quadratic is unbounded on the face
+    sol = _face_lstsq(H, d, C, F, m)
+    if sol.shape[0] == 0:
+        return False
     p = np.empty(m)
     t = 1.0
     for r in range(m):
@@ -654,6 +686,50 @@ def _try_active_set(H, d, C, a, tol, viol):
     return viol
 
 
+@njit(cache=True, inline="always")
+def _null_direction(H, d, a, F, m, V, entering, p):
+    """:func:`active_set_qp` with a dependent free set: ``p`` = the null
+    direction of the lifted vectors (eigenvector ``V[:, 0]``), oriented so
+    that the entering variable grows, or, with none, downhill."""
+    for r in range(m):
+        p[r] = V[r, 0]
+    flip = False
+    if entering >= 0:
+        for r in range(m):
+            if F[r] == entering and p[r] < 0.0:
+                flip = True
+    else:
+        slope = 0.0
+        for r in range(m):
+            gr = -d[F[r]]
+            for c in range(a.shape[0]):
+                gr += H[F[r], c] * a[c]
+            slope += gr * p[r]
+        flip = slope > 0.0
+    if flip:
+        for r in range(m):
+            p[r] = -p[r]
+
+
+@njit(cache=True, inline="always")
+def _to_face_minimiser(H, d, C, a, F, m, p):
+    """:func:`active_set_qp` with an independent free set: ``p`` = the step
+    to the face minimiser, from the KKT system ``H_FF a_F + lambda 1 = d_F,
+    sum a_F = C`` (exact linear solve)."""
+    M = np.zeros((m + 1, m + 1))
+    rhs = np.empty(m + 1)
+    for r in range(m):
+        for c in range(m):
+            M[r, c] = H[F[r], F[c]]
+        M[r, m] = 1.0
+        M[m, r] = 1.0
+        rhs[r] = d[F[r]]
+    rhs[m] = C
+    sol = np.linalg.solve(M, rhs)
+    for r in range(m):
+        p[r] = sol[r] - a[F[r]]
+
+
 @njit(cache=True)
 def active_set_qp(H, d, C, a, tol, max_steps):
     """The textbook primal active-set method on ``min 1/2 a'Ha - d'a``,
@@ -697,38 +773,9 @@ def active_set_qp(H, d, C, a, tol, max_steps):
         p = np.empty(m)
         t = np.inf
         if ev[0] <= 1e-12 * ev[m - 1]:
-            # dependent: null direction of the lifted vectors
-            for r in range(m):
-                p[r] = V[r, 0]
-            flip = False
-            if entering >= 0:
-                for r in range(m):
-                    if F[r] == entering and p[r] < 0.0:
-                        flip = True
-            else:
-                slope = 0.0
-                for r in range(m):
-                    gr = -d[F[r]]
-                    for c in range(K):
-                        gr += H[F[r], c] * a[c]
-                    slope += gr * p[r]
-                flip = slope > 0.0
-            if flip:
-                for r in range(m):
-                    p[r] = -p[r]
+            _null_direction(H, d, a, F, m, V, entering, p)
         else:
-            M = np.zeros((m + 1, m + 1))
-            rhs = np.empty(m + 1)
-            for r in range(m):
-                for c in range(m):
-                    M[r, c] = H[F[r], F[c]]
-                M[r, m] = 1.0
-                M[m, r] = 1.0
-                rhs[r] = d[F[r]]
-            rhs[m] = C
-            sol = np.linalg.solve(M, rhs)
-            for r in range(m):
-                p[r] = sol[r] - a[F[r]]
+            _to_face_minimiser(H, d, C, a, F, m, p)
             t = 1.0
         entering = -1
         # ratio test

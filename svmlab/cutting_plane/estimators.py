@@ -364,7 +364,8 @@ class _OcasRun(_CuttingPlaneRun):
         self.m_best = np.zeros(n)           # margins y_i w_b.[x_i, B]
         v = self.oracle.v
         # the n of (1/n) sum_i v_i hinge_i: the rows of positive weight (the
-        # Dask path keeps zero-weight rows in its blocks, see _cp_dask)
+        # Dask path keeps zero-weight rows in its blocks, see
+        # svmlab.cutting_plane._dask)
         self.n_loss = int(getattr(self.oracle, "n_loss", n))
         # F(0) = C * (1/n) sum_i v_i max(0, 1 - 0)
         self.primal_best = (self.C * 1.0 if v is None
@@ -676,7 +677,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 
     def _ocas_data(self, X):
         """OCAS reads mostly-zero dense rows (images) as CSR: the passes then
-        cost O(nnz) (MNIST's pixels are 81% zeros: 5x faster).  Algorithm 1
+        cost O(nnz) (MNIST's pixels are 81% zeros).  Algorithm 1
         keeps the dense passes, so its steps stay the ones the readable
         reference replays."""
         if self.method == "ocas" and not sp.issparse(X) and X.size:
@@ -772,12 +773,11 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 def warm_up(background=False):
     """Load the cutting-plane estimators' compiled code before the first fit.
 
-    Measured (a9a, C/n = 0.05, numba's on-disk cache already filled): the
-    first fit in a fresh process takes 0.28 s (OCAS) / 0.38 s (Algorithm 1)
-    against 0.03 s / 0.13 s for the next ones.  Nearly all of the 0.25 s is
-    numba initialising its typing and target registries once per process
-    (``load_additional_registries``), not our functions: it is paid by the
-    first compiled call of any kind.  This moves it out of the first fit:
+    Even with numba's on-disk cache filled, the first fit in a fresh process
+    pays numba's one-time initialisation of its typing and target
+    registries (``load_additional_registries``), a few tenths of a second
+    (docs/decisions/26d10-ocas-passes-and-line-search.md).  This moves it
+    out of the first fit:
     it fits tiny problems with both methods, dense, CSR and binary CSR, and
     the ordinal regressor.  With ``background=True`` it runs in a daemon thread and
     returns it (numba's compiler lock makes a fit that starts meanwhile
@@ -862,7 +862,7 @@ class CuttingPlaneOrdinalRegressor(_CuttingPlaneBase):
     There is no ``fit_intercept``: pairwise constraints are invariant to
     shifts of the scores, so ``intercept_`` is always ``[0.]``.
 
-    There is no ``method="ocas"`` here (a decision, issue 16).  OCAS applies
+    There is no ``method="ocas"`` here (a decision).  OCAS applies
     in principle: OP4 has a convex piecewise-quadratic primal and the same
     cutting-plane model.  Its exact line search is what does not carry over
     cheaply.  Along a line ``w_b + k delta`` a pairwise hinge term

@@ -280,12 +280,9 @@ class ActiveSetSubproblem:
             else:
                 # Table 1: the plain system (3), no ridge, by Cholesky of
                 # K_11; a K_11 that Cholesky cannot factor counts as a
-                # singular (3) (our decision, issue 15: the LU of the
-                # bordered matrix that used to decide it found (3) singular
-                # on every such block of the issue-15 cases and cost ~17% of
-                # gauss-m's time; for a positive semi-definite kernel a
-                # failed Cholesky means K_11 is singular to working
-                # precision)
+                # singular (3): for a positive semi-definite kernel a failed
+                # Cholesky means K_11 is singular to working precision
+                # (docs/decisions/26d05-irwls-table1-handover.md)
                 d, b, self.method = solve_ls(self.K[F[:, None], F], v, c, 0.0,
                                              allow_lstsq=False, allow_lu=False)
             if self.mode == "table1" and self.method == "lstsq":

@@ -100,9 +100,8 @@ class RowStore:
 
     def fetch(self, B, step):
         """Make the rows of every sample of ``B`` present; return their slots
-        and the number of rows computed.  Decision: plain LRU (evicting the
-        rows of free support vectors last computed as many rows on ijcnn1
-        and took longer)."""
+        and the number of rows computed.  Plain LRU
+        (docs/decisions/26d08-blocked-decomposition.md)."""
         slots = self.slot_of[B]
         miss = np.flatnonzero(slots < 0)
         if len(miss):

@@ -34,7 +34,7 @@ def kernel_block_counted(kd, cd, rows, cols):
     return out, n_direct
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _read_cached(cd, rows, cols, out, todo):
     """Copy the columns ``cols`` of the cached rows among ``rows`` into
     ``out`` (each read is a hit of the LRU cache, as
@@ -59,7 +59,7 @@ def _read_cached(cd, rows, cols, out, todo):
     return n_todo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _square_block(kd, rows, out, tmp):
     """``out = K[rows][:, rows]`` computed by its upper triangle, in panels
     of :data:`PANEL` rows (one GEMM each), and mirrored: exactly symmetric
@@ -140,7 +140,10 @@ def kernel_block_into(kd, cd, rows, cols, out, tmp):
         blk = tmp[:n_todo]
         kernel_block_cols_gemm(kd, sub, cols, blk)
         for k in range(n_todo):
-            out[todo[k]] = blk[k]
+            o = out[todo[k]]
+            bk = blk[k]
+            for c in range(p):
+                o[c] = bk[c]
     return n_todo * p
 
 

@@ -61,6 +61,25 @@ def _bounds_b(r, Kb, y, beta, C):
     return intercept(v, y, a, C)
 
 
+@njit(cache=True, inline="always")
+def _copy(src, dst):
+    """``dst[:] = src`` (1-D, same length) as a loop: an array assignment
+    would compile numba's shape-mismatch error message, string code that
+    costs more to compile than the whole loop."""
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
+
+
+@njit(cache=True, inline="always")
+def _sum(a):
+    """``a.sum()`` as the same left-to-right loop (without numba's axis
+    checks to compile)."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k]
+    return s
+
+
 @njit(cache=True)
 def is_symmetric(K):
     """Whether ``K == K.T`` bit for bit (stops at the first difference)."""
@@ -72,7 +91,7 @@ def is_symmetric(K):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pending_sum(KT, pend, pidx, npend):
     """``sum_a pend[pidx[a]] KT[pidx[a]]``: the deferred part of ``K beta``
     (row j of ``KT`` is column j of K, contiguous)."""
@@ -128,7 +147,7 @@ def flush_pending(KT, Kb, sets, pend, pidx, npend, inp):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_factor(K, sets, rr, L, order, n, nF, mark, kcol):
     """Bring the kept factor of ``K_11 + rr I`` over ``order[:n]`` to the
     current S1: delete the samples that left, append those that entered.
@@ -161,7 +180,7 @@ def _update_factor(K, sets, rr, L, order, n, nF, mark, kcol):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fresh_factor(K, sets, st, L, order, nF, ridge):
     """A fresh factor of ``K_11 + rr I`` over S1 (in index order), the ridge
     growing x100 from ``ridge`` while below ``1e-2 max(1, max |K_ii|)``;
@@ -188,7 +207,7 @@ def _fresh_factor(K, sets, st, L, order, nF, ridge):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _factor_and_solve(K, r, Kb, sets, st, L, order, nF, ridge, mark, kcol, rhs, u, w):
     """Step 1: the factor over S1 (kept and updated, or fresh when that
     fails) and the solves ``u = (K_11 + rr I)^{-1} (r - K beta)_1``,
@@ -220,7 +239,7 @@ def _factor_and_solve(K, r, Kb, sets, st, L, order, nF, ridge, mark, kcol, rhs, 
     return -1, 0.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _direction(u, w, n, b, c, d):
     """``d = u - b w`` put back on the plane ``1'd = c``: with a nearly
     singular K_11 (a rank-deficient kernel with |S1| above its rank) u and
@@ -236,7 +255,7 @@ def _direction(u, w, n, b, c, d):
         d[q] = d[q] + corr if n > 1 else c
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step_to_bound(y, C, beta, sets, order, n, d, tq, pend, pidx, npend, inp):
     """Step 2: ``beta_1 += t d`` with t the largest step in ``[0, 1]`` that
     keeps the box; the samples blocking within a relative 1e-12 of t are
@@ -286,7 +305,7 @@ def _step_to_bound(y, C, beta, sets, order, n, d, tq, pend, pidx, npend, inp):
     return na, nb, full, t <= 1e-14, npend
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _update_kb(qp, K, KT, Kb, sets, L, n, rr, order, d, pend, pidx, npend, kpbuf, tbuf):
     """``K beta`` on S1 after a step with changes ``d``: the ``"qp"`` rule
     adds rows of ``K'`` gathered at S1, the ``"irwls"`` rule the product
@@ -316,7 +335,7 @@ def _update_kb(qp, K, KT, Kb, sets, L, n, rr, order, d, pend, pidx, npend, kpbuf
             Kb[k] -= acc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _release(y, r, Kb, b, sets, tol, kmax, nF, vidx, vval, vpos):
     """Step 3: free the violators of (9)/(10) that
     :func:`~svmlab.decomposition._release.release_pick` picks (at most
@@ -351,32 +370,33 @@ def _release(y, r, Kb, b, sets, tol, kmax, nF, vidx, vval, vpos):
     return nc, nd
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _save_if_feasible(beta, r, Kb, s0, Cmax, st, fbeta, fKb, done):
     """After a full step: when ``sum beta = s0`` holds (to ``1e-9 (1 + C m)``)
     record the dual value and save the point; ``done``: nobody was freed,
     so the sub-problem is solved."""
     m = beta.shape[0]
-    if abs(beta.sum() - s0) <= 1e-9 * (1.0 + Cmax * m):
+    if abs(_sum(beta) - s0) <= 1e-9 * (1.0 + Cmax * m):
         W = 0.0
         for i in range(m):
             W += beta[i] * (r[i] - 0.5 * Kb[i])
         st[_ST_BESTW] = W
-        fbeta[:] = beta
-        fKb[:] = Kb
+        for i in range(m):
+            fbeta[i] = beta[i]
+            fKb[i] = Kb[i]
         st[_ST_FB] = st[_ST_B]
         if done:
             st[_ST_DONE] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _give_up(y, C, beta, Kb, sets, st, fbeta, fKb):
     """``max_iter`` reached: back to the last feasible point (sets from its
     multipliers), done."""
-    beta[:] = fbeta
-    Kb[:] = fKb
     st[_ST_B] = st[_ST_FB]
     for i in range(y.shape[0]):
+        beta[i] = fbeta[i]
+        Kb[i] = fKb[i]
         a = y[i] * beta[i]
         sets[i] = 2 if a <= 0.0 else (3 if a >= C[i] else 1)
     st[_ST_DONE] = 1.0
@@ -401,7 +421,13 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
     Returns ``(n_done, need_python)``: ``need_python`` means the next
     iteration needs the LU / least-squares fallback of
     :func:`svmlab.decomposition._bordered.solve_ls` (nothing was changed
-    for it)."""
+    for it).
+
+    The steps of an iteration are the helpers above, each called once here
+    and inlined (``inline="always"``): a helper with one call site costs
+    less to compile as part of this loop than as a function of its own
+    (docs/decisions/26d02-compile-time.md); nesting them further costs
+    more again, so this loop stays about one screen long."""
     m = y.shape[0]
     Cmax = 0.0
     dmax = 1.0
@@ -435,13 +461,13 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
             st[_ST_B] = _bounds_b(r, Kb, y, beta, C)
             st[_ST_METHOD] = 2
         else:
-            c = s0 - beta.sum()
+            c = s0 - _sum(beta)
             n, den, usum = _factor_and_solve(K, r, Kb, sets, st, L, order, nF, ridge, mark,
                                              kcol, rhs, u, w)
             if n < 0:
                 st[_ST_NORD] = -1.0
                 st[_ST_NPEND] = flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
-                Kout[:] = Kb
+                _copy(Kb, Kout)
                 return done_steps, True
             b = (usum - c) / den
             st[_ST_METHOD] = 0 if st[_ST_RR] == ridge else 1
@@ -467,6 +493,6 @@ def line_iterations(K, y, r, C, tol, s0, qp, max_steps, max_iter, beta, Kb, sets
             npend = flush_pending(KT, Kb, sets, pend, pidx, npend, inp)
             _give_up(y, C, beta, Kb, sets, st, fbeta, fKb)
     st[_ST_NPEND] = npend
-    Kout[:] = Kb
+    _copy(Kb, Kout)
     pending_into(KT, Kout, sets, pend, pidx, npend)
     return done_steps, False

@@ -37,7 +37,7 @@ __all__ = ["RELEASE_CAP", "release_pick"]
 RELEASE_CAP = 10
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark_best(vval, vpos, kp, kn, pool_all, chosen):
     """Mark in ``chosen`` the ``kp`` smallest ``(vval[q], q)`` among the
     positions with ``vpos[q]`` and the ``kn`` smallest among the others, or,
@@ -84,7 +84,10 @@ def release_pick(vval, vpos, npos, kmax, nF):
     """
     nv = vval.shape[0]
     if kmax <= 0 or nv <= kmax and not (kmax == 1 and nF == 0):
-        return np.arange(nv)
+        every = np.empty(nv, np.int64)
+        for q in range(nv):
+            every[q] = q
+        return every
     nneg = nv - npos
     pool_all = kmax == 1 and nF > 0
     # (np.int64: literal counts would compile _mark_best once more for them)

@@ -143,15 +143,14 @@ def irwls_select(e, y, sets, m, strategy, rng, tol, v=None, alpha=None, C=None):
       rest by lowest.
     * Our addition, shared with the rest of the family: the maximal
       violating pair is always included, which guarantees progress.
-    * Our addition (issue 15): the completion is balanced by the sign of
+    * Our addition: the completion is balanced by the sign of
       ``e_i``, the direction in which ``beta_i`` must move (up for
       ``e_i > 0``).  ``sum beta`` is fixed inside the working set, so
       violators that all move one way can hardly move at all (SVMlight's
       reason for taking q/2 from each side).  Up to half of the room goes
       to each sign, in the strategy's order of ``|e_i|``; a side with too
-      few candidates leaves its share to the other.  Without it, on
-      gauss-m 4000 (C=1) a working set of 200 changed ~60 multipliers and
-      the fit took 453 working sets; with it 291 (random_state=0).
+      few candidates leaves its share to the other
+      (docs/decisions/26d04-irwls-working-sets.md).
     * Room left over is filled with non-candidates of lowest ``|e_i|``.
     """
     n = len(e)

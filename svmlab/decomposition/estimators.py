@@ -539,9 +539,9 @@ class DecompositionClassifier(_DecompositionBase):
 
     def blocked_default_ws(self, n):
         """The blocked path's default working-set size for n samples: 1024
-        (ThunderSVM's on a GPU; on two cores 1024 was faster than 256 and
-        512 on MNIST and Fashion-MNIST, and as fast as 512 on ijcnn1), at
-        most n, and at most half the rows that ``cache_size`` holds in
+        (ThunderSVM's on a GPU, and the fastest of 256, 512 and 1024 on two
+        cores, docs/decisions/26d08-blocked-decomposition.md), at most n,
+        and at most half the rows that ``cache_size`` holds in
         ``cache_dtype``, so that rows outlive their working set (at least
         2)."""
         item = np.dtype(self.cache_dtype_).itemsize

@@ -21,7 +21,8 @@ Algorithm (paper's numbering):
   compute e and the weights (8), reorder with rules
   a (S1 -> S2 if ``y beta < 0``), b (S1 -> S3 if ``y beta > C``),
   c (S2 -> S1 if ``y e > 0``), d (S3 -> S1 if ``y e < 0``).
-  Implemented by :class:`svmlab.decomposition._engines.ActiveSetSubproblem` (``rule="irwls"``),
+  Implemented by :class:`svmlab.decomposition._active_set.ActiveSetSubproblem`
+  (``rule="irwls"``),
   which is also the ``"irwls"`` engine of the decomposition family.
 * Section 2.1 -- chunking: IRWLS runs on a working set Sw of
   ``working_set_size`` samples; the inactive samples Sin keep their beta
@@ -37,148 +38,33 @@ Algorithm (paper's numbering):
 One step (record) is one IRWLS iteration.  ``intercept_`` is ``b``:
 ``f(x) = sum_i alpha_i y_i K(x_i, x) + b``.
 
-Kernel values (issue 15).  The working-set block ``K_ww`` comes from the
-kernel-block layer (:func:`svmlab.decomposition._engines.kernel_block_counted`
-over :func:`svmlab.kernels.kernel_block_cols`) and is float64 whatever
-``cache_dtype`` is: it is factorised by Cholesky, and the sub-problem's
-stopping test (0.9 tol) is read from it.  ``G_in = G_w - K_ww beta_w``
-takes ``G = K beta`` from the global gradient, which the samples whose
-multiplier changed update with full rows from the row cache
-(:func:`svmlab.decomposition._engines.add_rows`); with the default
-``cache_dtype="auto"`` those rows are LIBSVM's ``Qfloat``, so ``G``
+Kernel values.  The working-set block ``K_ww`` comes from the kernel-block
+layer (:func:`svmlab.decomposition._kblock.kernel_block_into`) and is
+float64 whatever ``cache_dtype`` is: it is factorised by Cholesky, and the
+sub-problem's stopping test (0.9 tol) is read from it.  ``G_in = G_w -
+K_ww beta_w`` takes ``G = K beta`` from the global gradient, which the
+samples whose multiplier changed update with full rows from the row cache
+(:func:`svmlab.decomposition._kblock.add_rows`); with the default
+``cache_dtype="auto"`` those rows may be LIBSVM's ``Qfloat``, so ``G``
 carries their rounding (relative 6e-8 per term, far below ``tol``) while
 ``K_ww``, ``beta`` and ``b`` stay float64.  ``cache_dtype="float64"``
 gives the float64 iterates that the readable reference
 (:mod:`svmlab.reference.irwls`) reproduces step for step.
 
-Where the time goes (measured on the issue-15 cases, 200-sample working
-sets, the default before this follow-up): mostly in the line-search mode of the sub-problems (an active-set
-method that frees or bounds a few samples per iteration), then the G
-updates, the section 3 selection, the Table 1 iterations (scipy, in
-Python) and the blocks.  On the 2-D sets (banana, gauss-m) the system (3)
-of Table 1 is numerically singular (smooth RBF kernel on many nearby
-points), so Table 1 gives way to the line-search mode after one or two
-iterations of each working set; on diabetes its first full release of
-violators clips hundreds of samples at once and leaves the plane
-``sum beta = s0``, so the same happens a few iterations later.
-
-Two decisions of ours (issue 15, follow-up) cut the work on those cases:
+Our additions to the paper, each a decision with its measurements in
+``docs/decisions/``:
 
 * the section 3 selection balances the violators it adds by the sign of
-  ``e_i`` (:func:`svmlab.decomposition._working_set.irwls_select`): a
-  working set whose violators all need ``beta`` to move the same way
-  cannot move them (``sum beta`` is fixed inside it);
-* the line-search safeguard frees at most 10 violators after a full step
-  (:data:`svmlab.decomposition._engines.RELEASE_CAP`), the worst of each
-  sign of ``e``: freeing a few hundred at once makes S1 large, and the
-  active-set iterations that then bound most of them again, one per
-  iteration, cost ``O(|S1|^2)`` each.  (The cap used to stall IRWLS on a
-  linear-kernel problem; the causes, a release of violators that could
-  not move against ``sum beta = s0`` and a direction that left that plane
-  with a nearly singular ``K_11``, are fixed: see ``RELEASE_CAP``.)
-
-On gauss-m 4000 (C=1, 200-sample working sets) the balanced selection
-took 453 working sets down to 291.  Round 2 of issue 15 made a fifth
-decision: the default ``selection="mixed"`` fills half of each sign's
-share of the working set with the violators of largest ``|e_i|`` and half
-with the paper's lowest ``|e_i|`` (``"random"``, the paper's rule, stays
-available): gauss-m 104 -> 58 working sets of 400, Adult6 189 -> 42
-(see ``IRWLSClassifier``'s ``selection``).  The numbers below were
-measured with ``"random"``.  A third decision: Table 1 takes a
-``K_11`` that Cholesky cannot factor as a singular (3) at once (no LU of
-the bordered matrix, which found (3) singular on every such block and
-cost ~17% of gauss-m's time).  A fourth: the line-search mode updates
-``K beta`` outside S1 only after full steps
-(:func:`svmlab.decomposition._engines._flush_pending`), which halved its
-time on gauss-m.  Measured with the defaults (release cap 10; one run on
-a loaded 2-core machine, best of 3, ratios to LIBSVM in the same run):
-gauss-m 2.4x to 3x, diabetes 3.6x to 3.8x, banana 4900 0.6x to 0.75x,
-splice 1.0x, Adult6 0.7x to 0.95x (without the cap: gauss-m 6.4x,
-diabetes 3.5x, Adult6 1.1x).  Left on gauss-m (per fit, ~0.58 s
-against LIBSVM's ~0.24 s): 104 working sets of 400 (the violators fall
-slowly from ~2000: 2675 of the 4000 samples end at C), ~30 thousand
-line-search iterations (~0.16 s), the G updates with full rows (~0.16 s),
-the 400 x 400 blocks (~0.11 s) and Python per working set (~0.1 s); on
-diabetes (LIBSVM: 10 ms; IRWLS ~37 ms): ~600 line-search iterations
-(~15 ms; freed violators that end at C are bounded one per iteration),
-Table 1 in Python (~10 ms: on the first two working sets it frees all
-violators, clips hundreds and is abandoned), the kernel blocks (~4 ms)
-and the G updates (~4 ms).  A 100-sample fit takes ~2 ms (LIBSVM 0.8 ms).
-
-Round 3 (issue 15): Table 1's downhill test has a relative tolerance
-(:data:`svmlab.decomposition._engines.DOWNHILL_RTOL`, 1e-12): on diabetes a
-full Table 1 step with S1 already optimal came out 7e-12 below the best W
-(6.4e4, relative 1e-16), and that rounding sent the working set to the
-line-search mode.  Measured: no change in time (diabetes still ~600
-line-search iterations, 3.9x LIBSVM's time in quiet runs); it removes a
-decision taken by rounding.  Tried and not kept: caching the working
-set's full rows at once (``fill_block``) when K fits in the float64
-cache, so that every kernel value is computed once per fit: splice
-0.061 s -> 0.042 s, diabetes unchanged, but banana 4900 0.65 s -> 1.0 s
-and gauss-m 0.77 s -> 1.47 s (full rows of n values for a 400-sample
-block); and freeing, in the line-search mode, alternately the worst and
-the least violators of each sign (as ``selection="mixed"`` does for
-working sets): diabetes 608 -> 804 iterations (4.25x), gauss-m 1.57x.  On
-diabetes the line-search iterations are 331 bounds at C, 174 at 0 and 77
-full steps (mean |S1| ~100): most freed violators end at a bound again.
-
-Round 4 (issue 15; ratios to LIBSVM's time, best of 5, each in one run
-with LIBSVM, loaded 2-core machine, before -> after: banana 4900 0.71x
--> 0.49x, gauss-m 4000 1.47x -> 0.98x (0.98x-1.04x over the last runs),
-diabetes 4.00x -> 1.15x (1.07x-1.35x), splice 0.98x -> 0.68x, Adult6
-0.20x -> 0.08x-0.16x).  Profiled
-first (cProfile for Python, the cycle counter inside the compiled
-line-search loop); kept, each measured on its own:
-
-* Table 1 hands a working set over to the line-search mode after an
-  iteration that freed more violators than there were free samples
-  (:data:`svmlab.decomposition._engines.TABLE1_HANDOVER`): on the first
-  working set (S1 empty) Table 1 freed every sample, solved (3) with all
-  of them free (768 on diabetes: 15 ms for that one factor), clipped
-  hundreds and was abandoned for its start point.  The next iteration now
-  goes back to that point at once (recorded as ``mode="line"``, as the
-  other exits of Table 1); Table 1's iterations themselves are the paper's.
-* ``working_set_size=None`` is every sample up to 800 of them
-  (:func:`default_working_set`, measured on subsets of the five cases);
-  with one working set, ``G`` is updated from its block (``G += K d``)
-  instead of fetching the rows again.
-* the line-search mode's products with ``K_11`` read its kept Cholesky
-  factor (:func:`svmlab.decomposition._engines.k11_times`) instead of
-  gathering ``K[order[a], order[b]]``, and the deferred ``K beta`` update
-  reads rows of ``K'`` (:func:`svmlab.decomposition._engines._flush_pending`):
-  diabetes' line-search sub-problems 15.3 ms -> 11 ms;
-* the working-set block of a set with no cached row is computed by its
-  upper triangle, with a GEMM (:func:`svmlab.decomposition._engines.kernel_block_into`:
-  diabetes 2.3 ms -> 1.6 ms, a temporary and its copy gone), and the block,
-  its scratch and the factor's workspace are kept from one working set to
-  the next (a fresh 400 x 400 array costs ~0.1 ms of page faults);
-* :func:`svmlab.decomposition._engines.chol_delete` takes four rows at a
-  time (the same bits; 65 -> 23 us for a deletion at the top of a
-  200-row factor);
-* the release of at most 10 violators picks them in one pass instead of
-  sorting all of them (:func:`svmlab.decomposition._engines._release_pick`,
-  the same picks): 23% -> 9% of the line-search time on gauss-m.
-
-Tried and not kept: (a) a projected step in the line-search mode (the
-Newton step projected onto the box and the plane ``sum beta = s0``,
-trying ``s = 1, 1/2, 1/4`` of the arc, taken when it rose the dual more
-than the step to the first bound; the projection's shift found over the
-sorted breakpoints): line-search iterations on diabetes 611 -> 206, but
-after the cheaper iterations above it cost time everywhere (diabetes
-14.2 vs 14.6 ms, splice 22.5 vs 23.6, banana 161 vs 126, gauss-m 293 vs
-265 ms): every projected step bounds many samples, and the factor is
-then rebuilt; (b) a cost model choosing between deleting from the kept
-factor and a fresh one (rotations ~40x the cost of a vectorised
-multiply-add): slower than the old "a third of S1 changed" rule on all
-four cases once the projected steps were gone (e.g. gauss-m 256 vs 231
-ms); (c) the Euclidean projection of an infeasible Table 1 iterate as a
-better point to fall back to: on diabetes' first working sets those
-iterates are far worse than the start (W = -4e4 against 0); (d) a
-longer patience of Table 1 (10, 30, 100 iterations): slower (Table 1
-does not settle there); (e) a smaller first working set (50 to 200):
-within noise; (f) larger working sets on gauss-m (600: 406 ms, 1000:
-631 ms against 321 ms for 400) and release caps of 20 or 40 (slower on
-banana and gauss-m, within noise on diabetes).
+  ``e_i`` and, by default (``selection="mixed"``), fills half of each
+  sign's share with the largest ``|e_i|`` (26d04);
+* ``working_set_size=None`` is every sample up to 800 of them, else 400
+  (:func:`default_working_set`, 26d04);
+* Table 1 hands a working set over to the line-search mode after a release
+  larger than S1, counts a K_11 that Cholesky cannot factor as a singular
+  (3), and judges "downhill" with a relative tolerance (26d05);
+* the line-search mode frees at most 10 violators after a full step, the
+  worst of each sign of ``e`` (26d03), and runs compiled on a kept Cholesky
+  factor (26d06).
 """
 
 from __future__ import annotations
@@ -209,17 +95,10 @@ DEFAULT_WORKING_SET = 400
 def default_working_set(n):
     """``working_set_size=None``: all n samples (one working set, IRWLS
     without chunking) when ``n <= 2 * DEFAULT_WORKING_SET``, else
-    ``DEFAULT_WORKING_SET``.
-
-    Our decision (issue 15, round 4), measured in one run (ratios to
-    LIBSVM's time, working sets of 400 -> all samples): random subsets of
-    600 rows: banana 1.37x -> 1.17x, gauss-m 2.05x -> 1.69x, splice
-    0.99x -> 0.73x, diabetes 2.73x -> 1.31x, a9a 1.09x -> 0.75x; of 1000
-    rows the other way: banana 0.75x -> 1.30x, gauss-m 1.75x -> 2.28x,
-    splice 0.69x -> 0.88x, a9a 0.66x -> 0.98x.  Below ~2 working sets'
-    worth, chunking costs more (a block, a selection and a G update per
-    working set, free SVs split between working sets) than it saves; the
-    cut is at two working sets, between the measured points."""
+    ``DEFAULT_WORKING_SET``.  Below about two working sets' worth, chunking
+    costs more (a block, a selection and a G update per working set, free
+    SVs split between working sets) than it saves
+    (docs/decisions/26d04-irwls-working-sets.md)."""
     return n if n <= 2 * DEFAULT_WORKING_SET else DEFAULT_WORKING_SET
 
 
@@ -352,8 +231,8 @@ class IRWLSRun(SolverRun):
         nz = d != 0.0
         if nz.any() and len(Sw) == self.n:
             # the working set is every sample (Sw = 0..n-1): its block is the
-            # whole kernel matrix, and G += K d needs no rows (our decision,
-            # issue 15, round 4: the rows cost as much as the block again)
+            # whole kernel matrix, and G += K d needs no rows (the rows
+            # would cost as much as the block again)
             self.G += sub.K @ d
         elif nz.any():
             add_rows(self.kd, self.cache.data, self.G, Sw[nz], d[nz])
@@ -434,15 +313,10 @@ class IRWLSRun(SolverRun):
         then the last feasible point of the sub-problem is reported instead.
 
         The intercept is recomputed for the reported beta by the rule of
-        :func:`svmlab.decomposition._engines.intercept_from_v` over the working set (mean of
+        :func:`svmlab._kkt.intercept_from_v` over the working set (mean of
         ``v = y - G`` over its free samples, else the middle of the interval
         the bounded samples allow); after a full solve of (3) that is the b
-        of (3) itself, since ``e_i = 0`` on S1.
-
-        (Before this, the sub-problem's saved feasible point was reported,
-        which the line-search mode never refreshes between full steps: a fit
-        stopped in that mode returned ``alpha_ = 0`` although its records
-        showed non-zero betas.)"""
+        of (3) itself, since ``e_i = 0`` on S1."""
         sub = self.sub
         if sub.done:
             return sub.beta, sub.b
@@ -486,14 +360,10 @@ class IRWLSClassifier(BaseKernelSVC):
     working_set_size : int or None, default=None
         Size of Sw (section 2.1); None means every sample when
         ``n_samples <= 800`` (one working set: no chunking, see
-        ``default_working_set`` for the measurements), else 400.  Must be
-        in ``[2, n_samples]``.  (Our default: 400 rather than the 200 of
-        earlier versions, measured in one run against 200 on the issue-15
-        cases: diabetes 3.2x instead of 5.0x LIBSVM's time (4 working
-        sets instead of 15: its ~200 free SVs fit in one), gauss-m 2.7x
-        instead of 3.3x, banana, splice and Adult6 within noise (0.7x,
-        0.9-1.0x, 0.25x).  A working set should hold the free SVs with room
-        to spare; larger ones cost O(m^2) memory and O(|S1|^3) factors.)
+        ``default_working_set``), else 400.  Must be in ``[2, n_samples]``.
+        A working set should hold the free SVs with room to spare; larger
+        ones cost O(m^2) memory and O(|S1|^3) factors
+        (docs/decisions/26d04-irwls-working-sets.md).
     selection : {"mixed", "random", "largest", "smallest"}, default="mixed"
         Section 3 strategy for completing the working set (see
         :func:`svmlab.decomposition._working_set.irwls_select`).
@@ -503,15 +373,8 @@ class IRWLSClassifier(BaseKernelSVC):
         room by largest ``|e_i|`` and half by lowest: the lowest are the
         samples likely to end as free SVs (the paper's reason), the largest
         the gross violators that mostly end at a bound, clipped at once, and
-        that the paper's rule reaches only after many working sets.
-        Measured in one run (issue 15, round 2; working sets / ratio to
-        LIBSVM's time), "random" -> "mixed": gauss-m 4000 104 -> 58
-        (2.4x -> 1.55x), Adult6 189 -> 42 (0.8x -> 0.17x), banana 4900 24
-        -> 29 (0.7x either way), diabetes and splice unchanged (5); on cases
-        not used for tuning: w8a[5000] 154 -> 24 (4.4x -> 0.75x), ijcnn1[4000]
-        7.6x -> 3.4x, Fashion-MNIST[2000] 2.9x -> 1.4x, another gauss-m 2.6x
-        -> 1.5x, a banana subset 1.6x either way.  (``"largest"`` alone
-        took banana 4900 from 24 working sets to 88.)
+        that the paper's rule reaches only after many working sets
+        (measurements: docs/decisions/26d04-irwls-working-sets.md).
     random_state : int, RandomState or None
     cache_size : float, default=200
         Kernel-row cache in MB.

@@ -22,6 +22,8 @@ notebook                        checkers (exercise ids)
                                 :func:`check_ordinal_constraint` (``04.ordinal_constraint``)
 ``05_irwls``                    :func:`check_irwls_weights` (``05.irwls_weights``),
                                 :func:`check_reorder` (``05.reorder_sets``)
+``08_svm_family``               :func:`check_svr_pair_bounds` (``08.svr_pair_bounds``),
+                                :func:`check_platt_targets` (``08.platt_targets``)
 ==============================  =============================================
 
 In each notebook at least one exercise asks the student to *derive* a rule
@@ -64,6 +66,7 @@ from ._core import ExerciseResult
 from ._registry import (EXERCISES, LOCKS_ENV, hidden_lines, locks_enabled, on_lock_change,
                         reset_locks, reveal, revealed, set_locks)
 from .cutting_plane import check_most_violated, check_one_plane_qp, check_working_set_slack
+from .family import check_platt_targets, check_svr_pair_bounds
 from .irwls import check_irwls_weights, check_reorder
 from .ordinal import check_count_pairs, check_ordinal_constraint, check_sweep
 from .smo import check_segment_ends, check_take_step, check_threshold
@@ -72,4 +75,5 @@ __all__ = ["ExerciseResult", "EXERCISES", "LOCKS_ENV", "revealed", "reveal", "se
            "locks_enabled", "reset_locks", "on_lock_change", "hidden_lines",
            "check_segment_ends", "check_take_step", "check_threshold", "check_one_plane_qp",
            "check_most_violated", "check_working_set_slack", "check_count_pairs",
-           "check_sweep", "check_ordinal_constraint", "check_irwls_weights", "check_reorder"]
+           "check_sweep", "check_ordinal_constraint", "check_irwls_weights", "check_reorder",
+           "check_svr_pair_bounds", "check_platt_targets"]

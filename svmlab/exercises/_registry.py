@@ -100,14 +100,21 @@ def _ex(eid, notebook, checker, title, *hides):
 
 
 _TS = "smo:PlattSMO.take_step"
+_RULES = (r"low, high = |new\[low\] = |new\[high\] = |sp\.sets\[F\[(low|high)\]\] = "
+          r"|c_mask = \(sp\.sets|d_mask = \(sp\.sets|sp\.sets\[c_mask \| d_mask\] = ")
+#: the generalised dual's step (notebook 08's SVR explorer shows it): the same
+#: step and threshold as 01's, and the segment of 08's exercise
+_DS = "dual:Dual.take_step"
 EXERCISES = {e.exercise_id: e for e in [
     _ex("01.segment_ends", "01_smo_geometry", "check_segment_ends",
         "derive the ends L, H of the feasible segment",
         Hide(_TS, start="[L-H-differ]", end="[L-equals-H]")),
     _ex("01.take_step", "01_smo_geometry", "check_take_step", "the clipped analytic step",
-        Hide(_TS, start=r"^\s*s = y1 \* y2", end="[a1]")),
+        Hide(_TS, start=r"^\s*s = y1 \* y2", end="[a1]"),
+        *(Hide(_DS, match=f"[{tag}]") for tag in ("eta", "step", "clip", "eta-nonpositive"))),
     _ex("01.threshold", "01_smo_geometry", "check_threshold", "the threshold update",
-        Hide(_TS, start=r"# threshold, eqs", end="[b-average]")),
+        Hide(_TS, start=r"# threshold, eqs", end="[b-average]"),
+        Hide(_DS, start="[threshold]", end=r"self\.b = b1 if")),
     _ex("03.one_plane_qp", "03_cutting_plane", "check_one_plane_qp",
         "derive the solution of OP3 with one plane"),
     _ex("03.most_violated", "03_cutting_plane", "check_most_violated",
@@ -128,11 +135,15 @@ EXERCISES = {e.exercise_id: e for e in [
         Hide("ordinal:iter_fit", match="[cut]")),
     _ex("05.irwls_weights", "05_irwls", "check_irwls_weights", "the weights of eq. (8)"),
     _ex("05.reorder_sets", "05_irwls", "check_reorder", "derive the reordering rules of Table 1",
-        Hide("irwls:table1_iteration", start=r"low, high = ", end="[rule-c, rule-d]"),
+        # the rules themselves: which samples move, and where to
+        Hide("irwls:table1_iteration", match=_RULES + r"|if na == 0 and nb == 0"),
         # svmlab's line-search iteration moves samples by the same rules
-        Hide("subproblem:line_search_iteration", start=r"low, high = block", end="[rule-b]"),
-        Hide("subproblem:line_search_iteration", start=r"c_mask = \(sp\.sets",
-             end=r"d_mask = \(sp\.sets")),
+        Hide("subproblem:line_search_iteration", match=_RULES)),
+    _ex("08.svr_pair_bounds", "08_svm_family", "check_svr_pair_bounds",
+        "derive the ends L, H of an epsilon-SVR pair step",
+        Hide(_DS, start="[segment]", end="[segment]")),
+    _ex("08.platt_targets", "08_svm_family", "check_platt_targets",
+        "derive Platt's regularised targets"),
 ]}
 
 

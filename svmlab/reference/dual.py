@@ -86,8 +86,9 @@ The algorithm, step by step (``Dual.step``):
 
 Decisions where LIBSVM leaves a choice or where svmlab differs:
 
-* **Ties** are broken as in :mod:`svmlab.reference.wss2` (and the compiled
-  ``SMOClassifier(selection="wss2")``): ``i`` is the *smallest* maximising
+* **Ties** are broken as in :mod:`svmlab._wss2` (the rule's one home),
+  :mod:`svmlab.reference.wss2` and the compiled
+  ``SMOClassifier(selection="wss2")``: ``i`` is the *smallest* maximising
   index (within its class for the nu forms), ``j`` the *largest* minimising
   index.  (LIBSVM takes the largest index for both.)  Ties are common, not
   rare: after an interior step the two variables have equal ``v`` in exact
@@ -122,11 +123,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from svmlab._wss2 import TAU  # LIBSVM's replacement of a non-positive curvature
+
 __all__ = ["TAU", "BOUND_SNAP", "DualProblem", "DualStep", "DualResult", "Dual", "solve",
            "c_svc", "epsilon_svr", "one_class", "nu_svc", "nu_svr", "model", "objective",
            "explain"]
 
-TAU = 1e-12  # replaces a non-positive curvature a_t (LIBSVM's TAU)
 BOUND_SNAP = 1e-12  # a variable within BOUND_SNAP * U_t of a bound is put on it
 
 

@@ -84,8 +84,8 @@ def solve_system3(K11, rhs, c, ridge=0.0):
     Cholesky of ``K11 + rr I`` and a Schur complement for b:
     u = A^-1 rhs, w = A^-1 1, b = (1'u - c) / 1'w, d = u - b w.
     ``ridge = 0`` (Table 1): no ridge; if Cholesky fails, (3) counts as
-    singular: ``d = None`` (Table 1 cannot continue; as svmlab, which
-    decides so since issue 15 instead of trying LU of the bordered matrix).
+    singular: ``d = None`` (Table 1 cannot continue; as svmlab, which does
+    not try LU of the bordered matrix there).
     ``ridge > 0`` (line search): rr grows x100 from ``ridge`` until the
     factorisation works.  Returns ``(d, b, method)``."""
     m = len(rhs)

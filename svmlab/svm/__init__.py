@@ -11,6 +11,7 @@ estimates, precomputed and callable kernels, warm starts and
 :mod:`._kernel`        named, precomputed and callable kernels
 :mod:`._probability`   Platt's sigmoid, pairwise coupling, LIBSVM's folds
 :mod:`._path`          warm-started paths over C
+:mod:`._run`           the fit as a stepped run: problems as parts, records
 =====================  ====================================================
 
 The readable twin of the solver is :mod:`svmlab.reference.dual`.

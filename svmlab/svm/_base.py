@@ -57,9 +57,11 @@ from sklearn.utils.multiclass import _ovr_decision_function, check_classificatio
 from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
+from .._stepping import SteppedFitMixin, with_callbacks
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
+from ._run import FamilyRun, GeneralisedDualRun
 
 try:  # scikit-learn >= 1.8: the sparse container the configuration asks for
     from sklearn.utils._sparse import _align_api_if_sparse
@@ -71,7 +73,7 @@ __all__ = ["BaseSVM", "BaseSVC", "LIBSVM_IMPL", "class_pairs"]
 
 LIBSVM_IMPL = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 #: sparse training data up to this dense size (bytes) is trained densely
-DENSIFY_MAX_BYTES = 16 << 20
+DENSIFY_MAX_BYTES = 1 << 20
 
 
 def class_pairs(k):
@@ -79,7 +81,7 @@ def class_pairs(k):
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
 
 
-class BaseSVM(BaseEstimator):
+class BaseSVM(SteppedFitMixin, BaseEstimator):
     """Base of the five estimators (not for direct use).  Subclasses set
     ``_impl`` and their ``__init__`` with scikit-learn's parameters plus
     svmlab's ``solver`` and ``warm_start``."""
@@ -112,13 +114,28 @@ class BaseSVM(BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y, sample_weight=None):
+    @with_callbacks
+    def fit(self, X, y, sample_weight=None, callback=None):
         """Fit the model (see the class docstring for the problem solved).
 
         ``X`` (n, d) dense or sparse, or the (n, n) Gram matrix for
         ``kernel="precomputed"``; ``y`` the labels or targets;
         ``sample_weight`` (n,) rescales each example's bound (zero or
-        negative removes the example).  Returns self."""
+        negative removes the example).  ``callback(record)`` (svmlab's step
+        hook) is called after every step with a
+        :class:`svmlab.svm._run.FamilyStep`; returning False stops with the
+        feasible model reached.  Returns self."""
+        return self._fit_run(self.start(X, y, sample_weight=sample_weight), X, y, callback)
+
+    def iter_fit(self, X, y, sample_weight=None):
+        """Generator of the fit's step records (:class:`svmlab.svm._run.FamilyStep`);
+        the estimator is fitted when it is exhausted or closed."""
+        yield from self._iter_run(self.start(X, y, sample_weight=sample_weight))
+
+    def start(self, X, y, sample_weight=None):
+        """Validate everything and return the fit's state, a
+        :class:`svmlab.svm._run.FamilyRun`: ``run.step()`` takes one step and
+        returns its record, ``run.finish()`` stores the fitted attributes."""
         self._validate_params()
         if hasattr(self, "_tags_cache"):
             del self._tags_cache
@@ -160,8 +177,7 @@ class BaseSVM(BaseEstimator):
         w = np.ones(n) if sw.size == 0 else sw
         self._gamma = self._resolve_gamma(X)
         self.shape_fit_ = X.shape if hasattr(X, "shape") else (n,)
-        self._fit(X, self._training_copy(X), y, w)
-        return self
+        return self._start(X, self._training_copy(X), y, w)
 
     def _training_copy(self, X):
         """The rows the solvers train on: X itself, or for sparse X whose
@@ -194,17 +210,15 @@ class BaseSVM(BaseEstimator):
             return float(self.C) * w
         return w.copy()  # one-class (nu-SVC: BaseSVC overrides)
 
-    def _fit(self, X, Xt, y, w):
-        """Weights, problems, solver, attributes (for one problem: SVR,
-        NuSVR, OneClassSVM; classifiers override).  ``Xt``: the rows the
-        solvers train on (:meth:`_training_copy`)."""
+    def _start(self, X, Xt, y, w):
+        """The run of one problem (SVR, NuSVR, OneClassSVM; classifiers
+        override).  ``Xt``: the rows the solvers train on
+        (:meth:`_training_copy`)."""
         U = self._bounds(y, w)
         keep = np.flatnonzero(U > 0)
         if len(keep) == 0:
             raise ValueError("Invalid input - all samples have zero or negative weights.")
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
-        if callable(self.kernel):
-            self._X_fit = X
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, None, kern.kind, 1)
         K = self._gram(kern, keep)
         z, Uk = y[keep], U[keep]
@@ -214,34 +228,64 @@ class BaseSVM(BaseEstimator):
             prob = ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
         else:
             prob = ref_dual.one_class(K, float(self.nu), weight=Uk)
-        self._problem_bounds = [prob.U]
-        a0 = self._warm_start_alpha(prob, [len(keep)])
-        res = _solve.solve_dual(prob, tol=float(self.tol), max_iter=int(self.max_iter),
-                                a0=None if a0 is None else a0[0])
+        last = self._check_warm_sizes([len(prob.y)])
+        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U]}
+
+        def opener(i):
+            a0 = None if last is None else project_start(prob, last[0][0], last[1][0])
+            return GeneralisedDualRun(self, prob, tol=float(self.tol),
+                                      max_iter=int(self.max_iter), a0=a0)
+
+        return FamilyRun(self, 1, len(keep), opener, None, [keep])
+
+    def _store_run(self, run):
+        """The fitted attributes of the state ``run`` reached (SolverRun's
+        ``finish`` calls this after its warning)."""
+        for name, value in self._fitted_attributes(run).items():
+            setattr(self, name, value)
+        if callable(self.kernel):
+            self._X_fit = self._fit_ctx["X"]
+        self._after_store(run)
+        del self._fit_ctx
+
+    def _after_store(self, run):
+        """Hook for work after the attributes exist (classifiers: the
+        probability model)."""
+
+    def _fitted_attributes(self, run):
+        """The fitted attributes of the state ``run`` has reached, as a dict
+        (for :meth:`_store_run`, and for scikit-learn callbacks' fitted
+        copies)."""
+        ctx = self._fit_ctx
+        res = _problem_results(run, ctx)[0]
+        keep, X = ctx["keep"], ctx["X"]
         coef = res.coef
         sv = np.flatnonzero(coef != 0)
-        self.support_ = keep[sv].astype(np.int32)
-        self._set_support_vectors(X, self.support_)
-        dual = coef[sv][None, :]
-        self._dual_coef_ = self._as_sparse_if(dual)
-        self.dual_coef_ = self._dual_coef_
-        self._intercept_ = np.array([-res.rho])
-        self.intercept_ = self._intercept_.copy()
-        self._n_support = np.array([len(sv), 0], dtype=np.int32)
-        self._probA = np.empty(0)
-        self._probB = np.empty(0)
-        self.n_iter_ = int(res.n_iter)
-        self.alpha_ = res.alpha
-        self._fit_rows = keep
-        self._finish([res])
+        support = keep[sv].astype(np.int32)
+        dual = self._as_sparse_if(coef[sv][None, :])
+        attrs = {
+            "support_": support,
+            "support_vectors_": self._support_vectors(X, support),
+            "_dual_coef_": dual, "dual_coef_": dual,
+            "_intercept_": np.array([-res.rho]), "intercept_": np.array([-res.rho]),
+            "_n_support": np.array([len(sv), 0], dtype=np.int32),
+            "_probA": np.empty(0), "_probB": np.empty(0),
+            "n_iter_": int(res.n_iter), "alpha_": res.alpha, "_fit_rows": keep,
+        }
+        attrs.update(self._status_attributes(run, [res], ctx["bounds"]))
         if self._impl == "one_class":
-            self.offset_ = -self._intercept_
+            attrs["offset_"] = np.array([res.rho])
         if self._impl == "nu_svr":
-            self.epsilon_ = float(-res.r)
+            attrs["epsilon_"] = float(-res.r)
+        return attrs
 
     def _gram(self, kern, rows):
         """The kernel matrix over ``rows``, checked finite."""
-        K = kern.gram(rows, rows)
+        return self._checked(kern.gram(rows, rows))
+
+    @staticmethod
+    def _checked(K):
+        """``K``, or scikit-learn's error when it has NaN or infinite values."""
         if not np.all(np.isfinite(K)):
             raise ValueError(
                 "The dual coefficients or intercepts are not finite. The input data may "
@@ -250,69 +294,49 @@ class BaseSVM(BaseEstimator):
                 "check the kernel.)")
         return K
 
-    def _warm_start_alpha(self, prob_or_probs, sizes):
-        """The feasible starts of the problems from the last fit's solution
-        when ``warm_start`` is on and a last fit exists (projected onto the
-        new bounds and equality constraints by :func:`project_start`), else
-        None.  The last fit must have had problems of the same sizes (the
-        same training rows and classes)."""
+    def _check_warm_sizes(self, sizes):
+        """``(last alphas, last bounds)`` for a warm start, or None (a cold
+        start: ``warm_start`` off or no earlier fit).  The earlier fit must
+        have had problems of the same sizes (the same rows and classes)."""
         if not self.warm_start:
             return None
         last = getattr(self, "_last_alpha", None)
         if last is None:
             return None
-        probs = prob_or_probs if isinstance(prob_or_probs, list) else [prob_or_probs]
-        if len(last) != len(probs) or any(len(a) != len(p.y) for a, p in zip(last, probs)):
+        if len(last) != len(sizes) or any(len(a) != m for a, m in zip(last, sizes)):
             raise ValueError(
                 "warm_start=True needs the same training rows (and classes) as the last fit: "
                 f"the last fit had problems of sizes {[len(a) for a in last]}, this one "
-                f"{[len(p.y) for p in probs]}. Set warm_start=False, or fit a new estimator.")
-        last_U = getattr(self, "_last_U", [None] * len(probs))
-        return [project_start(p, a, U_old) for p, a, U_old in zip(probs, last, last_U)]
+                f"{list(sizes)}. Set warm_start=False, or fit a new estimator.")
+        return last, getattr(self, "_last_U", [None] * len(last))
 
-    def _set_support_vectors(self, X, support):
+    def _support_vectors(self, X, support):
         if callable(self.kernel) or self.kernel == "precomputed":
-            self.support_vectors_ = np.empty((0, 0))
-        elif sp.issparse(X):
-            self.support_vectors_ = _align_api_if_sparse(sp.csr_matrix(X[support]))
-        else:
-            self.support_vectors_ = np.ascontiguousarray(X[support])
+            return np.empty((0, 0))
+        if sp.issparse(X):
+            return _align_api_if_sparse(sp.csr_matrix(X[support]))
+        return np.ascontiguousarray(X[support])
 
     def _as_sparse_if(self, dual):
         if self._sparse:
             return _align_api_if_sparse(sp.csr_matrix(dual))
         return dual
 
-    def _finish(self, results):
-        """Status, warnings and the finiteness check shared by every fit."""
-        bad = [r for r in results if r.status != "converged"]
-        self.converged_ = not bad
-        self.fit_status_ = 0 if not bad else 1
-        reasons = [r.status for r in results]
-        self.stop_reason_ = ("converged" if not bad else
-                             "stalled" if "stalled" in reasons else "max_iter")
-        self._last_alpha = [np.asarray(r.alpha) for r in results]
-        self._last_U = [np.asarray(U) for U in self._problem_bounds]
-        dual = self._dual_coef_.data if sp.issparse(self._dual_coef_) else self._dual_coef_
-        if not (np.all(np.isfinite(self._intercept_)) and np.all(np.isfinite(dual))):
-            raise ValueError(
-                "The dual coefficients or intercepts are not finite. The input data may "
-                "contain large values and need to be preprocessed.")
-        if self.stop_reason_ == "max_iter":
-            warnings.warn(
-                f"Solver terminated early (max_iter={self.max_iter}).  Consider "
-                "pre-processing your data with StandardScaler or MinMaxScaler. "
-                f"({type(self).__name__} stopped before the optimality conditions held "
-                f"within tol={self.tol:g}; the model is feasible but not optimal: increase "
-                "max_iter, or loosen tol.)", ConvergenceWarning, stacklevel=3)
-        elif self.stop_reason_ == "stalled":
-            msg = next((r.message for r in bad if r.message), "no pair step could move")
-            warnings.warn(
-                f"{type(self).__name__} stalled before the optimality conditions held within "
-                f"tol={self.tol:g}: {msg}. fit_status_ is 1; the model is feasible but not "
-                "optimal. Try: scale the features (StandardScaler); loosen tol; remove "
-                "duplicate points with different labels; use a positive semi-definite "
-                "kernel.", ConvergenceWarning, stacklevel=3)
+    def _status_attributes(self, run, results, bounds):
+        """``converged_``, ``fit_status_``, ``stop_reason_`` and the warm-start
+        memory; checks that the coefficients are finite (scikit-learn's
+        message).  The warning for an early stop is the run's
+        (:meth:`svmlab.svm._run.FamilyRun.warning_message`)."""
+        for r in results:
+            if not (np.all(np.isfinite(r.coef)) and np.isfinite(r.rho)):
+                raise ValueError(
+                    "The dual coefficients or intercepts are not finite. The input data may "
+                    "contain large values and need to be preprocessed.")
+        converged = bool(run.converged)
+        return {"converged_": converged, "fit_status_": 0 if converged else 1,
+                "stop_reason_": run.stop_reason,
+                "_last_alpha": [np.asarray(r.alpha) for r in results],
+                "_last_U": [np.asarray(U) for U in bounds]}
 
     # -------------------------------------------------------------- predict
     def _validate_for_predict(self, X):
@@ -471,6 +495,39 @@ def _snap(a, U):
     return np.where(np.isfinite(U) & (a > U - band), U, a)
 
 
+def _problem_results(run, ctx):
+    """Per problem, a :class:`svmlab.svm._solve.ProblemResult` of the state
+    ``run`` reached: from each generalised part's result, or from the one
+    compiled C-SVC part (its pairs' multipliers, LIBSVM's sign).  A problem
+    not begun counts as all-zero multipliers and intercept 0."""
+    from ._solve import ProblemResult
+
+    if ctx.get("compiled") is not None:
+        model, inner = ctx["compiled"]
+        return _solve.compiled_results(run.part_result(0), inner, ctx["y_idx"][ctx["keep"]],
+                                       ctx["k"])
+    out = []
+    steps = run.part_steps()
+    for i, reason in enumerate(run.part_reasons):
+        res = run.part_result(i)
+        if reason == "running":
+            reason = "pending"
+        if res is None:
+            m = len(run.problem_rows(i))
+            out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
+                                     np.nan, ""))
+            continue
+        if ctx.get("backend") == "full":
+            coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])
+            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
+                                     run.part_messages[i] or ""))
+            continue
+        out.append(ProblemResult(res["coef"], float(res["rho"]), res["alpha"], int(steps[i]),
+                                 reason, res["objective"], res["r"],
+                                 run.part_messages[i] or ""))
+    return out
+
+
 class BaseSVC(BaseSVM):
     """Classifiers: SVC (C-SVC) and NuSVC (nu-SVC), one-vs-one over pairs."""
 
@@ -491,7 +548,7 @@ class BaseSVC(BaseSVM):
             return float(self.C) * self.class_weight_[y_idx] * w
         return w.copy()  # nu-SVC: LIBSVM uses the sample weights alone
 
-    def _fit(self, X, Xt, y, w):
+    def _start(self, X, Xt, y, w):
         y_idx = y.astype(np.int64)
         k = len(self.classes_)
         U = self._bounds(y, w)
@@ -511,44 +568,67 @@ class BaseSVC(BaseSVM):
                 "negative weight; one-vs-one needs every class with a positive weight "
                 "(drop the class from the labels instead).")
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
-        if callable(self.kernel):
-            self._X_fit = X
         yk, Uk = y_idx[keep], U[keep]
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, yk, kern.kind, k)
-        # each pair's rows (positions in X): class a's, then class b's
         pairs = class_pairs(k)
-        if _solve.uses_compiled_csvc(self, self._impl, kern.kind):
-            seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
-            Xk = Xt[keep]
-            results, rows = _solve.solve_csvc_compiled(self.solver_, self, Xk, yk, k, Uk,
-                                                       self._gamma, seed)
-            rows = [keep[r] for r in rows]
-        else:
-            rows = [keep[np.concatenate([np.flatnonzero(yk == a), np.flatnonzero(yk == b)])]
-                    for a, b in pairs]
-            probs = [self._pair_problem(kern, r, y_idx, U, a) for r, (a, b) in zip(rows, pairs)]
-            starts = self._warm_start_alpha(probs, [len(r) for r in rows])
-            results = []
-            for p, (prob, r) in enumerate(zip(probs, rows)):
-                results.append(_solve.solve_dual(
-                    prob, tol=float(self.tol), max_iter=int(self.max_iter),
-                    a0=None if starts is None else starts[p]))
-        self._problem_bounds = [U[r] for r in rows]
-        self._store_pairs(X, y_idx, k, rows, results)
-        self._fit_rows = keep
-        self._probA = np.empty(0)
-        self._probB = np.empty(0)
-        if self.probability:
-            self._fit_probability(kern, Xt, y_idx, U, rows, pairs)
-        self._finish(results)
+        # each pair's rows (positions in X): class a's, then class b's
+        rows = [keep[np.concatenate([np.flatnonzero(yk == a), np.flatnonzero(yk == b)])]
+                for a, b in pairs]
+        signs = [np.where(y_idx[r] == a, 1.0, -1.0) for r, (a, b) in zip(rows, pairs)]
+        bk = _solve.backend(self, self._impl, kern.kind)
+        self._fit_ctx = {"X": X, "Xt": Xt, "keep": keep, "y_idx": y_idx, "U": U, "k": k,
+                         "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],
+                         "backend": bk, "signs": signs, "compiled": None}
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
+            model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed)
 
-    def _pair_problem(self, kern, rows, y_idx, U, a):
-        """The generalised dual of one pair over ``rows`` (class a: +1)."""
-        K = self._gram(kern, rows)
-        y_pm = np.where(y_idx[rows] == a, 1.0, -1.0)
-        if self._impl == "c_svc":
-            return ref_dual.c_svc(K, y_pm, 1.0, weight=U[rows])
-        return ref_dual.nu_svc(K, y_pm, float(self.nu), weight=U[rows])
+            def opener(i):
+                inner = model.start(Xt[keep], yk, sample_weight=sw)
+                inner.progress = False
+                self._fit_ctx["compiled"] = (model, inner)
+                return inner
+
+            return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
+        blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
+                                    _solve.gram_dtype(self, len(keep), bk))
+        if bk == "full":
+
+            def opener(p):
+                G = self._checked(blocks.pair_gram(*pairs[p]))
+                return _solve.full_pair_run(self, G, signs[p], U[rows[p]], seed, blocks.dtype)
+
+            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                             labels=self.classes_)
+        last = self._check_warm_sizes([len(r) for r in rows])
+
+        def opener(p):
+            G = self._checked(blocks.pair_gram(*pairs[p]))
+            if self._impl == "c_svc":
+                prob = ref_dual.c_svc(G, signs[p], 1.0, weight=U[rows[p]])
+            else:
+                prob = ref_dual.nu_svc(G, signs[p], float(self.nu), weight=U[rows[p]])
+            a0 = None if last is None else project_start(prob, last[0][p], last[1][p])
+            return GeneralisedDualRun(self, prob, tol=float(self.tol),
+                                      max_iter=int(self.max_iter), a0=a0)
+
+        return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
+                         labels=self.classes_)
+
+    def _fitted_attributes(self, run):
+        ctx = self._fit_ctx
+        results = _problem_results(run, ctx)
+        attrs = self._pair_attributes(ctx["X"], ctx["y_idx"], ctx["k"], ctx["rows"], results)
+        attrs.update({"_fit_rows": ctx["keep"], "_probA": np.empty(0),
+                      "_probB": np.empty(0)})
+        attrs.update(self._status_attributes(run, results, ctx["bounds"]))
+        return attrs
+
+    def _after_store(self, run):
+        ctx = self._fit_ctx
+        if self.probability and not (run.interrupted or run.stopped):
+            self._fit_probability(ctx["kern"], ctx["Xt"], ctx["y_idx"], ctx["U"],
+                                  ctx["rows"], class_pairs(ctx["k"]))
 
     def _check_nu_feasible(self, y_idx, w, k):
         """LIBSVM's check: for every pair, ``nu (n_a + n_b) / 2 <= min(n_a,
@@ -559,7 +639,7 @@ class BaseSVC(BaseSVM):
             if float(self.nu) * (counts[a] + counts[b]) / 2 > min(counts[a], counts[b]):
                 raise ValueError("specified nu is infeasible")
 
-    def _store_pairs(self, X, y_idx, k, rows, results):
+    def _pair_attributes(self, X, y_idx, k, rows, results):
         """SVC's layout from the pairs' coefficients over their rows."""
         n = len(y_idx)
         pairs = class_pairs(k)
@@ -577,20 +657,17 @@ class BaseSVC(BaseSVM):
             ia, ib = np.flatnonzero(cls == a), np.flatnonzero(cls == b)
             dual[b - 1, ia] = A[p, support[ia]]
             dual[a, ib] = A[p, support[ib]]
-        self.support_ = support
-        self._n_support = n_support
-        self._set_support_vectors(X, support)
-        self._dual_coef_ = self._as_sparse_if(dual)
-        self._intercept_ = np.array([-r.rho for r in results])
-        if k == 2:
-            self.intercept_ = -self._intercept_
-            self.dual_coef_ = -self._dual_coef_
-        else:
-            self.intercept_ = self._intercept_.copy()
-            self.dual_coef_ = self._dual_coef_
-        self.n_iter_ = np.array([r.n_iter for r in results], dtype=np.int32)
-        self.alpha_ = [np.asarray(r.alpha) for r in results]
-        self._pair_rows = rows
+        _dual = self._as_sparse_if(dual)
+        _intercept = np.array([-r.rho for r in results])
+        return {
+            "support_": support, "_n_support": n_support,
+            "support_vectors_": self._support_vectors(X, support),
+            "_dual_coef_": _dual, "_intercept_": _intercept,
+            "intercept_": -_intercept if k == 2 else _intercept.copy(),
+            "dual_coef_": -_dual if k == 2 else _dual,
+            "n_iter_": np.array([r.n_iter for r in results], dtype=np.int32),
+            "alpha_": [np.asarray(r.alpha) for r in results], "_pair_rows": rows,
+        }
 
     # ---------------------------------------------------------- probability
     def _fit_probability(self, kern, X, y_idx, U, rows, pairs):
@@ -628,13 +705,22 @@ class BaseSVC(BaseSVM):
         """Train the binary problem on ``train_rows`` (signs ``y_pm``) with
         the estimator's own solver, and return its decision values (positive
         for +1) on ``test_rows``."""
-        if _solve.uses_compiled_csvc(self, self._impl, kern.kind):
-            seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        bk = _solve.backend(self, self._impl, kern.kind)
+        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        if bk == "rows":
             yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
             results, prow = _solve.solve_csvc_compiled(self.solver_, self, X[train_rows], yl,
                                                        2, U, self._gamma, seed)
             coef, rho = np.zeros(len(train_rows)), results[0].rho
             coef[prow[0]] = results[0].coef
+        elif bk == "full":
+            G = self._checked(kern.gram(train_rows, train_rows))
+            run = _solve.full_pair_run(self, G, y_pm, U, seed,
+                                       getattr(self, "cache_dtype_", "float64"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                run.run()
+            coef, rho, _ = _solve.full_pair_result(run.result(), y_pm)
         else:
             K = self._gram(kern, train_rows)
             if self._impl == "c_svc":

@@ -44,6 +44,12 @@ from ._base import BaseSVC, BaseSVM
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"]
 
 
+def _ones(X):
+    from sklearn.utils.validation import _num_samples
+
+    return np.ones(_num_samples(X))
+
+
 def _constraints(base, drop):
     c = dict(base._parameter_constraints)
     for name in drop:
@@ -304,11 +310,18 @@ class OneClassSVM(OutlierMixin, BaseSVM):
         self.warm_start = warm_start
 
 
-    def fit(self, X, y=None, sample_weight=None):
-        """Estimate the support of the distribution of X (y is ignored)."""
-        from sklearn.utils.validation import _num_samples
+    def fit(self, X, y=None, sample_weight=None, callback=None):
+        """Estimate the support of the distribution of X (y is ignored;
+        ``sample_weight`` and ``callback`` as for the other estimators)."""
+        return super().fit(X, _ones(X), sample_weight=sample_weight, callback=callback)
 
-        return super().fit(X, np.ones(_num_samples(X)), sample_weight=sample_weight)
+    def iter_fit(self, X, y=None, sample_weight=None):
+        """Generator of the fit's step records (y is ignored)."""
+        yield from super().iter_fit(X, _ones(X), sample_weight=sample_weight)
+
+    def start(self, X, y=None, sample_weight=None):
+        """The fit's state (y is ignored); see :meth:`SVC.start`."""
+        return super().start(X, _ones(X), sample_weight=sample_weight)
 
     def decision_function(self, X):
         """Signed distance to the boundary: positive inside, negative outside."""

@@ -77,8 +77,7 @@ DENSE_DUAL_MAX_BYTES = 2 << 30
 #: fewest features for which "auto" takes the blocked decomposition on
 #: large dense C-SVC problems
 BLOCKED_MIN_FEATURES = 16
-#: largest problem (rows) "auto" gives to the readable dual solver
-REFERENCE_AUTO_MAX = 600
+
 
 
 class ProblemResult(NamedTuple):
@@ -108,20 +107,6 @@ def _largest_pair(impl, y_idx, k):
     return int(counts[-1] + counts[-2])
 
 
-def must_use_dual(est, kernel_kind):
-    """Why this C-SVC fit cannot use svmlab's compiled C-SVC estimators and
-    needs the generalised dual solver (a string), or None."""
-    if kernel_kind != "named":
-        return f"kernel={est.kernel!r}" if isinstance(est.kernel, str) else "a callable kernel"
-    if not np.isfinite(float(est.C)):
-        return "C=inf"
-    if getattr(est, "_gamma", 1.0) == 0.0:
-        return "gamma=0"
-    if est.warm_start and getattr(est, "_last_alpha", None) is not None:
-        return "warm_start"
-    return None
-
-
 def n_rows(X):
     from sklearn.utils.validation import _num_samples
 
@@ -133,31 +118,25 @@ def gram_fits(n, cache_size):
     return n_slots_for(n, float(cache_size), 8) >= n
 
 
-def reference_ok(n):
-    """Whether the readable dual solver may take an n-row problem in
-    ``solver="auto"`` (it is the interim generalised solver: pure NumPy, so
-    "auto" keeps it to small problems)."""
-    return n <= REFERENCE_AUTO_MAX
-
-
 def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
     """The solver ``est.solver`` names, or the one ``"auto"`` picks (module
     docstring).  Raises ValueError for a solver that does not apply."""
     solver = est.solver
-    dual_reason = must_use_dual(est, kernel_kind) if impl == "c_svc" else None
+    n_pair = _largest_pair(impl, y_idx, n_classes) if y_idx is not None else n_rows(X)
+    fits = gram_fits(n_pair, est.cache_size)
     if solver in C_SVC_ONLY:
         if impl != "c_svc":
             raise ValueError(
                 f"solver={solver!r} solves the C-SVC dual only (SVC); "
                 f"{type(est).__name__} takes solver='auto', 'wss2' or 'full'.")
-        if dual_reason is not None:
+        reason = rows_reason(est, kernel_kind)
+        if reason is not None:
             raise ValueError(
                 f"solver={solver!r} needs a named kernel, a finite C, gamma > 0 and a cold "
-                f"start; this fit has {dual_reason}. Use solver='auto', 'wss2' or 'full'.")
+                f"start; this fit has {reason}. Use solver='auto', 'wss2' or 'full'.")
         return solver
-    n_pair = _largest_pair(impl, y_idx, n_classes) if y_idx is not None else n_rows(X)
     if solver == "full":
-        if not gram_fits(n_pair, est.cache_size):
+        if not fits:
             raise ValueError(
                 f"solver='full' needs the whole kernel matrix ({n_pair} x {n_pair} float64, "
                 f"{8 * n_pair * n_pair / 2**20:.0f} MB) in cache_size={est.cache_size} MB; "
@@ -165,20 +144,97 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if solver != "auto":
         return solver
-    if impl != "c_svc" or dual_reason is not None:
-        return "full" if gram_fits(n_pair, est.cache_size) else "wss2"
-    if gram_fits(n_pair, est.cache_size) and reference_ok(n_pair):
+    if impl != "c_svc" or hard_reason(est) is not None:
+        return "full" if fits else "wss2"
+    if fits and (full_path_available() or rows_reason(est, kernel_kind) is not None):
         return "full"
-    if gram_fits(n_pair, est.cache_size) or sp.issparse(X) \
-            or X.shape[1] < BLOCKED_MIN_FEATURES:
+    if rows_reason(est, kernel_kind) is not None:
+        return "wss2"
+    if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
 
 
+def full_path_available():
+    """Whether the kernel room takes precomputed Gram matrices and the SMO
+    room a full-kernel cache (``SMORun(full_kernel=True)``): then the
+    ``"full"`` solver runs compiled for C-SVC."""
+    try:
+        import inspect
+
+        from ..kernels import ALL_KERNELS
+        from ..smo._estimator import SMORun
+    except ImportError:
+        return False
+    return ("precomputed" in ALL_KERNELS
+            and "full_kernel" in inspect.signature(SMORun.__init__).parameters)
+
+
+def hard_reason(est):
+    """Why this C-SVC fit can only run on the readable generalised solver
+    (``C=inf``: the compiled step's snap band ``1e-12 C`` is infinite; a
+    warm start: the compiled runs take no start), or None."""
+    if not np.isfinite(float(est.C)):
+        return "C=inf"
+    if est.warm_start and getattr(est, "_last_alpha", None) is not None:
+        return "warm_start"
+    return None
+
+
+def rows_reason(est, kernel_kind):
+    """Why the compiled C-SVC estimators on kernel rows cannot take this
+    fit (they need a kernel by name and gamma > 0), or None."""
+    if kernel_kind != "named":
+        return f"kernel={est.kernel!r}" if isinstance(est.kernel, str) else "a callable kernel"
+    if getattr(est, "_gamma", 1.0) == 0.0:
+        return "gamma=0"
+    return hard_reason(est)
+
+
+def backend(est, impl, kernel_kind):
+    """Which code runs the fit: ``"rows"`` (svmlab's compiled C-SVC
+    estimators on kernel rows), ``"full"`` (the compiled SMO with WSS 2 on
+    each pair's whole kernel matrix) or ``"reference"`` (the readable
+    generalised dual solver)."""
+    if impl == "c_svc" and hard_reason(est) is None:
+        if est.solver_ == "full" and full_path_available():
+            return "full"
+        if est.solver_ in ("wss2", "platt", "irwls", "blocked") \
+                and rows_reason(est, kernel_kind) is None:
+            return "rows"
+    return "reference"
+
+
 def uses_compiled_csvc(est, impl, kernel_kind):
-    """Whether the fit runs svmlab's compiled C-SVC estimators."""
-    return (impl == "c_svc" and est.solver_ in ("wss2", "platt", "irwls", "blocked")
-            and must_use_dual(est, kernel_kind) is None)
+    """Whether the fit runs svmlab's compiled C-SVC estimators on rows."""
+    return backend(est, impl, kernel_kind) == "rows"
+
+
+def full_pair_run(est, G, y_pm, U, seed, cache_dtype):
+    """The compiled SMO (WSS 2, shrinking as ``est.shrinking``) on the whole
+    kernel matrix ``G`` of one pair (``y_pm`` +1 for the pair's first
+    class, bounds ``U``): an ``SMORun`` over a precomputed kernel whose
+    cache holds every row (one gather; rows in ``cache_dtype``)."""
+    from ..kernels import Kernel
+    from ..smo._estimator import SMORun
+
+    est.cache_dtype_ = cache_dtype  # SMORun reads the estimator's cache dtype
+    same = bool(np.all(U == U[0]))
+    run = SMORun(est, G, y_pm, Kernel(G, "precomputed"), C=float(U[0]) if same else 1.0,
+                 tol=float(est.tol), eps=1e-12, cache_size=float(est.cache_size),
+                 shrinking=bool(est.shrinking), selection="wss2", seed=int(seed),
+                 max_iter=int(est.max_iter), progress=False,
+                 Cv=None if same else np.ascontiguousarray(U), full_kernel=True)
+    run.n_jobs = 1
+    run.blas_threads = 1
+    return run
+
+
+def full_pair_result(res, y_pm):
+    """``(coef, rho, alpha)`` in LIBSVM's sign from an ``SMORun`` result
+    over a pair whose +1 is the first class."""
+    alpha = np.asarray(res["alpha"], dtype=np.float64)
+    return alpha * y_pm, -float(res["intercept"]), alpha
 
 
 # ------------------------------------------------------------ generalised dual
@@ -210,13 +266,13 @@ def solve_dual(prob, *, tol, max_iter, kdiag=None, a0=None):
 
 # ------------------------------------------------------------ compiled C-SVC
 
-def compiled_estimator(solver, est, gamma, seed):
-    """svmlab's compiled C-SVC estimator for ``solver``, with ``C = 1``:
-    the bounds come in as sample weights ``C_i``."""
+def compiled_estimator(solver, est, gamma, seed, C=1.0):
+    """svmlab's compiled C-SVC estimator for ``solver`` with bound ``C``
+    (per-example bounds come in as sample weights ``C_i / C``)."""
     from ..decomposition import DecompositionClassifier, IRWLSClassifier
     from ..smo import SMOClassifier
 
-    common = dict(C=1.0, kernel=est.kernel, gamma=gamma, degree=est.degree,
+    common = dict(C=float(C), kernel=est.kernel, gamma=gamma, degree=est.degree,
                   coef0=float(est.coef0), tol=float(est.tol), cache_size=float(est.cache_size),
                   max_iter=int(est.max_iter), progress=False)
     if solver in ("wss2", "platt"):
@@ -229,54 +285,120 @@ def compiled_estimator(solver, est, gamma, seed):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
-    """All one-vs-one pairs of a C-SVC problem (``y_idx`` in 0..k-1, bounds
-    ``U``) with svmlab's compiled estimator; returns ``(results, rows)``:
-    per pair (LIBSVM's order) a :class:`ProblemResult` over the pair's rows
-    ``rows[p]`` (positions in X: class a's, then class b's), LIBSVM's sign
-    (+1 for the pair's first class)."""
-    model = compiled_estimator(solver, est, gamma, seed)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(X, y_idx, sample_weight=U)
-    message = " ".join(str(w.message) for w in caught
-                       if issubclass(w.category, ConvergenceWarning))
-    results, rows = [], []
+def compiled_for(solver, est, U, gamma, seed):
+    """``(model, sample_weight, C)``: the compiled C-SVC estimator for the
+    bounds ``U``: a scalar ``C`` when every example has the same bound (the
+    unweighted solver path, about 25% faster on small problems than
+    per-example bounds), else ``C = 1`` and the bounds as sample weights."""
+    same = bool(np.all(U == U[0]))
+    C = float(U[0]) if same else 1.0
+    return compiled_estimator(solver, est, gamma, seed, C=C), (None if same else U), C
+
+
+def _reason(r):
+    if r in ("converged", "max_iter", "stalled", "callback", "interrupted", "pending"):
+        return r
+    return "max_iter" if r == "iteration_cap" else "stalled"
+
+
+def compiled_results(res, inner, y_kept, k):
+    """Per pair (LIBSVM's order), a :class:`ProblemResult` from the compiled
+    C-SVC run ``inner`` and its result dict ``res``: coefficients over the
+    pair's kept rows (class a's, then class b's; LIBSVM's sign, +1 for a)."""
+    out = []
     if k == 2:
-        # svmlab's binary sign is +1 for classes_[1]; LIBSVM's pair (0, 1) has +1 for 0
-        r = np.concatenate([np.flatnonzero(y_idx == 0), np.flatnonzero(y_idx == 1)])
-        y_l = np.where(y_idx[r] == 0, 1.0, -1.0)
-        alpha = np.asarray(model.alpha_)[r]
-        status = _status(model)
-        results.append(ProblemResult(alpha * y_l, float(model.intercept_[0]), alpha,
-                                     int(model.n_iter_), status, np.nan, np.nan,
-                                     message if status != "converged" else ""))
-        rows.append(r)
-        return results, rows
-    P = k * (k - 1) // 2
-    alphas = np.asarray(model.alpha_)
-    n_iter = np.asarray(model.n_iter_)
-    p = 0
+        r = np.concatenate([np.flatnonzero(y_kept == 0), np.flatnonzero(y_kept == 1)])
+        y_l = np.where(y_kept[r] == 0, 1.0, -1.0)
+        alpha = np.asarray(res["alpha"], dtype=np.float64)[r]
+        # svmlab's binary sign is +1 for classes_[1]: its b is LIBSVM's rho
+        out.append(ProblemResult(alpha * y_l, float(res["intercept"]), alpha, int(inner.n_iter),
+                                 _reason(inner.stop_reason), np.nan, np.nan,
+                                 inner.warning_message() or ""))
+        return out
+    reasons = getattr(inner, "part_reasons", None)
+    for p, alpha in enumerate(res["alphas"]):
+        a, b = _pair_of(p, k)
+        n_a = int(np.sum(y_kept == a))
+        y_l = np.r_[np.ones(n_a), -np.ones(len(alpha) - n_a)]
+        alpha = np.asarray(alpha, dtype=np.float64)
+        reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
+        msg = (inner.part_messages[p] or "") if reasons is not None else ""
+        out.append(ProblemResult(alpha * y_l, -float(res["intercepts"][p]), alpha,
+                                 int(res["n_iter"][p]), reason, np.nan, np.nan, msg))
+    return out
+
+
+def _pair_of(p, k):
     for a in range(k):
         for b in range(a + 1, k):
-            r = np.concatenate([np.flatnonzero(y_idx == a), np.flatnonzero(y_idx == b)])
-            y_l = np.where(y_idx[r] == a, 1.0, -1.0)
-            alpha = alphas[p, r]
-            status = _status(model) if p == P - 1 or model.converged_ else "converged"
-            results.append(ProblemResult(alpha * y_l, -float(model.intercept_[p]), alpha,
-                                         int(n_iter[p]), status, np.nan, np.nan, ""))
-            rows.append(r)
-            p += 1
-    if not model.converged_:
-        # which pairs failed is in the message; mark them all as the fit's reason
-        results = [res._replace(status=_status(model), message=message) for res in results]
+            if p == 0:
+                return a, b
+            p -= 1
+    raise IndexError(p)
+
+
+def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
+    """All one-vs-one pairs of a C-SVC problem (``y_idx`` in 0..k-1, bounds
+    ``U``) with svmlab's compiled estimator, run to the end (no records);
+    returns ``(results, rows)``: per pair (LIBSVM's order) a
+    :class:`ProblemResult` over the pair's rows ``rows[p]`` (positions in X:
+    class a's, then class b's), LIBSVM's sign (+1 for the pair's first
+    class)."""
+    model, sw, _ = compiled_for(solver, est, U, gamma, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        run = model.start(X, y_idx, sample_weight=sw)
+        run.progress = False
+        run.run()
+    results = compiled_results(run.result(), run, y_idx, k)
+    rows = [np.concatenate([np.flatnonzero(y_idx == a), np.flatnonzero(y_idx == b)])
+            for a, b in (_pair_of(p, k) for p in range(len(results)))]
     return results, rows
 
 
-def _status(model):
-    reason = getattr(model, "stop_reason_", "converged")
-    if reason == "converged":
-        return "converged"
-    if reason in ("max_iter", "iteration_cap"):
-        return "max_iter"
-    return "stalled"
+def gram_dtype(est, n_kept, bk):
+    """The type of the class blocks: float64 when the whole kernel matrix
+    of the kept rows fits ``cache_size`` at float64 (or for the readable
+    solver, which computes in float64), else float32 (LIBSVM's ``Qfloat``:
+    one SGEMM per block at twice the speed; the compiled full path then
+    caches float32 rows)."""
+    if bk != "full" or gram_fits(n_kept, est.cache_size):
+        return "float64"
+    return "float32"
+
+
+class ClassBlocks:
+    """Kernel blocks between classes, ``K(X_a, X_b)``, for the pairs of a
+    one-vs-one fit on whole kernel matrices: each block is one matrix
+    product (float32: one SGEMM), computed when a pair first needs it; the
+    diagonal blocks ``K(X_a, X_a)`` are kept (every pair of class a reads
+    it), an off-diagonal block is used by one pair only.  ``class_rows[c]``
+    holds the rows of X of class c (kept rows, in X's order)."""
+
+    def __init__(self, kern, class_rows, dtype="float64"):
+        self.kern = kern
+        self.class_rows = class_rows
+        self.dtype = dtype
+        self._diag = {}
+
+    def block(self, a, b):
+        ra, rb = self.class_rows[a], self.class_rows[b]
+        if self.dtype == "float32" and self.kern.named:
+            k = self.kern.kernel_obj
+            return k.block(ra, rb, dtype=np.float32).astype(np.float64)
+        return self.kern.gram(ra, rb)
+
+    def pair_gram(self, a, b):
+        """The kernel matrix of pair (a, b) over class a's rows, then class
+        b's (float64, C-contiguous)."""
+        if len(self.class_rows) == 2:  # one pair: one product over all its rows
+            rows = np.concatenate(self.class_rows)
+            if self.dtype == "float32" and self.kern.named:
+                return self.kern.kernel_obj.block(rows, rows,
+                                                  dtype=np.float32).astype(np.float64)
+            return self.kern.gram(rows, rows)
+        for c in (a, b):
+            if c not in self._diag:
+                self._diag[c] = self.block(c, c)
+        Kab = self.block(a, b)
+        return np.ascontiguousarray(np.block([[self._diag[a], Kab], [Kab.T, self._diag[b]]]))

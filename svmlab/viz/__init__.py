@@ -12,6 +12,9 @@ matplotlib or ipywidgets):
 ``svmlab.viz.ordinal``        ordinal regression sweep, ROC area
 ``svmlab.viz.irwls``          IRWLS weights, S1/S2/S3 sets, chunks
 ``svmlab.viz.scale``          scaling plots and tables for the full benchmarks
+``svmlab.viz.family``         the SVM family: the epsilon-SVR tube and pair step, the one-class
+                              boundary and nu, Platt's sigmoid and the reliability diagram,
+                              each live (notebook 08)
 ``svmlab.viz.live``           the explorers above with controls that refit (C, gamma, kernel,
                               dataset, seed, selection rule ...), click-to-add points,
                               navigation buttons and the "which lines ran" panel
@@ -25,7 +28,8 @@ Shared helpers (traces, the Play+slider player, colours) live in
 
 from importlib import import_module
 
-_SUBMODULES = {"smo", "decomposition", "cutting_plane", "ordinal", "irwls", "scale", "live"}
+_SUBMODULES = {"smo", "decomposition", "cutting_plane", "ordinal", "irwls", "scale", "live",
+               "family"}
 _COMMON = {
     "record_trace",
     "Trace",

@@ -781,7 +781,11 @@ def plot_sweep(ax, values, iters, xlabel, logx=True, label=None):
     """Iterations against a swept quantity (log x axis by default)."""
     (ln,) = ax.plot(values, iters, "o-", label=label)
     if logx:
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        # 2x10^3, 3x10^3, ... between the decades would overlap in a narrow panel
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("iterations")
     ax.grid(True, which="both", alpha=0.3)

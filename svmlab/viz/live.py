@@ -48,11 +48,12 @@ JavaScript) as the pixel position in the rendered image's own pixels
 natural size), and :meth:`FramePlayer.pixel_to_data` maps it through the
 axes' transform.
 
-Speed: a refit of a toy problem should feel instant.  Building a new
+Speed: a refit of a toy problem should feel instant, and building a new
 figure costs a layout pass (``tight_layout`` measures every text), a cold
-text cache and new tick objects: 0.5 to 1.2 s for the four-panel figures on
-a loaded 2-core machine.  So every explorer here is built once and each
-refit draws the new trace into the same figure (``SMOStepExplorer.reset``,
+text cache and new tick objects, several times the cost of the fit
+(docs/decisions/23c05-live-explorers-reuse-their-figure.md).  So every
+explorer here is built once and each refit draws the new trace into the same
+figure (``SMOStepExplorer.reset``,
 ``CuttingPlaneExplorer.reset``, ``SweepExplorer.reset``,
 ``IRWLSExplorer.reset``, ``FamilyExplorer.reset``; the figures have a fixed
 layout, and the axes are emptied without losing their ticks).  The tests
@@ -68,6 +69,9 @@ notebook authors):
   caller's points, or points edited by clicks), which they then keep
   (the seed still seeds the solver); changing a solver parameter keeps them.
 * The seed seeds both the data and the solver (``random_state``).
+* The ``n`` slider shows how many points the picture holds: the caller's
+  points and clicked ones included (then it follows the points); choosing a
+  generated dataset again restores the slider's own setting.
 * The explorer opens at its first step, when it is shown and after every
   refit (``start="first"``, the default); ``start="last"`` opens at the last
   step (the model the solver reached: the primer uses it, whose text is
@@ -407,6 +411,14 @@ class LiveExplorer:
         if key == "dataset" and own:
             return  # "your data" selected again: the points stay as they are
         try:
+            if key == "dataset" and getattr(self, "_n_setting", None) is not None:
+                # back to a generated set: n is the slider's own setting again
+                self._quiet = True
+                try:
+                    self.controls["n"].value = self._n_setting
+                finally:
+                    self._quiet = False
+                self._n_setting = None
             if key in self._data_controls and not own:
                 self._X, self._y = self._make_points(self.values())
             self._fit_and_show()
@@ -531,6 +543,8 @@ class LiveExplorer:
         n = self.controls.get("n")
         if n is None or len(self._X) == n.value:
             return
+        if getattr(self, "_n_setting", None) is None:
+            self._n_setting = n.value  # restored when a generated set is chosen again
         self._quiet = True
         try:
             if len(self._X) > n.max:

@@ -70,15 +70,11 @@ PUBLISHED_SCALING = {
 }
 
 
-#: measured fits on the 2-core reference machine, used to tell a reader how
-#: long a cell will take: key -> (rows, seconds, exponent used to scale to
-#: other row counts).  Sources: benchmarks/README.md (SMO on full a9a,
-#: 2026-11-23, and its measured scaling n^1.89), and single fits with the
-#: settings of 07_scale_up measured on 2026-11-23 (LIBSVM with its default
-#: 200 MB cache, the linear solvers on the full training sets, IRWLS and
-#: LIBSVM on Gauss-M).  The linear solvers are scaled linearly (Joachims'
-#: linear time).  These are estimates for a printed note, nothing more: a
-#: busy machine can take twice as long.
+#: fits on a 2-core machine, used to tell a reader how long a cell will take:
+#: key -> (rows, seconds, exponent used to scale to other row counts); the
+#: linear solvers scale linearly (Joachims' linear time).  Estimates for a
+#: printed note, nothing more: a busy machine can take twice as long.  Where
+#: the numbers come from: docs/decisions/23c06-cell-time-estimates.md.
 REFERENCE_SECONDS = {
     "LIBSVM a9a rbf": (8000, 2.55, 1.9),
     "SMO a9a rbf": (32561, 6.86, 1.9),
@@ -94,9 +90,7 @@ REFERENCE_SECONDS = {
     "LIBLINEAR ijcnn1": (49990, 0.19, 1.0),
     "cutting plane ijcnn1": (49990, 0.53, 1.0),
     # one fit of the equal-objective grids (svmlab.bench.linear, no bias),
-    # averaged over LIBLINEAR, Algorithm 1 and OCAS and their tolerances:
-    # 8000-row subsets measured on 2026-11-23 (39 fits each), the digit sets
-    # from the full-size run in benchmarks/README.md
+    # averaged over LIBLINEAR, Algorithm 1 and OCAS and their tolerances
     "grid fit a9a": (8000, 0.017, 1.0),
     "grid fit w8a": (8000, 0.053, 1.0),
     "grid fit ijcnn1": (8000, 0.025, 1.0),
@@ -279,20 +273,23 @@ def plot_scaling(ax, sizes, times_by_solver, published_keys=None, ylabel="time (
             lo, hi = PUBLISHED_SCALING[key][0]
             pub = f", paper {lo:.0f}" if lo == hi else f", paper {lo:.0f}-{hi:.0f}"
         if reading.claimed:
-            text = f"{label}: slope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
+            text = f"{label}:\nslope {fit.slope:.2f} ($r^2$={fit.r2:.2f}){pub}"
             if below_published(reading, key):
                 text += "\n(below the paper: fixed costs still visible)"
             (pts,) = ax.loglog(sizes, t, "o", label=text)
             (ln,) = ax.loglog(sizes, fit(sizes), "-", color=pts.get_color(), alpha=0.6)
         else:
             why = reading.text[len("none: "):].replace("r2 =", "$r^2$ =")
-            text = f"{label}: no slope claimed, {why}"
+            text = f"{label}:\nno slope claimed, {why}"
             (pts,) = ax.loglog(sizes, t, "o:", lw=0.8, label=text)
             ln = None
         artists[label] = (pts, ln)
+    from matplotlib.ticker import NullFormatter
+
+    ax.xaxis.set_minor_formatter(NullFormatter())  # 2x10^3, 3x10^3 ... would overlap
     ax.set_xlabel("n (training examples)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=9, loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
     return fits, artists
 
@@ -381,7 +378,7 @@ def scaling_times(solvers, X, y, sizes, random_state=0, repeats=1, return_all=Fa
 
 
 # --------------------------------------------------------------------------
-# linear SVMs at equal primal objective (issue 16; svmlab.bench.linear)
+# linear SVMs at equal primal objective (svmlab.bench.linear)
 # --------------------------------------------------------------------------
 #: marker and line style of each solver in the time-to-target plots
 TIME_TO_TARGET_STYLES = {"LIBLINEAR": "s--", "Algorithm 1": "o-", "OCAS": "^-"}

@@ -1,0 +1,272 @@
+"""Suite ``family``: the SVM family of :mod:`svmlab.svm` against scikit-learn's
+(issue 25).
+
+Every case fits the scikit-learn class (LIBSVM, the peer) and svmlab's class
+of the same name with the same parameters (``tol=1e-3``,
+``cache_size=200`` MB, svmlab's ``solver="auto"``; ``solver_`` says what ran)
+and prints both times and the ratio.  Each time is the fastest of up to 5
+fresh fits within 1 s (:func:`svmlab.bench._harness.timed_best`; fits of
+seconds run once), for both sides.  Objectives are computed here, the same
+way for both, from ``support_`` and ``dual_coef_`` with svmlab's kernels: the
+C-SVC dual W (maximised; for several classes the sum over the pairs), the
+epsilon-SVR / nu-SVR dual in ``beta = a - a*`` and the one-class dual
+``1/2 a'Ka`` (minimised).  A row whose objective differs from the peer's by
+more than 1e-3 (relative) is flagged in the log and in its
+``extra["objective_ok"]``.  Before timing, each svmlab class is fitted once
+on a small subset so that numba's one-time compilation is not counted.
+
+Cases (size ``full``; ``smoke`` takes small subsets):
+
+* **SVC, binary**: the cases of the ``dense`` suite (MNIST test 8 vs rest,
+  Fashion-MNIST 15k 0 vs rest, ijcnn1 20k, banana 4900, gauss-m 4000,
+  diabetes 768, Ratsch splice 1000, Adult6 11221), same parameters;
+* **SVC, multiclass**: Fashion-MNIST 10000, 10 classes (the ``multiclass``
+  suite's case);
+* **SVR, NuSVR**: scikit-learn's diabetes regression (442 rows,
+  standardised target), Friedman #1 (3000 rows);
+* **OneClassSVM**: MNIST test digit 0 (980 images, pixels / 255, gamma
+  0.02), banana's positive class;
+* **warm start**: SVC on diabetes (standardised, gamma 1/8) along 16 values
+  of C from 0.1 to 100: cold fits one by one against
+  :func:`svmlab.svm.regularization_path`, both with svmlab's generalised
+  solver (``solver="full"``; the path needs a warm-startable solver), and
+  LIBSVM's cold fits for scale.  Rows report the total time and steps.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._harness import Result, suite, timed, timed_best
+
+TOL = 1e-3
+CACHE_MB = 200
+OBJ_TOL = 1e-3
+
+
+def _kernel_matrix(X, rows, cols, gamma, kernel="rbf"):
+    from ..kernels import Kernel
+
+    k = Kernel(X[rows], kernel, gamma)
+    return k.matrix(Z=X[cols])
+
+
+def _coef(model, n):
+    dc = model.dual_coef_
+    dc = dc.toarray() if hasattr(dc, "toarray") else np.asarray(dc)
+    c = np.zeros((dc.shape[0], n))
+    c[:, model.support_] = dc
+    return c
+
+
+def svc_objective(model, X, y_idx, k, gamma):
+    """Sum over the pairs of the C-SVC dual ``W = sum |c| - 1/2 c'Kc``
+    (LIBSVM's layout of ``dual_coef_``; one pair for two classes)."""
+    dc = model.dual_coef_
+    dc = dc.toarray() if hasattr(dc, "toarray") else np.asarray(dc)
+    sup = np.asarray(model.support_)
+    cls = y_idx[sup]
+    total = 0.0
+    for a in range(k):
+        for b in range(a + 1, k):
+            ia, ib = np.flatnonzero(cls == a), np.flatnonzero(cls == b)
+            rows = np.concatenate([sup[ia], sup[ib]])
+            c = np.concatenate([dc[b - 1, ia], dc[a, ib]]) if k > 2 else dc[0, np.r_[ia, ib]]
+            if len(rows) == 0:
+                continue
+            K = _kernel_matrix(X, rows, rows, model._gamma)
+            total += float(np.abs(c).sum() - 0.5 * c @ K @ c)
+    return total
+
+
+def regression_objective(model, X, z, epsilon):
+    """``1/2 b'Kb + eps sum |b| - z'b`` over the support vectors (``eps = 0``
+    for nu-SVR: its tube width is a multiplier, not in the objective)."""
+    sup = np.asarray(model.support_)
+    b = _coef(model, X.shape[0])[0, sup]
+    K = _kernel_matrix(X, sup, sup, model._gamma)
+    return float(0.5 * b @ K @ b + epsilon * np.abs(b).sum() - z[sup] @ b)
+
+
+def one_class_objective(model, X):
+    sup = np.asarray(model.support_)
+    a = _coef(model, X.shape[0])[0, sup]
+    K = _kernel_matrix(X, sup, sup, model._gamma)
+    return float(0.5 * a @ K @ a)
+
+
+def _warm(cls, params, X, y):
+    """Compile ahead: one fit on a small subset (numba caches the code)."""
+    from sklearn.base import clone
+
+    n = min(300, X.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(**params)
+        est.fit(X[:n]) if y is None else clone(est).fit(X[:n], y[:n])
+
+
+def _pair(ctx, case, ours_cls, theirs_cls, params, X, y, objective, extra=None):
+    """Fit the peer and svmlab's class; emit both rows."""
+    from sklearn.base import clone
+
+    fit = (lambda m: m.fit(X)) if y is None else (lambda m: m.fit(X, y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        ref, secs = timed_best(lambda: fit(theirs_cls(**params)))
+    W_ref = objective(ref)
+    ctx.emit(Result(case=case, solver=f"sklearn {theirs_cls.__name__} (LIBSVM)", time_s=secs,
+                    n_iter=int(np.sum(ref.n_iter_)), objective=W_ref, objective_kind="dual",
+                    n_sv=int(len(ref.support_)), peer=True,
+                    extra={**params, "n": X.shape[0], **(extra or {})}))
+    _warm(ours_cls, params, X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model, secs = timed_best(lambda: fit(clone(ours_cls(**params))))
+        except Exception as exc:  # report, keep going
+            ctx.fail(f"{case}: svmlab {ours_cls.__name__} raised {type(exc).__name__}: {exc}")
+            return None, ref
+    W = objective(model)
+    rel = (W - W_ref) / max(abs(W_ref), 1e-300)
+    ok = abs(rel) <= OBJ_TOL
+    if not ok:
+        ctx.log(f"OBJECTIVE MISS: {case} | svmlab {ours_cls.__name__}: {W:.9g} vs "
+                f"{W_ref:.9g} (rel {rel:.2e} > {OBJ_TOL:g})")
+    ctx.emit(Result(case=case, solver=f"svmlab {ours_cls.__name__} (solver_={model.solver_})",
+                    time_s=secs, n_iter=int(np.sum(model.n_iter_)), objective=W,
+                    objective_kind="dual", n_sv=int(len(model.support_)),
+                    extra={"solver_": model.solver_, "fit_status": int(model.fit_status_),
+                           "objective_ok": ok,
+                           "warnings": [str(w.message)[:120] for w in caught]}))
+    return model, ref
+
+
+def _svc_cases(ctx):
+    from sklearn.svm import SVC as SkSVC
+
+    from ..svm import SVC
+    from .dense import _cases
+
+    for name, X, y, C, gamma, _ in _cases(ctx.smoke):
+        classes = np.unique(y)
+        y_idx = np.searchsorted(classes, y)
+        params = dict(C=C, gamma=gamma, tol=TOL, cache_size=CACHE_MB)
+        _pair(ctx, f"SVC {name}", SVC, SkSVC, params, X, y,
+              lambda m: svc_objective(m, X, y_idx, 2, gamma))
+
+
+def _multiclass_case(ctx):
+    from sklearn.svm import SVC as SkSVC
+
+    from .. import datasets
+    from ..svm import SVC
+
+    n = 1500 if ctx.smoke else 10000
+    X, y = datasets.load("fashion-mnist", "train")
+    X, y = np.asarray(X[:n], dtype=np.float64), np.asarray(y[:n])
+    classes = np.unique(y)
+    y_idx = np.searchsorted(classes, y)
+    params = dict(C=10.0, gamma=0.02, tol=TOL, cache_size=CACHE_MB)
+    _pair(ctx, f"SVC Fashion-MNIST[{n}] {len(classes)} classes rbf C=10 g=0.02", SVC, SkSVC,
+          params, X, y, lambda m: svc_objective(m, X, y_idx, len(classes), 0.02))
+
+
+def _regression_cases(ctx):
+    from sklearn.datasets import load_diabetes, make_friedman1
+    from sklearn.svm import SVR as SkSVR
+    from sklearn.svm import NuSVR as SkNuSVR
+
+    from ..svm import SVR, NuSVR
+
+    Xd, zd = load_diabetes(return_X_y=True)
+    Xd = (Xd - Xd.mean(0)) / Xd.std(0)
+    zd = (zd - zd.mean()) / zd.std()
+    nf = 600 if ctx.smoke else 3000
+    Xf, zf = make_friedman1(nf, noise=1.0, random_state=0)
+    zf = (zf - zf.mean()) / zf.std()
+    for name, X, z, C, gamma in ((f"diabetes regression[{len(zd)}]", Xd, zd, 10.0, 0.1),
+                                 (f"Friedman #1[{nf}]", Xf, zf, 10.0, 0.5)):
+        p = dict(C=C, gamma=gamma, epsilon=0.1, tol=TOL, cache_size=CACHE_MB)
+        _pair(ctx, f"SVR {name} C={C:g} g={gamma:g} eps=0.1", SVR, SkSVR, p, X, z,
+              lambda m: regression_objective(m, X, z, 0.1))
+        p = dict(C=C, gamma=gamma, nu=0.3, tol=TOL, cache_size=CACHE_MB)
+        _pair(ctx, f"NuSVR {name} C={C:g} g={gamma:g} nu=0.3", NuSVR, SkNuSVR, p, X, z,
+              lambda m: regression_objective(m, X, z, 0.0))
+
+
+def _one_class_cases(ctx):
+    from sklearn.svm import OneClassSVM as SkOCSVM
+
+    from .. import datasets
+    from ..svm import OneClassSVM
+
+    Xm, ym = datasets.load("mnist", "test")
+    X0 = np.asarray(Xm, dtype=np.float64)[np.asarray(ym) == 0] / 255.0
+    if ctx.smoke:
+        X0 = X0[:300]
+    Xb, yb = datasets.load("banana", "test")
+    Xb = Xb.toarray() if hasattr(Xb, "toarray") else np.asarray(Xb)
+    Xb = Xb[np.asarray(yb) > 0][: (500 if ctx.smoke else None)]
+    for name, X, gamma in ((f"MNIST test digit 0[{len(X0)}]", X0, 0.02),
+                           (f"banana positives[{len(Xb)}]", Xb, 0.5)):
+        p = dict(nu=0.1, gamma=gamma, tol=TOL, cache_size=CACHE_MB)
+        _pair(ctx, f"OneClassSVM {name} nu=0.1 g={gamma:g}", OneClassSVM, SkOCSVM, p, X, None,
+              lambda m: one_class_objective(m, X))
+
+
+def _path_case(ctx):
+    from sklearn.svm import SVC as SkSVC
+
+    from .. import datasets
+    from ..svm import SVC, regularization_path
+
+    X, y = datasets.load("diabetes", "all")
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+    X = (X - X.mean(0)) / X.std(0)
+    if ctx.smoke:
+        X, y = X[:300], y[:300]
+    Cs = np.logspace(-1, 2, 16)
+    case = f"C path: SVC diabetes-{len(y)} g=1/8, 16 values of C in [0.1, 100]"
+    params = dict(gamma=0.125, tol=TOL, cache_size=CACHE_MB)
+
+    def cold_libsvm():
+        return [SkSVC(C=C, **params).fit(X, y) for C in Cs]
+
+    refs, secs = timed(cold_libsvm)
+    ctx.emit(Result(case=case, solver="sklearn SVC (LIBSVM), cold fits", time_s=secs,
+                    n_iter=int(sum(np.sum(r.n_iter_) for r in refs)), peer=True,
+                    extra={"Cs": Cs.tolist()}))
+    _warm(SVC, dict(solver="full", **params), X, y)
+
+    def cold_ours():
+        return [SVC(C=C, solver="full", **params).fit(X, y) for C in Cs]
+
+    cold, secs_c = timed(cold_ours)
+    ctx.emit(Result(case=case, solver="svmlab SVC(solver='full'), cold fits", time_s=secs_c,
+                    n_iter=int(sum(np.sum(m.n_iter_) for m in cold))))
+    path, secs_w = timed(regularization_path, SVC(solver="full", **params), X, y, Cs)
+    worst = max(abs(a.decision_function(X) - b.decision_function(X)).max()
+                for a, b in zip(path, cold))
+    ctx.emit(Result(case=case, solver="svmlab regularization_path (warm starts)",
+                    time_s=secs_w, n_iter=int(sum(np.sum(m.n_iter_) for m in path)),
+                    extra={"time_vs_cold_fits": secs_w / secs_c,
+                           "steps_vs_cold_fits": sum(np.sum(m.n_iter_) for m in path)
+                           / max(1, sum(np.sum(m.n_iter_) for m in cold)),
+                           "max_decision_diff_vs_cold": float(worst)}))
+
+
+@suite("family", "The SVM family (issue 25): svmlab.SVC(solver='auto') vs SVC on the dense, "
+                 "multiclass and small cases; SVR, NuSVR, OneClassSVM vs scikit-learn's; "
+                 "a warm-started C path vs cold fits")
+def run(ctx):
+    for part in (_svc_cases, _multiclass_case, _regression_cases, _one_class_cases,
+                 _path_case):
+        try:
+            part(ctx)
+        except Exception as exc:  # one part failing must not hide the others
+            import traceback
+
+            ctx.fail(f"{part.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")

@@ -1,0 +1,181 @@
+"""The fit of a family estimator as a stepped run (:mod:`svmlab._stepping`).
+
+Problem.  A fit of :mod:`svmlab.svm` solves one problem (SVR, NuSVR,
+OneClassSVM, a binary classifier) or one per pair of classes.  svmlab's
+contract for every estimator holds here too: ``fit`` runs the fast path (in
+chunks, with a progress bar after 2 s, Ctrl-C completing the chunk in flight
+and returning the feasible model reached), ``fit(..., callback=f)`` calls
+``f`` after every step, ``iter_fit`` yields the records, ``start`` returns
+the run whose ``step()`` advances one step; ``max_iter`` bounds each
+problem, and a stop before the optimality conditions hold is never
+reported as convergence.
+
+Contract.  :class:`FamilyRun` is a :class:`svmlab._stepping.SequentialRun`
+over the problems: each is a part, made when its turn comes (its kernel
+matrix, for the generalised solver, is computed then).  Two kinds of part:
+
+* :class:`GeneralisedDualRun`: one problem of the generalised dual
+  (:mod:`svmlab.reference.dual`), records :class:`svmlab.reference.dual.DualStep`;
+* the compiled C-SVC estimator's own run (:class:`svmlab.smo.SMORun`, its
+  one-vs-one :class:`svmlab._multiclass.MulticlassRun`, or the IRWLS and
+  decomposition runs) as the one part of a fit, with its own records.
+
+A step's record is a :class:`FamilyStep`: the problem's index and, for
+classifiers, its pair of labels, around the solver's record (whose indices
+are positions among the problem's variables: ``run.problem_rows(p)`` maps
+them to rows of X; for SVR the variable ``t`` and ``t + n`` are row ``t``'s
+``a`` and ``a*``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._stepping import SequentialRun, SolverRun, iteration_cap
+from ..reference import dual as ref_dual
+
+__all__ = ["FamilyStep", "FamilyRun", "GeneralisedDualRun"]
+
+
+@dataclass(frozen=True)
+class FamilyStep:
+    """One step of a family fit.
+
+    ``iteration``: 1-based over the whole fit; ``problem_index``: the pair
+    index p for classifiers (LIBSVM's order; the column of the "ovo"
+    decision function), 0 for the single problem of SVR, NuSVR and
+    OneClassSVM; ``pair``: the class labels ``(a, b)`` of a classifier's pair
+    (a is +1), None otherwise; ``record``: the solver's own record.  Other
+    attributes are read from ``record`` (``step.i1``, ``step.a2_new``, ...)."""
+
+    iteration: int
+    problem_index: int
+    pair: Any
+    record: Any
+
+    def __getattr__(self, name):
+        if name == "record" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+
+class GeneralisedDualRun(SolverRun):
+    """One problem of the generalised dual on the readable solver
+    (:class:`svmlab.reference.dual.Dual`), as a :class:`SolverRun`.  The
+    problem (a :class:`svmlab.reference.dual.DualProblem`) is made by
+    ``make_problem()`` when the run is created."""
+
+    step_name = "pair step"
+    steps_per_task = 1000
+
+    def __init__(self, estimator, prob, *, tol, max_iter, a0=None):
+        self.n_samples = len(prob.y)
+        super().__init__(estimator, max_iter=max_iter, progress=False)
+        if a0 is not None:
+            prob = prob._replace(a0=np.asarray(a0, dtype=np.float64))
+        self.prob = prob
+        self.dual = ref_dual.Dual(prob, tol=tol)
+
+    @property
+    def step_limit(self):
+        # max_iter=-1: no limit but LIBSVM's safeguard (svmlab's rule)
+        return self.max_iter if self.max_iter >= 0 else iteration_cap(self.n_samples)
+
+    def _step(self):
+        rec = self.dual.step()
+        if rec is None:
+            if self.dual.converged:
+                self.converged = True
+            else:
+                self._mark_stalled(
+                    "a violating pair exists on which no step can move (a kernel that is "
+                    "not positive semi-definite, duplicate points with different labels, or "
+                    "a tolerance below rounding)")
+        return rec
+
+    def result(self):
+        """``coef`` over the base points, ``rho``, ``r``, ``alpha``,
+        ``objective`` of the state reached."""
+        res = ref_dual.DualResult(self.dual.alpha.copy(), self.dual.G, *self.dual.rho(),
+                                  self.dual.objective(), self.dual.n_iter,
+                                  self.dual.converged, "", [])
+        coef, intercept = ref_dual.model(self.prob, res)
+        return {"coef": coef, "rho": -intercept, "alpha": res.alpha, "r": res.r,
+                "objective": res.objective}
+
+
+class FamilyRun(SequentialRun):
+    """The problems of one family fit, one after the other (module
+    docstring).  ``opener(i)`` returns part i's run; ``pairs`` the label
+    pairs of a classifier (None for one problem); ``rows[i]`` the rows of X
+    of problem i (its base points)."""
+
+    def __init__(self, estimator, n_parts, n_samples, opener, pairs, rows, labels=None):
+        super().__init__(estimator, n_parts, n_samples, progress=True)
+        self._opener = opener
+        self.pairs = pairs
+        self.labels = labels
+        self._rows = rows
+        cur = self._current()
+        self.step_name = cur.step_name
+        self.steps_per_task = cur.steps_per_task
+        self.first_chunk = cur.first_chunk
+        self.chunk_growth = cur.chunk_growth
+
+    def problem_rows(self, i):
+        """The rows of X that are problem i's base points."""
+        return self._rows[i]
+
+    def _open_part(self, i):
+        return self._opener(i)
+
+    def _part_record(self, i, rec):
+        from .._multiclass import PairStep
+
+        p = i
+        if isinstance(rec, PairStep):  # the compiled one-vs-one run: unwrap
+            p, rec = rec.pair_index, rec.record
+        pair = None
+        if self.pairs is not None and p < len(self.pairs):
+            a, b = self.pairs[p]
+            pair = (self.labels[a], self.labels[b])
+        return FamilyStep(iteration=self.n_iter + 1, problem_index=int(p), pair=pair,
+                          record=rec)
+
+    def run(self, chunk=None, tasks=None):
+        if chunk is None:
+            chunk = 20000 if self.steps_per_task > 1 else 1000
+        return super().run(chunk=chunk, tasks=tasks)
+
+    def result(self):
+        return {"parts": [self.part_result(i) for i in range(self.n_parts)],
+                "n_iter": self.part_steps(), "reasons": list(self.part_reasons)}
+
+    def warning_message(self):
+        """scikit-learn's message for a stop at ``max_iter`` (its tests match
+        it) followed by svmlab's explanation; svmlab's for the others."""
+        est = self.estimator
+        name = type(est).__name__
+        reason = self.stop_reason
+        if reason in ("max_iter", "iteration_cap"):
+            bad = [i for i, r in enumerate(self.part_reasons) if r == reason]
+            where = "" if self.n_parts == 1 else \
+                f" ({len(bad)} of {self.n_parts} problems stopped there)"
+            return (f"Solver terminated early (max_iter={est.max_iter}).  Consider "
+                    "pre-processing your data with StandardScaler or MinMaxScaler. "
+                    f"({name} stopped after {self.n_iter} {self.step_name}s{where}, before "
+                    f"the optimality conditions held within tol={est.tol:g}; the model is "
+                    "feasible but not optimal: increase max_iter, or loosen tol.)")
+        if reason == "stalled":
+            bad = [i for i, r in enumerate(self.part_reasons) if r == "stalled"]
+            msg = next((self.part_messages[i] for i in bad if self.part_messages[i]), None) \
+                or "no pair step could move"
+            return (f"{name} stalled before the optimality conditions held within "
+                    f"tol={est.tol:g}: {msg}. fit_status_ is 1; the model is feasible but not "
+                    "optimal. Try: scale the features (StandardScaler); loosen tol; remove "
+                    "duplicate points with different labels; use a positive semi-definite "
+                    "kernel.")
+        return super().warning_message()
