@@ -97,7 +97,7 @@ def test_reconstruct_gradient_is_the_gradient(dtype):
         # every row computed, nothing cached: the reference for the cached run
         cold = KernelCache(ker, 0.05, dtype=dtype)
         core.reconstruct_gradient(ker.data, cold.data, y, np.full(n, C), alpha, G_cold,
-                                  Gbar_cold, active, np.zeros(n), rowfull.copy())
+                                  Gbar_cold, active, np.zeros(n), rowfull.copy(), None)
         # half the pending rows and of the free SVs' rows cached in full
         # (summed from the cache), one of each cached but partial (computed
         # while shrunk: must not be read)
@@ -108,8 +108,10 @@ def test_reconstruct_gradient_is_the_gradient(dtype):
         for j_part in (pending[1], free_sv[1]):
             cache.row(j_part)
             cache.data.rows[cache.data.slot_of[j_part]] = np.nan
+    blocks = True if core.blocks_apply(ker.data, cache.data) else None
+    assert (blocks is True) == (dtype == np.float32)
     core.reconstruct_gradient(ker.data, cache.data, y, np.full(n, C), alpha, G, Gbar, active,
-                              np.zeros(n), rowfull)
+                              np.zeros(n), rowfull, blocks)
     if dtype == np.float64:
         # the cached full rows are the computed rows bit for bit (Gbar); the
         # free SVs' cached rows are matrix-vector sums where the cold run

@@ -265,8 +265,9 @@ def kernel_block(kd, rows, out):
             _precomputed_row(kd, rows[a], kd, out[a])
         return
     if kd.binary:
+        nb = kd.bits.shape[1]
         for a in range(m):
-            _binary_row(kd, rows[a], kd, out[a])
+            _binary_row(kd, rows[a], kd.bits, kd.bcount, kd.bwork, np.int64(0), nb, out[a])
         return
     if kd.sparse:
         n = out.shape[1]

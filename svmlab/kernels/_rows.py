@@ -438,18 +438,19 @@ def kernel_table(ktype, gamma, coef0, degree, max_count):
 
 
 @njit(cache=True)
-def _binary_row(kd, i, kd2, out):
-    """``out[p] = K(x_i, z_p)`` for every row z_p of ``kd2``, binary inputs
-    (``x_i`` a row of ``kd``; ``kd2`` is ``kd`` itself or a subset of it, see
-    :meth:`Kernel.subset_data`).  Word plane by word plane, only the planes
-    where ``x_i`` has ones: shared-ones counts accumulate in ``kd2.bwork``
-    (contiguous, vectorisable loops), the last plane is fused with the table
-    lookup."""
-    planes = kd2.bits
-    bc = kd2.bcount
+def _binary_row(kd, i, planes, bcount, cnt, lo, hi, out):
+    """``out[p] = K(x_i, z_{lo+p})`` for the points ``lo..hi-1`` of a
+    bit-packed set (``planes``, ``bcount``: the ``bits`` and ``bcount`` of
+    ``kd`` itself or of a subset of it, :meth:`Kernel.subset_data`), binary
+    inputs, ``x_i`` a row of ``kd``.  Word plane by word plane, only the
+    planes where ``x_i`` has ones: shared-ones counts accumulate in the
+    scratch ``cnt`` (length >= hi - lo; contiguous, vectorisable loops), the
+    last plane is fused with the table lookup.  (A column range rather than
+    a sliced set: a slice of the planes would be a second array type, and a
+    second compiled copy of every row function.)"""
+    bc = bcount[lo:hi]
     table = kd.table
-    cnt = kd2.bwork
-    n = planes.shape[1]
+    n = hi - lo
     xi = kd.brows[i]
     rbf = kd.ktype == RBF
     last = -1
@@ -462,7 +463,7 @@ def _binary_row(kd, i, kd2, out):
         b = xi[w]
         if b == 0:
             continue
-        pw = planes[w]
+        pw = planes[w, lo:hi]
         if first:
             for j in range(n):
                 cnt[j] = popcount(b & pw[j])
@@ -475,7 +476,7 @@ def _binary_row(kd, i, kd2, out):
             out[j] = table[ci + bc[j]] if rbf else table[0]
         return
     b = xi[last]
-    pw = planes[last]
+    pw = planes[last, lo:hi]
     if rbf:
         if first:
             for j in range(n):
@@ -498,7 +499,7 @@ def _binary_row_subset(kd, i, idx, m, out):
     streams, when the subset is more than a quarter of it)."""
     brows = kd.brows
     if 4 * m >= brows.shape[0]:
-        _binary_row(kd, i, kd, out)
+        _binary_row(kd, i, kd.bits, kd.bcount, kd.bwork, np.int64(0), kd.bits.shape[1], out)
         return
     bc = kd.bcount
     ci = bc[i]
@@ -554,7 +555,8 @@ def kernel_row_against(kd, i, kd2, out):
         _precomputed_row(kd, i, kd2, out)
         return
     if kd.binary:
-        _binary_row(kd, i, kd2, out)
+        _binary_row(kd, i, kd2.bits, kd2.bcount, kd2.bwork, np.int64(0), kd2.bits.shape[1],
+                    out)
         return
     n = out.shape[0]
     sqi = kd.sqnorm[i]

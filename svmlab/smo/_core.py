@@ -22,6 +22,15 @@ over the active examples; a row computed with every entry is noted in
 ``rowfull`` (it survives an unshrink, :func:`svmlab.smo._fetch.complete_rows`);
 at an unshrink the shrunk examples' gradient is rebuilt from ``Gbar`` and
 the free SVs (:func:`reconstruct_gradient`).
+
+Feature switches.  A loop's features that a fit may not use (the nu rules,
+an ``idx`` map, float32 kernel blocks) are passed as arguments that are
+either ``None`` (off) or ``True`` (on), and tested only as ``x is None`` /
+``x is not None``.  numba removes a branch on a ``None``-typed argument
+before typing, so a fit without the feature compiles none of its code (a
+runtime flag would compile every branch, used or not), and the signatures
+stay plain types, found in numba's cache as they are
+(docs/decisions/26s09-compile-time.md).
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..kernels._rows import is_dense_data, is_float64, kernel_row, kernel_row_subset
+from ..kernels._rows import PRECOMPUTED, kernel_row, kernel_row_subset
 from ..kernels.cache import fill_block, get_row, get_row_subset
 from ._fetch import add_kernel_sum32, all_cols32, gathered_cols32
 
@@ -128,7 +137,7 @@ def inactive_list(active):
 
 
 @njit(cache=True)
-def reconstruct_gradient(kd, cd, y, U, alpha, G, Gbar, active, full, rowfull):
+def reconstruct_gradient(kd, cd, y, U, alpha, G, Gbar, active, full, rowfull, blocks):
     """``G_t`` for every inactive (shrunk or parked) example t, from
     ``Gbar`` and the free SVs (LIBSVM's reconstruct_gradient).
 
@@ -139,12 +148,13 @@ def reconstruct_gradient(kd, cd, y, U, alpha, G, Gbar, active, full, rowfull):
     there in full (``rowfull``: the row :func:`kernel_row` would compute),
     else computed into the scratch ``full`` (length n).
 
-    With a float32 cache of dense input both sums are float32 SGEMM blocks
-    summed in float64 (:func:`_reconstruct_blocks`, LIBSVM's ``Qfloat``
-    values); otherwise row by row, in float64.
+    ``blocks`` (a feature switch, None or True: True only for a float32
+    cache of dense input): both sums as float32 SGEMM blocks summed in
+    float64 (:func:`_reconstruct_blocks`, LIBSVM's ``Qfloat`` values);
+    otherwise row by row, in float64.
     """
     n = alpha.shape[0]
-    if not is_float64(cd.rows) and is_dense_data(kd):
+    if blocks is not None:
         _reconstruct_blocks(kd, y, U, alpha, G, Gbar, active)
         return
     gb = Gbar[0]
@@ -248,18 +258,9 @@ def fill_full_rows(kd, cd, rows, k, rowfull):
             rowfull[rows[q]] = True
 
 
-@njit(cache=True, inline="always")
-def insert_best(c, v, cnt, t, val):
-    """Insert example t with value val into the buffer ``c[:cnt]`` kept
-    sorted by increasing ``v`` (the largest dropped when full); returns the
-    new count."""
-    k = c.shape[0]
-    q = cnt if cnt < k else k - 1
-    while q > 0 and v[q - 1] > val:
-        if q < k:
-            c[q] = c[q - 1]
-            v[q] = v[q - 1]
-        q -= 1
-    c[q] = t
-    v[q] = val
-    return cnt + 1 if cnt < k else k
+def blocks_apply(kd, cd):
+    """Whether the float32 block paths apply (the ``blocks`` feature switch is
+    True): a float32 cache of dense input (not CSR, bit-packed or
+    precomputed)."""
+    return (cd.rows.dtype == np.float32 and not kd.sparse and not kd.binary
+            and kd.ktype != PRECOMPUTED)

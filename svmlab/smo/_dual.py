@@ -67,6 +67,7 @@ import numpy as np
 from .._stepping import SolverRun
 from ..kernels.cache import KernelCache
 from . import _core as core
+from ._core import blocks_apply
 from ._dual_core import (DualIterate, DualOptions, DualProblem, DualRows, dual_gradient,
                          dual_init, dual_run)
 from ._records import DUAL_BUFFER, DualStep, decode_dual
@@ -126,6 +127,9 @@ class DualState:
         if cache.full:
             self.rowfull[:] = True
         self.rb = np.zeros((2, l if self.mapped else 0), dtype=self.cd.rows.dtype)
+        # the loop's feature switches (None: compiled without the feature)
+        self.switches = (True if self.nu else None, True if self.mapped else None,
+                         True if blocks_apply(self.kd, self.cd) and not self.mapped else None)
         self.active = np.full(l, core.ACTIVE, dtype=np.int8)
         self.act = np.arange(l, dtype=np.int64)
         self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)
@@ -136,7 +140,7 @@ class DualState:
         self.rec = np.zeros(DUAL_BUFFER)
         self._no_rec = np.zeros(DUAL_BUFFER)
         if np.any(self.alpha != 0):
-            dual_init(*self._state(False)[:3], self.mapped)
+            dual_init(*self._state(False)[:3])
 
     def _state(self, want_rec):
         """The named state :func:`svmlab.smo._dual_core.dual_run` takes."""
@@ -145,14 +149,13 @@ class DualState:
                 DualIterate(self.alpha, self.G, self.Gbar, self.fst, self.ist, self.active,
                             self.act),
                 self.rec if want_rec else self._no_rec,
-                DualOptions(self.shrinking, self.shrink_every, bool(want_rec), self.nu,
-                            self.mapped))
+                DualOptions(self.shrinking, self.shrink_every, bool(want_rec)))
 
     def advance(self, kmax, want_rec):
         """Up to ``kmax`` steps of the compiled loop; returns how many."""
         if self.ist[core.IS_DONE]:
             return 0
-        return int(dual_run(*self._state(want_rec), int(kmax)))
+        return int(dual_run(*self._state(want_rec), int(kmax), *self.switches))
 
     @property
     def done(self):
@@ -166,7 +169,7 @@ class DualState:
         """``f0_t = sum_s a_s y_s K_ts`` of every variable (shrunk ones
         reconstructed; the state is not changed)."""
         rows, pb, it = self._state(False)[:3]
-        return dual_gradient(rows, pb, it, self.mapped)
+        return dual_gradient(rows, pb, it, *self.switches[1:])
 
     def gbar(self):
         """LIBSVM's ``G_bar`` (l,): ``y_t sum_{a_s = U_s} U_s y_s K_ts``, the

@@ -50,12 +50,13 @@ import numpy as np
 
 from .._jit import njit
 from .._kkt import in_low, in_up
+from .._linalg import insert_sorted
 from .._wss2 import gain_or_nan, takes_i, takes_j
-from ..kernels._rows import KernelData, is_dense_data, is_float64, kernel_row
+from ..kernels._rows import KernelData, kernel_row
 from ..kernels.cache import CacheData, get_row, lru_hit
 from ._core import (ACTIVE, FS_B, IS_DONE, IS_ITER, IS_N_ACTIVE, IS_NB, IS_SHRINK_COUNTER,
                     IS_UNSHRUNK, PREFETCH_MIN_FEATURES, PREFETCH_ROWS, SHRUNK, be_shrunk,
-                    fetch_row, fill_full_rows, gbar_change, inactive_list, insert_best,
+                    fetch_row, fill_full_rows, gbar_change, inactive_list,
                     rebuild_active_list, reconstruct_gradient)
 from ._fetch import complete_rows
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
@@ -127,10 +128,6 @@ class DualOptions(NamedTuple):
     shrink_every: int
     #: fill the record buffer at every step (the stepped path)
     want_rec: bool
-    #: LIBSVM's ``Solver_NU``: selection, stopping and shrinking per class
-    nu: bool
-    #: ``idx`` is not the identity (rows are gathered, always full)
-    mapped: bool
 
 
 # ----------------------------------------------------------------------------
@@ -197,23 +194,24 @@ def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row):
 
 
 @njit(cache=True)
-def dual_gradient(rows, pb, it, mapped):
+def dual_gradient(rows, pb, it, mapped, blocks):
     """``G`` of every variable (the shrunk ones reconstructed), on copies of
     ``G`` and ``Gbar``: the state is not changed.  For the intercept and
-    the results of a stopped run."""
+    the results of a stopped run.  ``mapped``, ``blocks``: feature switches
+    (module docstring)."""
     G = it.G.copy()
     Gbar = it.Gbar.copy()
-    if mapped:
+    if mapped is not None:
         _reconstruct_mapped(rows.kd, pb.y, pb.U, it.alpha, G, Gbar, it.active, pb.idx,
                             np.empty(rows.rowfull.shape[0]))
     else:
         reconstruct_gradient(rows.kd, rows.cd, pb.y, pb.U, it.alpha, G, Gbar, it.active,
-                             rows.full, rows.rowfull)
+                             rows.full, rows.rowfull, blocks)
     return G
 
 
 @njit(cache=True)
-def dual_init(rows, pb, it, mapped):
+def dual_init(rows, pb, it):
     """``G`` and ``Gbar[0]`` of a feasible start ``alpha`` (nothing shrunk):
     ``G += a_s y_s K_s`` and, at the bound, ``Gbar += U_s y_s K_s`` for
     every nonzero ``a_s``, with rows read through the cache (LIBSVM's
@@ -240,19 +238,19 @@ def dual_init(rows, pb, it, mapped):
 
 
 @njit(cache=True)
-def _unshrink(rows, pb, it, mapped):
+def _unshrink(rows, pb, it, mapped, blocks):
     """Every variable active again, with its exact ``G`` (LIBSVM's
     unshrink); rows cached while shrunk are completed or forgotten first."""
     kd, cd = rows.kd, rows.cd
     l = it.alpha.shape[0]
-    if mapped:
+    if mapped is not None:
         _reconstruct_mapped(kd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active, pb.idx,
                             np.empty(rows.rowfull.shape[0]))
     else:
         if it.ist[IS_N_ACTIVE] < l:
             complete_rows(kd, cd, rows.rowfull)
         reconstruct_gradient(kd, cd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active,
-                             rows.full, rows.rowfull)
+                             rows.full, rows.rowfull, blocks)
     it.active[:] = ACTIVE
     rebuild_active_list(it.active, it.act, it.ist)
 
@@ -277,7 +275,7 @@ def _extremes(yp, y, U, alpha, G, act, na, nu):
         u = U[t]
         up = in_up(y[t], a, u)
         low = in_low(y[t], a, u)
-        if nu and y[t] < 0:
+        if nu is not None and y[t] < 0:
             if up and takes_i(mf, mn):
                 mn = mf
                 i_n = t
@@ -293,7 +291,7 @@ def _extremes(yp, y, U, alpha, G, act, na, nu):
 
 
 @njit(cache=True)
-def _shrink(rows, pb, it, nu, mapped):
+def _shrink(rows, pb, it, nu, mapped, blocks):
     """LIBSVM's do_shrinking (``Solver_NU``'s per class for nu problems):
     drop the variables at a bound that can join no violating pair
     (:func:`svmlab.smo._core.be_shrunk`); once the violation is within
@@ -301,10 +299,12 @@ def _shrink(rows, pb, it, nu, mapped):
     y, yp, U, tol = pb.y, pb.yp, pb.U, pb.tol
     alpha, G, ist, active, act = it.alpha, it.G, it.ist, it.active, it.act
     m, i, M, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, ist[IS_N_ACTIVE], nu)
-    gap = max(m - M, mn - Mn) if nu else m - M
+    gap = m - M
+    if nu is not None:
+        gap = max(m - M, mn - Mn)
     if ist[IS_UNSHRUNK] == 0 and gap <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(rows, pb, it, mapped)
+        _unshrink(rows, pb, it, mapped, blocks)
         m, i, M, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, ist[IS_N_ACTIVE], nu)
     changed = False
     for p in range(ist[IS_N_ACTIVE]):
@@ -312,7 +312,9 @@ def _shrink(rows, pb, it, nu, mapped):
         a = alpha[t]
         if a > 0.0 and a < U[t]:
             continue
-        neg = nu and y[t] < 0
+        neg = False
+        if nu is not None:
+            neg = y[t] < 0
         if be_shrunk(y[t], a, U[t], yp[t] - G[t], mn if neg else m, Mn if neg else M):
             active[t] = SHRUNK
             changed = True
@@ -347,17 +349,17 @@ def _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull):
     vu = np.full(ku, np.inf)
     cl = np.empty(kl, np.int64)
     vl = np.full(kl, np.inf)
-    nup = 0
-    nlo = 0
+    nup = np.int64(0)
+    nlo = np.int64(0)
     for p in range(na):
         t = act[p]
         if t == i or slot_of[t] >= 0:
             continue
         mf = yp[t] - G[t]
         if in_up(y[t], alpha[t], U[t]) and -mf < vu[ku - 1]:
-            nup = insert_best(cu, vu, nup, t, -mf)
+            nup = insert_sorted(cu, vu, nup, t, -mf)
         elif in_low(y[t], alpha[t], U[t]) and mf < m and mf < vl[kl - 1]:
-            nlo = insert_best(cl, vl, nlo, t, mf)
+            nlo = insert_sorted(cl, vl, nlo, t, mf)
     for q in range(nup):
         rows[k] = cu[q]
         k += 1
@@ -464,13 +466,13 @@ def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
     if gap <= tol:
         return ip, ip, 0.0, 0.0, gap, 0.0, 1
     # the rows of both i's (the positive one fetched first)
-    rp = rb[0] if mapped else cd.rows[0]  # (placeholders of the rows' type)
+    rp = cd.rows[0]  # (placeholders of the rows' type)
     rn = rp
     for c in range(2):
         t = ip if c == 0 else i_n
         if t < 0:
             continue
-        if mapped:
+        if mapped is not None:
             r = _gather(kd, cd, t, idx, rb[c], act, na, na == l)
         else:
             s = cd.slot_of[t]
@@ -507,7 +509,7 @@ def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
 
 
 @njit(cache=True)
-def dual_run(rows, pb, it, rec, opt, kmax):
+def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     """Advance by up to ``kmax`` successful pair steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds
     (1) or no step can move (2).
@@ -528,19 +530,24 @@ def dual_run(rows, pb, it, rec, opt, kmax):
     rec : float64 (DUAL_BUFFER,)
         Record buffer, filled after every step when ``opt.want_rec``.
     opt : DualOptions
-        Shrinking, recording, nu and mapping options.
+        Shrinking and recording options.
     kmax : int
         Most successful steps to take in this call.
+    nu, mapped, blocks : None or True
+        Feature switches (module docstring): LIBSVM's ``Solver_NU``; an
+        ``idx`` that is not the identity; float32 rows of dense input
+        (block prefetches and block sums).  None compiles the loop without
+        the feature.
     """
     kd, cd, full, rowfull, rb = rows.kd, rows.cd, rows.full, rows.rowfull, rows.rb
     y, yp, U, kdiag, idx, tol, eps = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol, pb.eps
     alpha, G, Gbar, fst, ist, act = it.alpha, it.G, it.Gbar, it.fst, it.ist, it.act
     shrinking, shrink_every, want_rec = opt.shrinking, opt.shrink_every, opt.want_rec
-    nu, mapped = opt.nu, opt.mapped
     l = alpha.shape[0]
     R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
-    prefetch = (not is_float64(R) and is_dense_data(kd) and not mapped
-                and kd.dense.shape[1] >= PREFETCH_MIN_FEATURES)
+    prefetch = False
+    if blocks is not None:
+        prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
     # WSS 2's first loop, fused into the previous step's gradient update
     # (indices that reach calls start as typed int64, not as the literal -1:
     # numba would compile those callees once more for the literal's type)
@@ -553,14 +560,14 @@ def dual_run(rows, pb, it, rec, opt, kmax):
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
             pre = False
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(rows, pb, it, nu, mapped)
+            _shrink(rows, pb, it, nu, mapped, blocks)
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
         # ---- selection: i (and m, M), then j ----
-        if nu:
+        if nu is not None:
             i, j, m, M, gap, best, stop_now = _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped,
                                                          na)
-            ri = rb[0] if mapped else R[0]
+            ri = R[0]
         else:
             if pre:
                 m, M, i = pre_m, pre_M, pre_i
@@ -574,7 +581,7 @@ def dual_run(rows, pb, it, rec, opt, kmax):
                 # LIBSVM: reconstruct the gradient, select again over every
                 # variable, and shrink again one step later if a pair still
                 # violates
-                _unshrink(rows, pb, it, mapped)
+                _unshrink(rows, pb, it, mapped, blocks)
                 ist[IS_UNSHRUNK] = 1
                 if shrinking:
                     ist[IS_SHRINK_COUNTER] = 1
@@ -584,15 +591,15 @@ def dual_run(rows, pb, it, rec, opt, kmax):
         if stop_now == 2:
             ist[IS_DONE] = 2
             break
-        if not nu:
+        if nu is None:
             # the row of i
-            if mapped:
+            if mapped is not None:
                 ri = _gather(kd, cd, i, idx, rb[0], act, na, na == l)
             else:
                 s1 = c_slot[i]
                 if s1 >= 0:
                     lru_hit(c_prev, c_next, c_meta, s1)
-                elif prefetch:
+                elif blocks is not None and prefetch:
                     s1 = _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull)
                 else:
                     fetch_row(kd, cd, i, act, ist, rowfull)
@@ -624,7 +631,7 @@ def dual_run(rows, pb, it, rec, opt, kmax):
                 break
             Kij = ri[j]
         else:
-            if mapped:
+            if mapped is not None:
                 ri = rb[0] if y[j] > 0 else rb[1]
             else:
                 ri = R[c_slot[i]]
@@ -652,10 +659,12 @@ def dual_run(rows, pb, it, rec, opt, kmax):
         d2 = yj * (ajn - aj)
         # ---- the rows of i and j (i's was fetched by the selection: a hit;
         # the two most recent rows are never evicted by a fetch) ----
-        if mapped:
+        if mapped is not None:
             s1 = c_slot[idx[i]]
             lru_hit(c_prev, c_next, c_meta, s1)
-            first = not nu or yi > 0  # i's row is in rb[0] (else rb[1])
+            first = True  # i's row is in rb[0] (nu: in rb[1] for the negative class)
+            if nu is not None:
+                first = yi > 0
             r1 = rb[0] if first else rb[1]
             r2 = _gather(kd, cd, j, idx, rb[1] if first else rb[0], act, na, na == l)
         else:
@@ -675,7 +684,7 @@ def dual_run(rows, pb, it, rec, opt, kmax):
             r2 = R[s2]
         alpha[i] = ain
         alpha[j] = ajn
-        if nu:
+        if nu is not None:
             for p in range(na):
                 t = act[p]
                 G[t] += d1 * r1[t] + d2 * r2[t]
@@ -703,13 +712,13 @@ def dual_run(rows, pb, it, rec, opt, kmax):
         # ---- Gbar (the sum over the variables at their bound) ----
         if (ai >= Ui) != (ain >= Ui):
             c = Ui * yi if ain >= Ui else -Ui * yi
-            if mapped:
+            if mapped is not None:
                 _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx)
             else:
                 gbar_change(kd, cd, i, c, Gbar, ist)
         if (aj >= Uj) != (ajn >= Uj):
             c = Uj * yj if ajn >= Uj else -Uj * yj
-            if mapped:
+            if mapped is not None:
                 _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx)
             else:
                 gbar_change(kd, cd, j, c, Gbar, ist)
@@ -719,9 +728,12 @@ def dual_run(rows, pb, it, rec, opt, kmax):
         fst[FS_B] = bn
         ist[IS_ITER] += 1
         if want_rec:
+            sign_class = np.int64(0)
+            if nu is not None:
+                sign_class = np.int64(yi)
             _dual_record(rec, ist, i, j, ai, aj, ain, ajn, aju, L, H, eta, yi, yj, yp[i],
                          yp[j], Ui, Uj, kdiag[i], Kij, Kjj, Gi, Gj, b, bn, m, M, gap,
-                         np.int64(yi) if nu else np.int64(0), best)
+                         sign_class, best)
         steps += 1
         ist[IS_SHRINK_COUNTER] -= 1
     return steps

@@ -173,6 +173,8 @@ class SMORun(SolverRun):
 
     def _init_platt(self, n, seed, cache_size, cdt):
         self.dual = None
+        # the loop's feature switch of float32 block paths (svmlab.smo._core)
+        self._blocks = True if core.blocks_apply(self.kd, self.cd) else None
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:
             self._buf = np.empty(int(cache_size * (1 << 20)) // cdt.itemsize, dtype=cdt)
@@ -231,7 +233,8 @@ class SMORun(SolverRun):
             while total < kmax and self.ist[core.IS_DONE] == 0:
                 if self.ist[core.IS_REQUEST]:
                     self._new_layout()
-                total += int(platt.platt_run(*self._platt_state(want_rec), int(kmax - total)))
+                total += int(platt.platt_run(*self._platt_state(want_rec), int(kmax - total),
+                                             self._blocks))
         if self.ist[core.IS_DONE] != 0 and not (self.converged or self.stalled):
             self._end_of_run()
         return total

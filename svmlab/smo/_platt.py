@@ -85,7 +85,7 @@ from .._jit import njit
 
 from .._kkt import in_low, in_up
 from ..kernels._bits import popcount
-from ..kernels._rows import KernelData, is_dense_data, is_float64, kernel_row_against, row_dot
+from ..kernels._rows import KernelData, kernel_row_against, row_dot
 from ..kernels.cache import CacheData, cache_reset, get_row_against, lru_hit
 from ._core import (ACTIVE, FS_B, H_FULL, H_MAXDIFF, H_NONBOUND, IS_COMPACT, IS_DONE,
                     IS_EXAMINE_ALL, IS_ITER, IS_LAYOUT, IS_LAYOUT0, IS_N_ACTIVE, IS_NB,
@@ -301,17 +301,18 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
 
 
 @njit(cache=True)
-def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, keep_g, full, rowfull):
+def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, keep_g, full, rowfull, blocks):
     """Every example active again (LIBSVM's unshrink; never during a parked
     phase, which ends with :func:`_unpark`), with its exact gradient when
-    ``keep_g`` (the folded linear kernel keeps none)."""
+    ``keep_g`` (the folded linear kernel keeps none); ``blocks``: the
+    feature switch of float32 block sums (:mod:`svmlab.smo._core`)."""
     if ist[IS_N_ACTIVE] < alpha.shape[0]:
         # rows cached while shrunk lack the entries that become active:
         # complete them (or forget them all), keep the full ones; first,
         # so that the reconstruction reads the free SVs' rows from the cache
         complete_rows(kd, cd, rowfull)
     if keep_g:
-        reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, full, rowfull)
+        reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, full, rowfull, blocks)
     active[:] = ACTIVE
     rebuild_active_list(active, act, ist)
 
@@ -423,7 +424,7 @@ def _layout_delta_blocks(kd, y, alpha, aref, pos0, cols, nc):
 
 @njit(cache=True)
 def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref, lay, FL, BL,
-            R, owner, f32):
+            R, owner, blocks):
     """Start of another pass of a parked phase: once a quarter of the layout
     examples sit at a bound (an eighth for the folded linear kernel, whose
     newly parked examples need no rebase, so compacting costs less), park
@@ -436,8 +437,9 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
     FL_t + y_t - sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
     park, so that :func:`_unpark` restores every parked example alike (the
     linear kernel's parked examples need no G: full passes use the folded
-    w).  ``f32``: the cache holds float32 rows of dense input; the rebase
-    sums are then SGEMM blocks (:func:`_layout_delta_blocks`)."""
+    w).  ``blocks`` (feature switch, :mod:`svmlab.smo._core`): the cache
+    holds float32 rows of dense input, and the rebase sums are SGEMM blocks
+    (:func:`_layout_delta_blocks`)."""
     m = ist[IS_LAYOUT]
     n_bound = 0
     for p in range(m):
@@ -450,6 +452,7 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
     m0 = ist[IS_LAYOUT0]
     c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
     rebase = moved and not linear
+    f32 = blocks is not None
     tmp = np.empty(m0 if rebase and not f32 else 0)
     keep = np.empty(m - n_bound, dtype=np.int64)
     newly = np.empty(n_bound if rebase and f32 else 0, dtype=np.int64)
@@ -474,7 +477,7 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
             nn += 1
         elif rebase:
             G[t] -= _delta_at(kd, kdL0, t, c, tmp)
-    if nn > 0:
+    if blocks is not None and nn > 0:
         acc = _layout_delta_blocks(kd, y, alpha, aref, pos0, newly, nn)
         for q in range(nn):
             G[newly[q]] -= acc[q]
@@ -491,7 +494,8 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
 
 
 @njit(cache=True)
-def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL, f32):
+def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref, lay, FL,
+            blocks):
     """End of a parked phase (before a full pass): the parked examples become
     active again, with exact gradients.  The layout's come from ``FL``; the
     others' are those of the phase start (rebased so by :func:`_repark`) and
@@ -501,8 +505,8 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     contiguous rows ``kdL0``, which stay in the CPU cache.  The linear
     kernel's full passes take E from the folded w instead: the phase's
     steps are folded into it here, ``w += sum_j (alpha_j - aref_j) y_j
-    x_j``, rather than at every step.  ``f32``: the cache holds float32
-    rows of dense input; the sums are then SGEMM blocks
+    x_j``, rather than at every step.  ``blocks`` (feature switch): the
+    cache holds float32 rows of dense input, and the sums are SGEMM blocks
     (:func:`_layout_delta_blocks`)."""
     n = alpha.shape[0]
     m = ist[IS_LAYOUT]
@@ -516,7 +520,7 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     else:
         m0 = ist[IS_LAYOUT0]
         c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
-        if moved and f32:
+        if blocks is not None and moved:
             cols = np.empty(n, dtype=np.int64)
             nc = np.int64(0)
             for t in range(n):
@@ -598,14 +602,16 @@ def _clear_error_cache(kd, nbi, nb, nbf):
 
 
 @njit(cache=True)
-def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full, rowfull):
+def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full, rowfull,
+            blocks):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
     violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  The
     caller never shrinks during a parked phase (its layout stays fixed)."""
     m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not linear, full, rowfull)
+        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not linear, full, rowfull,
+                  blocks)
         m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     # (G holds w.x_t for the linear kernel too: _m_and_M stored it)
     changed = False
@@ -787,7 +793,7 @@ def _modes(linear, shrinking, compact, binary, n_error_cache, n_cache_rows, n):
 
 
 @njit(cache=True)
-def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
+def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
 
@@ -843,6 +849,10 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
         Kernel kind, shrinking and recording options.
     kmax : int
         Most successful joint steps to take in this call.
+    blocks : None or True
+        Feature switch (:mod:`svmlab.smo._core`): True for float32 rows of
+        dense input (block prefetches, block sums); None compiles the loop
+        without them.
     """
     # ---- the named state, unpacked once (see the module docstring) ----
     kd, cd, kdL, kdL0, cdL, full = ks.kd, ks.cd, ks.kdL, ks.kdL0, ks.cdL, ks.full
@@ -861,8 +871,6 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
     compact = ist[IS_COMPACT] != 0
     e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
         linear, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
-    # float32 rows of dense input: the rare large kernel sums as SGEMM blocks
-    f32 = not is_float64(cd.rows) and is_dense_data(kd)
     br = kd.brows
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
@@ -876,7 +884,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
             _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full,
-                    rowfull)
+                    rowfull, blocks)
         b = fst[FS_B]
         s2 = -1
         # ---- Platt's main routine (TR section 4): a pass over every
@@ -895,7 +903,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
                 if ist[IS_N_ACTIVE] < n:
                     # final pass over every example (unshrink and check)
                     _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not e_from_w,
-                              full, rowfull)
+                              full, rowfull, blocks)
                     ist[IS_UNSHRUNK] = 1
                     ist[IS_EXAMINE_ALL] = 1
                 else:
@@ -928,12 +936,12 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
                         break
                 elif compact:
                     if _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, e_from_w,
-                               pos, pos0, aref, lay, FL, BL, cdL.rows, cdL.owner, f32):
+                               pos, pos0, aref, lay, FL, BL, cdL.rows, cdL.owner, blocks):
                         ist[IS_REQUEST] = 2
                         break
             elif compact:
                 _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, e_from_w, pos, pos0,
-                        aref, lay, FL, f32)
+                        aref, lay, FL, blocks)
                 if bin_ec:
                     _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbf)
                     BL[:ist[IS_LAYOUT0]] = 0.0
@@ -970,7 +978,8 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax):
             s2 = c_slot[i2]
             if s2 >= 0:
                 lru_hit(c_prev, c_next, c_meta, s2)
-            elif f32 and not compact and ist[IS_EXAMINE_ALL] and ist[IS_N_ACTIVE] == n \
+            elif blocks is not None and not compact and ist[IS_EXAMINE_ALL] \
+                    and ist[IS_N_ACTIVE] == n \
                     and dn.shape[1] >= PREFETCH_MIN_FEATURES:
                 s2 = _prefetch_pass(kd, cd, i2, y, Cv, alpha, G, b, tol, active, ist,
                                     rowfull)
