@@ -172,7 +172,7 @@ def test_smo_cached_rows_after_fit_are_kernel_rows():
     """What the solver kept in its cache is exactly what kernel_row computes
     in float64 (no other arithmetic writes cache rows); in float32 it is the
     kernel row within float32 rounding (single rows by SGEMV, or the rows of
-    a prefetched block by SGEMM, svmlab.smo._core._prefetch_wss2: the
+    a prefetched block by SGEMM, svmlab.smo._dual_core._prefetch: the
     bound of tests/test_kernel_blocks.py is about 1e-6 here), and every row
     is at least close to the float64 row."""
     X, y = _data("dense", n=300, seed=2)

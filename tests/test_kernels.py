@@ -127,11 +127,11 @@ def test_subset_rows_and_reset(rng):
 
 
 def test_row_dot_is_the_plain_inner_product(rng):
-    """kernels.row_dot (the one sparse/dense dot, also the SMO core's _xx)
+    """kernels.row_dot (the one sparse/dense dot, also Platt's loop's _xx)
     against a sum written out over the dense rows, with empty rows and rows
     that share no feature; CSR and dense give bit-identical values (both sum
     the shared features in increasing index)."""
-    from svmlab.smo import _core as _smo_core
+    from svmlab.smo import _platt
     from svmlab.kernels import row_dot
 
     X = _X(rng, n=12, d=9, density=0.35)
@@ -150,4 +150,4 @@ def test_row_dot_is_the_plain_inner_product(rng):
             got_dn = row_dot(False, X, A.indptr, A.indices, A.data, i, j)
             assert got_sp == ref
             assert got_dn == pytest.approx(ref, rel=1e-15, abs=1e-15)
-    assert _smo_core._xx is row_dot
+    assert _platt._xx is row_dot

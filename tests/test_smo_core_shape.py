@@ -1,10 +1,12 @@
-"""The shape of the compiled SMO core (svmlab.smo._core, svmlab.smo._records).
+"""The shape of the compiled SMO loops (svmlab.smo._platt, svmlab.smo._dual_core,
+their shared svmlab.smo._core, and svmlab.smo._records).
 
-* The record buffer's slots are generated from SMOStep's fields: the slot
-  list agrees with the dataclass, the compiled writer ``_record`` has exactly
-  one line per slot, and every decoded field of every step equals a value
-  computed here, independently, from the multipliers before and after the
-  step (brute-force kernel matrix from scikit-learn, dual objective, errors).
+* The record buffers' slots are generated from SMOStep's and DualStep's
+  fields: the slot lists agree with the dataclasses, each compiled writer
+  (``_platt._record``, ``_dual_core._dual_record``) has exactly one line per
+  slot, and every decoded field of every step equals a value computed
+  here, independently, from the multipliers before and after the step
+  (brute-force kernel matrix from scikit-learn, dual objective, errors).
   A writer and a field list that disagree (a slot swapped, a field added on
   one side only, a stale numba cache) fail here.
 * No unused integer/float state slots.
@@ -24,9 +26,13 @@ from sklearn.datasets import make_moons
 from sklearn.metrics.pairwise import rbf_kernel
 
 from svmlab import SMOClassifier
+from svmlab.kernels import Kernel
+from svmlab.smo import DualRun
 from svmlab.smo import _core as core
+from svmlab.smo import _dual_core as dual_core
+from svmlab.smo import _platt as platt
 from svmlab.smo import _records as records
-from svmlab.smo._records import SMOStep
+from svmlab.smo._records import DualStep, SMOStep
 
 PKG = pathlib.Path(core.__file__).resolve().parents[1]
 
@@ -41,13 +47,18 @@ def test_slots_are_smostep_fields_in_order():
     assert list(records.SLOT) == list(range(len(expected)))
     assert records.R_SIZE == len(expected)
     assert records.R_LAYOUT == records.R_SIZE and records.R_BUFFER == records.R_SIZE + 1
-    # the core re-exports the layout it was compiled with
-    assert core.SLOT is records.SLOT and core.R_BUFFER == records.R_BUFFER
+    # the loops write the layouts they were compiled with
+    assert platt.SLOT is records.SLOT and dual_core.DUAL_SLOT is records.DUAL_SLOT
+    names = [f.name for f in dataclasses.fields(DualStep)]
+    expected = [n for n in names if n not in records.RUN_FIELDS]
+    assert list(records.DUAL_FIELDS) == expected
+    assert list(records.DUAL_SLOT) == list(range(len(expected)))
+    assert records.DUAL_LAYOUT == records.DUAL_SIZE == len(expected)
 
 
-def _writer_slots():
+def _writer_slots(writer=platt._record, slot="SLOT"):
     """The slots the compiled writer assigns, from its source: ``rec[SLOT.x] = ...``."""
-    tree = ast.parse(inspect.getsource(core._record.py_func))
+    tree = ast.parse(inspect.getsource(writer.py_func))
     slots, others = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -56,7 +67,7 @@ def _writer_slots():
                         and t.value.id == "rec":
                     s = t.slice
                     if isinstance(s, ast.Attribute) and isinstance(s.value, ast.Name) \
-                            and s.value.id == "SLOT":
+                            and s.value.id == slot:
                         slots.append(s.attr)
                     else:
                         others.append(ast.unparse(s))
@@ -68,6 +79,10 @@ def test_writer_has_one_line_per_field():
     assert sorted(slots) == sorted(records.RECORD_FIELDS)
     assert len(slots) == len(set(slots))
     assert others == ["R_LAYOUT"]  # the layout checksum, nothing else
+    slots, others = _writer_slots(dual_core._dual_record, "DUAL_SLOT")
+    assert sorted(slots) == sorted(records.DUAL_FIELDS)
+    assert len(slots) == len(set(slots))
+    assert others == ["DUAL_LAYOUT"]
 
 
 def test_stale_layout_is_refused():
@@ -77,6 +92,9 @@ def test_stale_layout_is_refused():
     with pytest.raises(RuntimeError, match="stale numba cache"):
         records.decode_record(np.zeros(records.R_SIZE), True, cache_hits=0, cache_misses=0,
                               kernel_evaluations=0)
+    with pytest.raises(RuntimeError, match="stale numba cache"):
+        records.decode_dual(np.zeros(records.DUAL_BUFFER), cache_hits=0, cache_misses=0,
+                            kernel_evaluations=0)
 
 
 def _dual(K, y, a):
@@ -144,6 +162,63 @@ def test_every_recorded_field_matches_an_independent_value(selection):
         assert {"max|E1-E2|", "full-scan"} <= heuristics
 
 
+def test_every_dual_field_matches_an_independent_value():
+    """Every DualStep field of an epsilon-SVR run (l = 2n variables over n
+    examples, per-example bounds) against values computed here."""
+    X, z = make_moons(45, noise=0.3, random_state=5)
+    z = z + 0.1 * X[:, 0]
+    n, gamma, eps = len(z), 1.2, 0.1
+    Cn = np.where(np.arange(n) % 4 == 0, 2.0, 1.0)
+    y = np.r_[np.ones(n), -np.ones(n)]
+    p = np.r_[eps - z, eps + z]
+    U = np.r_[Cn, Cn]
+    idx = np.r_[np.arange(n), np.arange(n)]
+    run = DualRun(Kernel(X, "rbf", gamma=gamma), y, p, U, idx=idx, tol=1e-4, shrinking=False)
+    K = rbf_kernel(X, gamma=gamma)[np.ix_(idx, idx)]
+    Q = y[:, None] * y[None, :] * K
+    f = lambda a: 0.5 * a @ Q @ a + p @ a  # noqa: E731
+    steps = 0
+    while True:
+        a0 = run.alpha.copy()
+        b0 = float(run.state.fst[core.FS_B])
+        r = run.step()
+        if r is None:
+            break
+        steps += 1
+        a1 = run.alpha
+        i1, i2 = r.i1, r.i2
+        assert set(np.flatnonzero(a1 != a0)) <= {i1, i2}
+        assert r.iteration == run.n_iter == steps
+        assert (r.a1_old, r.a2_old, r.a1_new, r.a2_new) == (a0[i1], a0[i2], a1[i1], a1[i2])
+        assert (r.y1, r.y2, r.C1, r.C2) == (y[i1], y[i2], U[i1], U[i2])
+        assert (r.p1, r.p2) == pytest.approx((p[i1], p[i2]), abs=1e-15)
+        grad = Q @ a0 + p
+        np.testing.assert_allclose([r.E1, r.E2], [y[i1] * grad[i1] + b0, y[i2] * grad[i2] + b0],
+                                   atol=1e-9)
+        assert r.b_old == b0 and r.b_new == float(run.state.fst[core.FS_B])
+        np.testing.assert_allclose([r.K11, r.K12, r.K22], [K[i1, i1], K[i1, i2], K[i2, i2]],
+                                   atol=1e-12)
+        assert r.eta == pytest.approx(r.K11 + r.K22 - 2 * r.K12, abs=1e-12)
+        assert r.delta_objective == pytest.approx(f(a0) - f(a1), abs=1e-9)
+        v = -y * grad
+        up = np.where(y > 0, a0 < U, a0 > 0)
+        low = np.where(y > 0, a0 > 0, a0 < U)
+        assert r.m == pytest.approx(v[up].max(), abs=1e-9) and v[i1] == pytest.approx(r.m)
+        assert r.M == pytest.approx(v[low].min(), abs=1e-9)
+        assert r.gap == pytest.approx(r.m - r.M, abs=1e-12) and r.gap > 1e-4
+        aij = K[i1, i1] + K[i2, i2] - 2 * K[i1, i2]
+        assert r.gain == pytest.approx(-(r.m - v[i2]) ** 2 / max(aij, 1e-12), rel=1e-7)
+        lo = max(0.0, r.a2_old - r.a1_old) if r.y1 != r.y2 else max(0.0, r.a1_old + r.a2_old - r.C1)
+        hi = (min(r.C2, r.C1 + r.a2_old - r.a1_old) if r.y1 != r.y2
+              else min(r.C2, r.a1_old + r.a2_old))
+        assert (r.L, r.H) == pytest.approx((lo, hi), abs=1e-12)
+        assert r.clipped == (r.eta <= 0 or not (r.L <= r.a2_unclipped <= r.H))
+        assert r.sign_class == 0 and r.n_active == 2 * n
+        assert r.n_free == np.count_nonzero((a1 > 0) & (a1 < U))
+        assert (r.cache_hits, r.cache_misses) == (run.cache_hits, run.cache_misses)
+    assert steps > 20 and run.converged
+
+
 # ------------------------------------------------------------ state slots
 def test_no_unused_state_slots():
     """Every integer (IS_*) and float (FS_*) state slot is read or written
@@ -158,9 +233,11 @@ def test_no_unused_state_slots():
 
 
 # ------------------------------------------------------------------- docs
-@pytest.mark.parametrize("name", ["smo_run", "_record", "_modes"])
-def test_compiled_functions_document_their_parameters(name):
-    fn = getattr(core, name).py_func
+@pytest.mark.parametrize("module,name", [(platt, "platt_run"), (platt, "_record"),
+                                         (platt, "_modes"), (dual_core, "dual_run"),
+                                         (dual_core, "_dual_record")])
+def test_compiled_functions_document_their_parameters(module, name):
+    fn = getattr(module, name).py_func
     doc = inspect.getdoc(fn)
     params = list(inspect.signature(fn).parameters)
     assert "Parameters\n----------" in doc
@@ -174,8 +251,9 @@ def test_compiled_functions_document_their_parameters(name):
 
 
 def test_named_state_fields_are_documented():
-    for cls in (core.KernelSide, core.Problem, core.Iterate, core.PlattLists, core.Layout,
-                core.ErrorCache, core.Options):
+    for cls in (platt.KernelSide, platt.Problem, platt.Iterate, platt.PlattLists,
+                platt.Layout, platt.ErrorCache, platt.Options, dual_core.DualRows,
+                dual_core.DualProblem, dual_core.DualIterate, dual_core.DualOptions):
         src = inspect.getsource(cls)
         for field in cls._fields:
             # each field is preceded by a "#:" comment line

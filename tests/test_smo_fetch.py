@@ -21,7 +21,7 @@ from svmlab import SMOClassifier
 from svmlab.kernels import Kernel, KernelCache, kernel_row
 from svmlab.kernels.cache import get_row, get_row_subset
 from svmlab.smo import _core as core
-from svmlab.smo._fetch import add_kernel_sum32, complete_rows, gathered_cols32
+from svmlab.smo._fetch import add_kernel_sum32, all_cols32, complete_rows, gathered_cols32
 
 U = 2.0 ** -24
 GAMMA = 0.02
@@ -52,7 +52,8 @@ def test_add_kernel_sum32_against_float64_sum():
     for all_cols in (False, True):
         c = np.arange(700) if all_cols else cols
         acc = np.full(len(c), 1.5)
-        Z, sqz = gathered_cols32(ker.data, c.astype(np.int64), len(c), all_cols)
+        Z, sqz = (all_cols32(ker.data) if all_cols
+                  else gathered_cols32(ker.data, c.astype(np.int64), len(c)))
         add_kernel_sum32(ker.data, rows.astype(np.int64), coef, 600, Z, sqz, acc)
         exact = 1.5 + coef @ K[np.ix_(rows, c)]
         bound = np.abs(coef) @ _entry_bound(X, rows, c) + 1e-12
@@ -61,7 +62,7 @@ def test_add_kernel_sum32_against_float64_sum():
             np.testing.assert_allclose(acc, want, rtol=0, atol=float(bound.max()))
     # nothing to add: nothing changes
     acc = np.zeros(3)
-    Z, sqz = gathered_cols32(ker.data, np.arange(3), 3, False)
+    Z, sqz = gathered_cols32(ker.data, np.arange(3), 3)
     add_kernel_sum32(ker.data, rows.astype(np.int64), coef, 0, Z, sqz, acc)
     assert np.all(acc == 0.0)
 
@@ -96,7 +97,7 @@ def test_reconstruct_gradient_is_the_gradient(dtype):
         # every row computed, nothing cached: the reference for the cached run
         cold = KernelCache(ker, 0.05, dtype=dtype)
         core.reconstruct_gradient(ker.data, cold.data, y, np.full(n, C), alpha, G_cold,
-                                  Gbar_cold, active, False, np.zeros(n), rowfull.copy())
+                                  Gbar_cold, active, np.zeros(n), rowfull.copy(), None)
         # half the pending rows and of the free SVs' rows cached in full
         # (summed from the cache), one of each cached but partial (computed
         # while shrunk: must not be read)
@@ -107,8 +108,10 @@ def test_reconstruct_gradient_is_the_gradient(dtype):
         for j_part in (pending[1], free_sv[1]):
             cache.row(j_part)
             cache.data.rows[cache.data.slot_of[j_part]] = np.nan
+    blocks = True if core.blocks_apply(ker.data, cache.data) else None
+    assert (blocks is True) == (dtype == np.float32)
     core.reconstruct_gradient(ker.data, cache.data, y, np.full(n, C), alpha, G, Gbar, active,
-                              False, np.zeros(n), rowfull)
+                              np.zeros(n), rowfull, blocks)
     if dtype == np.float64:
         # the cached full rows are the computed rows bit for bit (Gbar); the
         # free SVs' cached rows are matrix-vector sums where the cold run

@@ -1,5 +1,5 @@
 """Platt's passes over the non-bound examples run on a *parked* active set
-(svmlab.smo._core._park/_unpark): the bound examples get no gradient updates
+(svmlab.smo._platt._park/_unpark): the bound examples get no gradient updates
 until the next full pass, the non-bound ones are served from rows against a
 contiguous copy of their data.  Checked here against brute force at every
 pass boundary: the gradient the solver keeps must be the true one for every
@@ -176,3 +176,30 @@ def test_binary_linear_without_error_cache(monkeypatch):
     _, _, W_ref = R.libsvm_dual(X, y, C, "linear", 0.0, 3, 0.0, tol=1e-6)
     assert objectives[0] == pytest.approx(W_ref, rel=1e-3)
     assert objectives[1] == pytest.approx(W_ref, rel=1e-3)
+
+
+@pytest.mark.parametrize("C", [0.01, 0.001])
+@pytest.mark.parametrize("selection", ["platt", "wss2"])
+def test_every_example_at_a_bound_parks_nothing(C, selection):
+    """Issue 25's six points: with a small C every multiplier ends at a
+    bound, so a parked phase would have an empty layout (it raised
+    ZeroDivisionError).  Nothing is parked then, and the fit reaches
+    LIBSVM's optimum (dual objective computed here)."""
+    from sklearn.svm import SVC
+
+    X = np.array([[-2, 0], [-1, -1], [0, -2], [0, 2], [1, 1], [2, 0]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2])
+    m = SMOClassifier(kernel="linear", C=C, selection=selection, progress=False).fit(X, y)
+    assert m.converged_
+    yp = np.where(y == 2, 1.0, -1.0)
+    K = X @ X.T
+    svc = SVC(kernel="linear", C=C).fit(X, y)
+    a_ref = np.zeros(6)
+    a_ref[svc.support_] = np.abs(svc.dual_coef_[0])
+
+    def W(a):
+        return a.sum() - 0.5 * (a * yp) @ K @ (a * yp)
+
+    assert W(m.alpha_) == pytest.approx(W(a_ref), rel=1e-9)
+    assert np.all((m.alpha_ == 0) | (m.alpha_ == C))  # every multiplier at a bound
+    np.testing.assert_array_equal(m.predict(X), svc.predict(X))

@@ -1,4 +1,4 @@
-"""Suite ``dense``: kernel SVMs on dense, real-valued data (issue 15).
+"""Suite ``dense``: kernel SVMs on dense, real-valued data.
 
 Every case trains LIBSVM (scikit-learn's SVC, the peer) and the svmlab
 kernel solvers in the same run, with the same ``tol = 1e-3`` and the same
@@ -238,7 +238,7 @@ def _warm_up():
                                 progress=False).fit(X, y)
 
 
-@suite("dense", "Kernel solvers on dense real-valued data vs LIBSVM (issue 15): MNIST, "
+@suite("dense", "Kernel solvers on dense real-valued data vs LIBSVM: MNIST, "
                 "Fashion-MNIST, ijcnn1, banana, gauss-m, diabetes, splice, Adult6")
 def dense(ctx):
     smoke = ctx.size == "smoke"

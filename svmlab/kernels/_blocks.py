@@ -61,10 +61,8 @@ precomputed (a Gram matrix)
 :func:`full_matrix` computes the whole kernel matrix at once (one GEMM for
 dense input), for a solver that keeps every row (:func:`svmlab.kernels.cache.full_cache`).
 
-Measured (MNIST test, 10000 x 784, rbf, one thread, float32, a loaded
-2-core machine): a single row (SGEMV) 1.3 ms; a block of 32 rows 0.29 ms
-a row, of 128 rows 0.18 ms a row; the float64 single row 3 ms.  Two BLAS
-threads on that machine made every path slower (a single row 8 ms).
+A block costs a fraction of its rows computed one by one once it has a few
+tens of rows (measurements: docs/decisions/26s07-kernel-values-exp-and-blocks.md).
 
 BLAS and threads: numba's ``np.dot`` on contiguous 2-D float32/float64
 arrays calls ``?gemm`` (and ``?gemv`` for a vector) through scipy's
@@ -104,9 +102,7 @@ __all__ = ["kernel_block", "kernel_block_cols", "kernel_block_gemm", "kernel_blo
 
 
 #: fewest rows for which :func:`kernel_block` uses one SGEMM rather than an
-#: SGEMV per row (MNIST test, 10000 x 784, one thread: 1 row by SGEMM took
-#: 5.4 ms against 1.3 ms by SGEMV; 8 rows 1.25 ms a row either way; 32 rows
-#: 0.29 ms and 128 rows 0.18 ms a row by SGEMM)
+#: SGEMV per row (below it a GEMM runs at GEMV speed)
 SGEMM_MIN_ROWS = 8
 
 
@@ -269,8 +265,9 @@ def kernel_block(kd, rows, out):
             _precomputed_row(kd, rows[a], kd, out[a])
         return
     if kd.binary:
+        nb = kd.bits.shape[1]
         for a in range(m):
-            _binary_row(kd, rows[a], kd, out[a])
+            _binary_row(kd, rows[a], kd.bits, kd.bcount, kd.bwork, np.int64(0), nb, out[a])
         return
     if kd.sparse:
         n = out.shape[1]

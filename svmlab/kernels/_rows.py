@@ -258,11 +258,9 @@ def exp_nonpos(x):
     bit, compiled or not).  ``p * 2**k`` from :func:`_exp_reduced64`; 0 below
     :data:`EXP_MIN` (the true value is then under 3.3e-308).
 
-    Decision (issue 15): libm's ``exp`` is a scalar call, about 4 ns of the
-    6 ns an rbf value of a 2-feature row costs; LLVM vectorises this
-    polynomial over a row (under 1 ns a value), which the float64 rows of
-    small dense sets (every row computed once) spend most of their kernel
-    time on."""
+    Reason: libm's ``exp`` is a scalar call; LLVM vectorises this
+    polynomial over a row, where the float64 rows of small dense sets spend
+    most of their kernel time (docs/decisions/26s07-kernel-values-exp-and-blocks.md)."""
     if x < EXP_MIN:
         return 0.0
     p, k = _exp_reduced64(x)
@@ -364,8 +362,8 @@ def rbf_exp_row(o, sa, sq_cols, gamma, pbuf, kbuf):
 def row_dot(sparse, dense, indptr, indices, data, i, j):
     """``<x_i, x_j>`` for two rows of the training data, read from the raw
     arrays (the linear kernel's value; every other kernel transforms it).
-    The one home of this dot: :func:`kernel_value` and the SMO core
-    (``svmlab.smo._core``) both call it.
+    The one home of this dot: :func:`kernel_value` and Platt's SMO loop
+    (``svmlab.smo._platt``, folded linear kernel) both call it.
 
     Parameters
     ----------
@@ -440,18 +438,19 @@ def kernel_table(ktype, gamma, coef0, degree, max_count):
 
 
 @njit(cache=True)
-def _binary_row(kd, i, kd2, out):
-    """``out[p] = K(x_i, z_p)`` for every row z_p of ``kd2``, binary inputs
-    (``x_i`` a row of ``kd``; ``kd2`` is ``kd`` itself or a subset of it, see
-    :meth:`Kernel.subset_data`).  Word plane by word plane, only the planes
-    where ``x_i`` has ones: shared-ones counts accumulate in ``kd2.bwork``
-    (contiguous, vectorisable loops), the last plane is fused with the table
-    lookup."""
-    planes = kd2.bits
-    bc = kd2.bcount
+def _binary_row(kd, i, planes, bcount, cnt, lo, hi, out):
+    """``out[p] = K(x_i, z_{lo+p})`` for the points ``lo..hi-1`` of a
+    bit-packed set (``planes``, ``bcount``: the ``bits`` and ``bcount`` of
+    ``kd`` itself or of a subset of it, :meth:`Kernel.subset_data`), binary
+    inputs, ``x_i`` a row of ``kd``.  Word plane by word plane, only the
+    planes where ``x_i`` has ones: shared-ones counts accumulate in the
+    scratch ``cnt`` (length >= hi - lo; contiguous, vectorisable loops), the
+    last plane is fused with the table lookup.  (A column range rather than
+    a sliced set: a slice of the planes would be a second array type, and a
+    second compiled copy of every row function.)"""
+    bc = bcount[lo:hi]
     table = kd.table
-    cnt = kd2.bwork
-    n = planes.shape[1]
+    n = hi - lo
     xi = kd.brows[i]
     rbf = kd.ktype == RBF
     last = -1
@@ -464,7 +463,7 @@ def _binary_row(kd, i, kd2, out):
         b = xi[w]
         if b == 0:
             continue
-        pw = planes[w]
+        pw = planes[w, lo:hi]
         if first:
             for j in range(n):
                 cnt[j] = popcount(b & pw[j])
@@ -477,7 +476,7 @@ def _binary_row(kd, i, kd2, out):
             out[j] = table[ci + bc[j]] if rbf else table[0]
         return
     b = xi[last]
-    pw = planes[last]
+    pw = planes[last, lo:hi]
     if rbf:
         if first:
             for j in range(n):
@@ -500,7 +499,7 @@ def _binary_row_subset(kd, i, idx, m, out):
     streams, when the subset is more than a quarter of it)."""
     brows = kd.brows
     if 4 * m >= brows.shape[0]:
-        _binary_row(kd, i, kd, out)
+        _binary_row(kd, i, kd.bits, kd.bcount, kd.bwork, np.int64(0), kd.bits.shape[1], out)
         return
     bc = kd.bcount
     ci = bc[i]
@@ -556,7 +555,8 @@ def kernel_row_against(kd, i, kd2, out):
         _precomputed_row(kd, i, kd2, out)
         return
     if kd.binary:
-        _binary_row(kd, i, kd2, out)
+        _binary_row(kd, i, kd2.bits, kd2.bcount, kd2.bwork, np.int64(0), kd2.bits.shape[1],
+                    out)
         return
     n = out.shape[0]
     sqi = kd.sqnorm[i]
@@ -630,9 +630,9 @@ def dot32(a, b):
     bits), so the only rounding is that of the float64 sum (relative
     ~1e-16): the value, once transformed and rounded to float32, is the
     same whatever order the compiler sums in -- the compiled function and
-    its ``NUMBA_DISABLE_JIT`` twin agree (a float32 accumulator, 1.6x
-    faster in isolation, made them differ in the last float32 bit, enough
-    to change an SMO run's path).  Its error against the float64 row is that
+    its ``NUMBA_DISABLE_JIT`` twin agree (a float32 accumulator would make
+    them differ in the last float32 bit, enough to change an SMO run's
+    path).  Its error against the float64 row is that
     of rounding the inputs to float32, within the bound of
     :mod:`svmlab.kernels._blocks`."""
     s = 0.0

@@ -40,7 +40,8 @@ import numpy as np
 from .._jit import njit
 
 from ._blocks import kernel_block
-from ._rows import Kernel, KernelData, kernel_row, kernel_row_against, kernel_row_subset
+from ._rows import (Kernel, KernelData, _binary_row, kernel_row, kernel_row_against,
+                    kernel_row_subset)
 
 __all__ = ["CacheData", "KernelCache", "SharedRows", "SharedRowStore", "cache_from_buffer",
            "check_cache_dtype", "fill_block", "full_cache", "full_kernel_fits", "get_row",
@@ -248,10 +249,15 @@ def _class_block(kd, g, lo, hi, out):
     """``out[p] = K(x_g, x_{lo+p})`` for the rows ``lo..hi-1`` of ``kd``
     (one class of the class-ordered set): :func:`kernel_row_against` with a
     view of those rows as the other side (a GEMV for dense rows, the same
-    arithmetic as the pair's own row over the same rows)."""
+    arithmetic as the pair's own row over the same rows); bit-packed rows by
+    their column range (the view's arrays all keep ``kd``'s types, so no
+    second compiled copy of the row functions is made)."""
+    if kd.binary:
+        _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
+        return
     sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
                      kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
-                     kd.binary, kd.bits[:, lo:hi], kd.brows[lo:hi], kd.bcount[lo:hi],
+                     kd.binary, kd.bits, kd.brows[lo:hi], kd.bcount[lo:hi],
                      kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi],
                      kd.cols[lo:hi] if kd.cols.shape[0] > 0 else kd.cols)
     kernel_row_against(kd, g, sub, out)
@@ -534,9 +540,9 @@ class SharedRowStore:
     serves all k-1 pairs of class a.  So the store never computes more
     kernel values than the pairs fitted separately (each block is at most
     what the pair's own row would compute of it), and computes up to half
-    as many when rows recur across pairs.  (A store of full rows ``K(x_g,
-    X)`` computes k/2 times what one pair needs of the row: on
-    Fashion-MNIST 1500 x 10 classes it computed more than separate fits.)
+    as many when rows recur across pairs (a store of full rows ``K(x_g,
+    X)`` would compute k/2 times what one pair needs of the row:
+    docs/decisions/26s08-shared-class-block-store.md).
 
     Parameters
     ----------
@@ -547,7 +553,7 @@ class SharedRowStore:
     cache_size : float
         MB for the store AND the pair caches together: each pair's
         :class:`KernelCache` is limited to ``pair_cache_mb = pair_fraction
-        * cache_size`` (decision: 1/4; one pair cache lives at a time) and
+        * cache_size`` (1/4: one pair cache lives at a time) and
         the store takes the rest.  A pair cache hit costs nothing, a store
         hit one copy of the row, a miss the kernel values.
     dtype : the cached values' dtype (the estimator's ``cache_dtype_``).

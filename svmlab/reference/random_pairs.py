@@ -31,7 +31,7 @@ numpy's ``default_rng(random_state)``: one draw for ``i1`` and one for
 
     records, alpha, b, n_tries = random_pair_smo(K, y, C=1.0, random_state=0)
 
-(Moved here from :mod:`svmlab.viz.smo`, which re-exports it, by issue 14.)
+(:mod:`svmlab.viz.smo` re-exports it.)
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ w.x - b``), ``E = f - y``, ``eta = K11 + K22 - 2 K12`` (minus Platt's)::
 
 Given the same ``K``, ``kdiag`` and ``random_state`` it takes the same steps as
 ``SMOClassifier(selection="platt", shrinking=False)`` with every row cached (the
-compiled :func:`svmlab.smo._core.smo_run`; tests/test_reference_smo.py proves it).
+compiled :func:`svmlab.smo._platt.platt_run`; tests/test_reference_smo.py proves it).
 Where Platt leaves a choice, both decide alike:
 
 * Errors: both keep ``f0_i = sum_j alpha_j y_j K_ij`` of *every* example, not only

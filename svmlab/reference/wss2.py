@@ -24,11 +24,12 @@ LIBSVM's: the mean of ``y_t - f0_t`` over the free SVs, else the midpoint of
 the interval the KKT conditions allow.
 
 It takes the same steps as ``SMOClassifier(selection="wss2",
-shrinking=False, cache_size=<every row fits>)`` (the compiled WSS2 loop of
-:func:`svmlab.smo._core.smo_run`, whose rule's pieces live in
-:mod:`svmlab._wss2`); ties are broken as there: ``i`` is the *smallest*
-maximising index, ``j`` the *largest* minimising index (LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step
-test is 1e-12).  If no ``j`` exists or the step cannot move, the run stops
+shrinking=False, cache_size=<every row fits>)`` (the compiled WSS2 loop
+:func:`svmlab.smo._dual_core.dual_run` on the C-SVC problem, whose rule's
+pieces live in :mod:`svmlab._wss2`); ties are broken as there: ``i`` is the
+*smallest* maximising index, ``j`` the *largest* minimising index (LIBSVM's
+``<=``).  Steps take every improvement (the eps of Platt's step test is
+1e-12).  If no ``j`` exists or the step cannot move, the run stops
 with ``stalled = True`` and ``converged = False``, as the compiled solver
 does.  For every kernel, the linear one included, both sides keep ``f0``
 from kernel rows, so they match bit for bit given the same ``K`` and

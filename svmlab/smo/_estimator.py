@@ -64,7 +64,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _core as core
-from ._records import SMOStep, decode_record
+from . import _platt as platt
+from ._dual import DualState
+from ._records import R_BUFFER, SMOStep, decode_record, smo_step_of
 from .._base import BaseKernelSVC
 from .._stepping import SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
@@ -85,11 +87,11 @@ _SEEDS: dict = {}
 
 
 def _seed_from(random_state):
-    """The core's seed: ``check_random_state(random_state).randint(1,
+    """The loop's seed: ``check_random_state(random_state).randint(1,
     2147483646)``.  For an integer ``random_state`` that number is always
-    the same, so it is drawn once and remembered (seeding a RandomState
-    costs about 0.1 ms, a sizeable part of a small fit); None and
-    RandomState instances are drawn from every time, as before."""
+    the same, so it is drawn once and remembered (seeding a RandomState is
+    a sizeable part of a small fit: docs/decisions/26s06-chunks-and-seeds.md);
+    None and RandomState instances are drawn from every time."""
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         key = int(random_state)
         seed = _SEEDS.get(key)
@@ -101,8 +103,14 @@ def _seed_from(random_state):
     return int(check_random_state(random_state).randint(1, 2147483646))
 
 
+PLATT, WSS2 = 0, 1
+
+
 class SMORun(SolverRun):
-    """Explicit SMO state (all arrays) advanced by :func:`_smo_core.smo_run`."""
+    """Explicit SMO state (all arrays), advanced by Platt's compiled loop
+    (:func:`svmlab.smo._platt.platt_run`) or, for ``selection="wss2"``, by
+    the generalised dual's (:func:`svmlab.smo._dual_core.dual_run`, the C-SVC
+    problem ``p = -1``, through a :class:`svmlab.smo._dual.DualState`)."""
 
     step_name = "joint step"
     #: a scikit-learn callback task (block) is 1000 joint steps: a step costs
@@ -116,7 +124,6 @@ class SMORun(SolverRun):
         self.n_samples = n
         self.X = X  # only read by the final KKT check of Platt's mode (linear kernel)
         self.kernel = kernel
-        self.kd = kernel.data
         self.linear = kernel.kernel == "linear"
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.C = float(C)
@@ -129,26 +136,45 @@ class SMORun(SolverRun):
             if self.Cv.shape != (n,):
                 raise ValueError(f"Cv has shape {self.Cv.shape}, expected ({n},)")
         self.tol = float(tol)
-        self.selection = core.WSS2 if selection == "wss2" else core.PLATT
-        # wss2 needs every improving step to be taken (Platt's eps relative
-        # step test would stall it), so only Platt's mode uses eps.
-        self.eps = float(eps) if self.selection == core.PLATT else 1e-12
+        self.selection = WSS2 if selection == "wss2" else PLATT
+        # wss2 takes every improving step (Platt's relative step test would
+        # stall it), so only Platt's mode uses eps
+        self.eps = float(eps) if self.selection == PLATT else 1e-12
         self.shrinking = bool(shrinking)
         self.shrink_every = int(min(n, 1000))
-        # Platt's linear SMO folds w and caches no full rows (wss2 needs the
-        # row of i, so it caches rows for every kernel); a parked phase
-        # caches rows against its layout in the same memory.
-        self.e_from_w = self.linear and self.selection == core.PLATT
+        # Platt's linear SMO folds w and caches no full rows; a parked phase
+        # caches rows against its layout in the same memory
+        self.e_from_w = self.linear and self.selection == PLATT
         # cache rows of the estimator's cache_dtype (float32: LIBSVM's
         # Qfloat, twice the rows); the parked phases' compact cache views
-        # the same memory, so it has the same dtype (the core reads either)
+        # the same memory, so it has the same dtype (the loop reads either);
+        # full_kernel: the whole matrix at once (the caller checks it fits)
         cdt = np.dtype(getattr(estimator, "cache_dtype_", "float64"))
-        # (full_kernel: the whole matrix at once, KernelCache(full=True); the
-        # caller checks it fits cache_size)
         self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9, dtype=cdt,
                                  full=bool(full_kernel) and not self.e_from_w)
         self.kd = kernel.data  # with the float32 copy of dense X when cdt is float32
         self.cd = self.cache.data
+        self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
+        self.rec = np.zeros(R_BUFFER)
+        self._empty_rec = np.zeros(R_BUFFER)
+        if self.selection == WSS2:
+            self._init_dual()
+        else:
+            self._init_platt(n, seed, cache_size, cdt)
+
+    def _init_dual(self):
+        """The C-SVC problem of the dual loop (``p = -1``, ``v = y``), whose
+        arrays this run shares."""
+        d = DualState(self.kernel, self.y, -1.0, self.Cv, tol=self.tol, cache=self.cache,
+                      shrinking=self.shrinking, eps=self.eps, check=False)
+        self.dual = d
+        self.alpha, self.G, self.Gbar, self.fst, self.ist = d.alpha, d.G, d.Gbar, d.fst, d.ist
+        self.active, self.act, self.full, self.rowfull = d.active, d.act, d.full, d.rowfull
+
+    def _init_platt(self, n, seed, cache_size, cdt):
+        self.dual = None
+        # the loop's feature switch of float32 block paths (svmlab.smo._core)
+        self._blocks = True if core.blocks_apply(self.kd, self.cd) else None
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:
             self._buf = np.empty(int(cache_size * (1 << 20)) // cdt.itemsize, dtype=cdt)
@@ -162,12 +188,12 @@ class SMORun(SolverRun):
         self.pos0 = np.full(n, -1, dtype=np.int64)
         self.aref = np.zeros(n)
         # a parked phase's layout, in layout order: example, F = G - y, and
-        # 0 if non-bound, inf at a bound (see _smo_core._park)
+        # 0 if non-bound, inf at a bound (see svmlab.smo._platt._park)
         self.lay = np.zeros(n, dtype=np.int64)
         self.FL = np.zeros(n)
         self.BL = np.zeros(n)
         # Platt's error cache of the full passes for binary inputs with the
-        # linear kernel (see _smo_core.smo_run): E - b of the non-bound
+        # linear kernel (see svmlab.smo._platt): E - b of the non-bound
         # examples, in the order of the non-bound list, and their features
         # (nbf[f, k], one byte each: only while that fits ERROR_CACHE_BYTES,
         # else E comes from w like for other inputs)
@@ -176,12 +202,11 @@ class SMORun(SolverRun):
         self.EF = np.zeros(n if bin_ec else 0)
         self.nbf = np.zeros((d_bits, n) if bin_ec else (0, 0), dtype=np.uint8)
         self.cnt = np.zeros((2, n if bin_ec else 0), dtype=np.int32)
-        self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
         self.Gbar = np.zeros((2, n if not self.e_from_w else 0))
-        self.w = np.zeros(kernel.n_features if self.linear else 0)
-        self.active = np.ones(n, dtype=np.int8)  # _smo_core.ACTIVE/SHRUNK/PARKED
+        self.w = np.zeros(self.kernel.n_features if self.linear else 0)
+        self.active = np.ones(n, dtype=np.int8)  # ACTIVE/SHRUNK/PARKED (svmlab.smo._core)
         self.act = np.arange(n, dtype=np.int64)
         self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)
         self.ist[core.IS_EXAMINE_ALL] = 1
@@ -192,42 +217,41 @@ class SMORun(SolverRun):
         self.nbp = np.full(n, -1, dtype=np.int64)
         self.plist = np.zeros(n, dtype=np.int64)
         self.full = np.zeros(n if not self.e_from_w else 0)
-        # which cached rows were computed with every entry (_core._row)
+        # which cached rows were computed with every entry (svmlab.smo._core.fetch_row)
         self.rowfull = np.zeros(n, dtype=np.bool_)
         if self.cache.full:
             self.rowfull[:] = True  # every row is cached, every entry valid
         self.fst = np.zeros(core.FS_SIZE)
-        # the record buffer (its slots: svmlab.smo._records, from SMOStep's fields)
-        self.rec = np.zeros(core.R_BUFFER)
-        self._empty_rec = np.zeros(core.R_BUFFER)
 
     def _call(self, kmax, want_rec):
-        # smo_run returns early when a parked phase begins (build its layout
-        # data, then go on) or ends (go on in full mode)
-        total = 0
-        while total < kmax and self.ist[core.IS_DONE] == 0:
-            if self.ist[core.IS_REQUEST]:
-                self._new_layout()
-            total += int(core.smo_run(*self._core_state(want_rec), int(kmax - total)))
+        if self.dual is not None:
+            total = self.dual.advance(kmax, want_rec)
+        else:
+            # platt_run returns early when a parked phase begins (build its
+            # layout data, then go on) or ends (go on in full mode)
+            total = 0
+            while total < kmax and self.ist[core.IS_DONE] == 0:
+                if self.ist[core.IS_REQUEST]:
+                    self._new_layout()
+                total += int(platt.platt_run(*self._platt_state(want_rec), int(kmax - total),
+                                             self._blocks))
         if self.ist[core.IS_DONE] != 0 and not (self.converged or self.stalled):
             self._end_of_run()
         return total
 
-    def _core_state(self, want_rec):
-        """The named state :func:`svmlab.smo._core.smo_run` takes, over this
-        run's arrays (the tuples only name them; rebuilt per call, as a
+    def _platt_state(self, want_rec):
+        """The named state :func:`svmlab.smo._platt.platt_run` takes, over
+        this run's arrays (the tuples only name them; rebuilt per call, as a
         parked phase replaces ``kdL``/``kdL0``/``cdL``), and the record buffer."""
-        return (core.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full,
-                                self.rowfull),
-                core.Problem(self.y, self.Cv, self.kdiag, self.tol, self.eps),
-                core.Iterate(self.alpha, self.G, self.Gbar, self.w, self.fst, self.ist),
-                core.PlattLists(self.active, self.act, self.nbi, self.nbp, self.plist),
-                core.Layout(self.pos, self.pos0, self.aref, self.lay, self.FL, self.BL),
-                core.ErrorCache(self.EF, self.nbf, self.cnt),
+        return (platt.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full,
+                                 self.rowfull),
+                platt.Problem(self.y, self.Cv, self.kdiag, self.tol, self.eps),
+                platt.Iterate(self.alpha, self.G, self.Gbar, self.w, self.fst, self.ist),
+                platt.PlattLists(self.active, self.act, self.nbi, self.nbp, self.plist),
+                platt.Layout(self.pos, self.pos0, self.aref, self.lay, self.FL, self.BL),
+                platt.ErrorCache(self.EF, self.nbf, self.cnt),
                 self.rec if want_rec else self._empty_rec,
-                core.Options(self.linear, self.selection, self.shrinking, self.shrink_every,
-                             bool(want_rec)))
-
+                platt.Options(self.linear, self.shrinking, self.shrink_every, bool(want_rec)))
     def kkt_violators(self):
         """Examples violating Platt's KKT conditions (TR eq. 12) by more than
         ``tol``: ``y_i E_i < -tol`` with ``alpha_i < C_i`` or ``y_i E_i > tol``
@@ -262,7 +286,7 @@ class SMORun(SolverRun):
                 "which the analytic step cannot move (eta <= 0, or a change below "
                 "rounding)")
             return
-        if self.selection == core.PLATT:
+        if self.selection == PLATT:
             mask, r = self.kkt_violators()
             if mask.any():
                 worst = float(np.max(np.abs(r[mask])))
@@ -276,10 +300,10 @@ class SMORun(SolverRun):
         self.converged = True
 
     def _new_layout(self):
-        """A parked phase began (see :func:`_smo_core._park`): copy the
+        """A parked phase began (see :func:`svmlab.smo._platt._park`): copy the
         layout's rows contiguously and set up the compact cache over them,
         in the memory of the (emptied) full-row cache.  Or its layout was
-        compacted (:func:`_smo_core._repark`, which moved the cached rows to
+        compacted (:func:`svmlab.smo._platt._repark`, which moved the cached rows to
         the new row length in the same memory): copy the new layout's rows
         and view the cache memory with the new row length."""
         misses = int(self.cdL.meta[4])
@@ -305,31 +329,36 @@ class SMORun(SolverRun):
 
     @property
     def cache_hits(self):
+        if self.dual is not None:
+            return self.cache.hits
         return self.cache.hits + self._compact_counts[0] + int(self.cdL.meta[3])
 
     @property
     def cache_misses(self):
+        if self.dual is not None:
+            return self.cache.misses
         return self.cache.misses + self._compact_counts[1] + int(self.cdL.meta[4])
 
     @property
     def kernel_evaluations(self):
         """Kernel values computed for cached rows: full rows (n values, fewer
         while examples are shrunk) and rows against a parked phase's layout."""
+        if self.dual is not None:
+            return self.cache.kernel_evaluations
         full = 0 if self.e_from_w else self.cache.kernel_evaluations
         return (full + self._compact_counts[2]
                 + (int(self.cdL.meta[4]) - self._miss_base) * self.layout_size)
 
     @property
     def first_chunk(self):
-        """The first fast-path chunk.  wss2: about 2**22 / n joint steps
-        (at least 64): its step costs O(n) kernel values and gradient
-        updates (two rows), so that chunk lasts tens of milliseconds at
-        most, and a small fit is one call of the compiled core instead of
-        several (each call costs a Python round trip, about 0.1 ms, 1% of a
-        fit on diabetes; chunk boundaries never change the iterates).  Platt's mode: 64, as every solver (decision: one of its
-        joint steps can follow many rejected examinations, so its cost is
-        not bounded by O(n), and Ctrl-C waits for the chunk in flight)."""
-        if self.selection != core.WSS2:
+        """The first fast-path chunk.  wss2: about 2**22 / n joint steps (at
+        least 64): a step costs O(n), so the chunk lasts tens of
+        milliseconds at most and a small fit is one call of the compiled
+        loop (chunk boundaries never change the iterates).  Platt's mode:
+        64, as every solver: one of its joint steps can follow many rejected
+        examinations, so its cost is not bounded by O(n), and Ctrl-C waits
+        for the chunk in flight (docs/decisions/26s06-chunks-and-seeds.md)."""
+        if self.selection != WSS2:
             return 64
         return max(64, (1 << 22) // max(int(self.n_samples), 1))
 
@@ -337,7 +366,7 @@ class SMORun(SolverRun):
     def chunk_growth(self):
         """wss2 chunks far below the target duration grow 8-fold (same
         reason as :attr:`first_chunk`); Platt's double."""
-        return 8 if self.selection == core.WSS2 else 2
+        return 8 if self.selection == WSS2 else 2
 
     def _advance(self, max_steps):
         return self._call(max_steps, False)
@@ -348,19 +377,21 @@ class SMORun(SolverRun):
     def _step(self):
         if self._call(1, True) == 0:
             return None
-        return decode_record(self.rec, self.selection == core.PLATT,
-                             cache_hits=self.cache_hits, cache_misses=self.cache_misses,
-                             kernel_evaluations=self.kernel_evaluations)
+        counts = dict(cache_hits=self.cache_hits, cache_misses=self.cache_misses,
+                      kernel_evaluations=self.kernel_evaluations)
+        if self.dual is not None:
+            return smo_step_of(self.dual.decode(**counts))
+        return decode_record(self.rec, True, **counts)
 
     @property
     def b(self):
         return float(self.fst[core.FS_B])
 
     def intercept(self):
-        if self.selection == core.WSS2:
-            return float(core.wss2_intercept(self.kd, self.cd, self.y, self.Cv, self.alpha,
-                                              self.G.copy(), self.Gbar.copy(), self.w, self.active,
-                                              False, self.full, self.rowfull))
+        """LIBSVM's intercept (mean over the free SVs, else the midpoint) in
+        wss2 mode; Platt's running threshold ``b`` in Platt's mode."""
+        if self.dual is not None:
+            return -self.dual.intercepts()[0]
         return self.b
 
     def result(self):
@@ -386,8 +417,9 @@ class SMOClassifier(BaseKernelSVC):
     weight folding for the linear kernel (section 2.4) and shrinking with a
     final unshrunk check.  ``selection="wss2"`` uses LIBSVM's second-order
     working-set selection instead (Fan, Chen and Lin, JMLR 2005).  See
-    :mod:`svmlab.smo._estimator` for the details and :mod:`svmlab.smo._core` for the
-    bookkeeping (full gradient for non-linear kernels, folded ``w`` for the
+    :mod:`svmlab.smo._estimator` for the details, :mod:`svmlab.smo._platt` and
+    :mod:`svmlab.smo._dual_core` for the bookkeeping of the two compiled
+    loops (full gradient for non-linear kernels, folded ``w`` for Platt's
     linear one).
 
     Parameters

@@ -8,8 +8,8 @@ inactive example t, and brings ``Gbar`` up to date with the bound changes
 noted while shrunk.  Row by row these are thousands of matrix-vector
 products (or, against a subset, thousands of entry-by-entry dot products);
 as blocks they are a few matrix-matrix products (SGEMM), which run at
-arithmetic speed instead of memory speed.  On MNIST (10000 x 784) the
-two reconstructions of a wss2 fit took most of its time row by row.
+arithmetic speed instead of memory speed
+(docs/decisions/26s02-float32-kernel-blocks.md).
 
 Used only when the cache holds float32 rows of dense input: the values are
 then those of :mod:`svmlab.kernels._blocks` (float32 inner products by
@@ -19,8 +19,8 @@ row-by-row arithmetic bit for bit (:func:`svmlab.smo._core.reconstruct_gradient`
 
 :func:`complete_rows` is the other event: at an unshrink, the rows cached
 while examples were shrunk (only their active entries computed) are
-completed in place as blocks, and the rows computed in full are kept
-(before, the whole cache was forgotten); for float32 and float64 caches.
+completed in place as blocks, and the rows computed in full are kept; for
+float32 and float64 caches.
 
 The sums' blocks live beside the cache and do not go through it (nothing is
 cached; this bypasses the cache's miss paths, including any shared-row
@@ -44,27 +44,19 @@ BLOCK_BYTES = 1 << 24
 
 
 @njit(cache=True)
-def gathered_cols32(kd, cols, nc, all_cols):
-    """``(Z, sqz)``: the float32 rows of the columns of a kernel sum
-    (contiguous, ``nc x d``) and their squared norms.
-
-    Parameters
-    ----------
-    kd : KernelData
-        Dense input (``dense32`` made, or the float64 rows are rounded).
-    cols : int64 array
-        Training indices of the columns, ``cols[:nc]`` (ignored when
-        ``all_cols``).
-    nc : int
-        Number of columns.
-    all_cols : bool
-        The columns are the whole training set in order (no copy is made
-        when the float32 copy exists).
-    """
-    if all_cols:
-        return _full32(kd), kd.sqnorm
+def gathered_cols32(kd, cols, nc):
+    """``(Z, sqz)``: the float32 rows of the columns ``cols[:nc]`` of a
+    kernel sum (a contiguous ``nc x d`` copy) and their squared norms.
+    ``kd``: dense input (``dense32`` made, or the float64 rows rounded)."""
     idx = cols[:nc]
     return _gather32(kd, idx), _gather_sq(kd.sqnorm, idx)
+
+
+@njit(cache=True)
+def all_cols32(kd):
+    """``(Z, sqz)`` when the columns are the whole training set in order:
+    the float32 copy itself (no copy when it exists) and the squared norms."""
+    return _full32(kd), kd.sqnorm
 
 
 @njit(cache=True)
@@ -86,7 +78,7 @@ def add_kernel_sum32(kd, rows, coef, nr, Z, sqz, acc):
     nr : int
         Number of rows.
     Z : float32 array (p, d), C-contiguous
-        The columns' float32 rows (:func:`gathered_cols32`).
+        The columns' float32 rows (:func:`gathered_cols32`, :func:`all_cols32`).
     sqz : float64 array (p,)
         Their squared norms.
     acc : float64 array (p,)
@@ -118,8 +110,8 @@ def add_kernel_sum32(kd, rows, coef, nr, Z, sqz, acc):
 
 
 #: an unshrink recomputes the rows cached while shrunk in place when they are
-#: at most this fraction of the cached rows, else forgets every row (as it did
-#: before: the rows that are asked for again are then recomputed on demand)
+#: at most this fraction of the cached rows, else forgets every row (the rows
+#: asked for again are then recomputed on demand)
 COMPLETE_FRACTION = 0.25
 
 
@@ -148,15 +140,8 @@ def complete_rows(kd, cd, rowfull):
     owner and the LRU order stays, so the cache's own bookkeeping is
     untouched; ``rowfull`` is True for every cached row on return.
     Memory: a scratch block of at most 64 rows.
-
-    Decision (issue 15): a float64 cache used to forget every row here,
-    so that a row asked for while shrunk always came from the entry-by-entry
-    arithmetic of :func:`svmlab.kernels._rows.kernel_row_subset` (the
-    iterates of earlier versions bit for bit).  Kept full rows serve such
-    requests now, with the matrix-vector product's sums (they differ from
-    the entry-by-entry sums in the last bits only): on diabetes (768
-    examples, wss2) the reset cost about a quarter of the kernel values
-    computed (488 thousand against 353 thousand with the rows kept).
+    Keeping the full rows saves their recomputation
+    (docs/decisions/26s04-complete-rows-at-unshrink.md).
     """
     owner = cd.owner
     n_cached = 0

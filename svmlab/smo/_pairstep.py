@@ -88,6 +88,15 @@ def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
     then returned.  ``a2_unclipped`` is the unconstrained maximiser along the
     line (NaN when ``eta <= 0``).  A new multiplier within ``1e-12 C_i`` of a
     bound is snapped onto it.
+
+    An infinite bound (``C_i = inf``, a hard margin) makes ``H`` infinite
+    when ``y1 != y2``.  With ``eta > 0`` the step is finite as usual; with
+    ``eta <= 0`` the objective along the line is convex, so an infinite end
+    is unbounded unless ``eta == 0`` and the slope points to ``L``: then the
+    step goes to ``L`` (when the slope exceeds ``eps``), else it does not
+    move (the caller reports the stall: the hard-margin dual is unbounded,
+    the data cannot be separated).  With ``C_i = inf`` nothing is snapped
+    onto the upper bound, and only values below 0 onto 0.
     """
     L, H = pair_bounds_box(y1, y2, a1, a2, C1, C2)
     eta = K11 + K22 - 2.0 * K12
@@ -101,6 +110,12 @@ def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
             a2_new = H
         else:
             a2_new = a2_unc
+    elif H == np.inf:
+        # eta <= 0 on an infinite segment: W' = y2 (E1 - E2) at a2 (W is
+        # maximised); only a linear W that decreases towards H has a finite
+        # best end
+        a2_unc = np.nan
+        a2_new = L if (eta == 0.0 and y2 * (E1 - E2) < -eps) else a2
     else:
         a2_unc = np.nan
         wL = segment_objective(L, y1, y2, a1, a2, E1, E2, b, K11, K12, K22)
@@ -118,13 +133,13 @@ def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
     # Both lie in their box in exact arithmetic.  Snap rounding residue within
     # 1e-12 C_i onto the bounds, as Platt's code does: otherwise a multiplier
     # left at C - 1e-16 counts as free (and, for the working-set rules, as
-    # movable with an empty segment).
-    bt1 = 1e-12 * C1
+    # movable with an empty segment).  (C_i = inf: no band.)
+    bt1 = 1e-12 * C1 if C1 < np.inf else 0.0
     if a1_new < bt1:
         a1_new = 0.0
     elif a1_new > C1 - bt1:
         a1_new = C1
-    bt2 = 1e-12 * C2
+    bt2 = 1e-12 * C2 if C2 < np.inf else 0.0
     if a2_new < bt2:
         a2_new = 0.0
     elif a2_new > C2 - bt2:

@@ -1,0 +1,739 @@
+"""The compiled WSS 2 loop of the generalised SVM dual (LIBSVM's ``Solver``
+and, for the nu forms, ``Solver_NU``).
+
+Problem (LIBSVM's form; l dual variables, n examples)::
+
+    min_a  1/2 a'Qa + p'a   s.t.  y'a = Delta,  0 <= a_t <= U_t,
+    Q_ts = y_t y_s K(x_idx(t), x_idx(s))
+
+``idx`` maps a variable to its kernel row (identity for C-SVC and
+one-class; ``[0..n-1, 0..n-1]`` for the SVR forms).  The loop keeps, for
+the active variables, ``G_t = sum_s a_s y_s K_ts`` (the decision value
+without intercept, ``f0``; LIBSVM's gradient is ``y_t G_t + p_t``), and
+works with ``v_t = -y_t p_t`` (``yp``): ``-y_t grad_t = v_t - G_t`` (for
+C-SVC ``p = -1`` and ``v = y``).
+
+One step (:func:`dual_run`): WSS 2 selects ``(i, j)`` (:mod:`svmlab._wss2`;
+for nu problems ``i`` is taken within each class and the pair lies in one
+class, LIBSVM's ``Solver_NU::select_working_set``), the analytic pair step
+moves them (:func:`svmlab.smo._pairstep.pair_step_box`, with the errors
+``E_t = G_t + b - v_t`` of a running threshold ``b``), then ``G`` of the
+active variables, ``Gbar`` and the free count are updated.  It stops when
+the maximal violation ``m - M`` (per class for nu problems, the larger
+one) is at most ``tol`` on every variable (``ist[IS_DONE] = 1``), or when
+no step can move (``ist[IS_DONE] = 2``: no partner ``j``, a point segment,
+a change below rounding, or an unbounded direction with an infinite
+bound).
+
+Bookkeeping shared with Platt's loop: :mod:`svmlab.smo._core` (shrinking,
+``Gbar``, the gradient reconstruction).  With an identity ``idx`` rows are
+the cache's rows (only their active entries while shrunk); otherwise
+(``mapped``) each row is the example's full row gathered onto the
+variables into a row buffer ``rb`` (LIBSVM's ``SVR_Q`` does the same).
+
+Speed: the first loop of WSS 2 (``m``, ``M`` and ``i``) is fused into the
+previous step's gradient update (one pass over the active set instead of
+two; the same values in the same order), the gains of the second loop are
+computed branch-free into a scratch array and then scanned, and the loops
+are written in :func:`dual_run`'s body: a call that takes the cache's
+named tuple costs reference-count updates per member, more than a step on
+a small active set.  A miss of ``i``'s row with float32 rows of dense input
+fetches the rows of the next likely candidates as one block
+(:func:`_prefetch`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import njit
+from .._kkt import in_low, in_up
+from .._linalg import insert_sorted
+from .._wss2 import gain_or_nan, takes_i, takes_j
+from ..kernels._rows import KernelData, kernel_row
+from ..kernels.cache import CacheData, get_row, lru_hit
+from ._core import (ACTIVE, FS_B, IS_DONE, IS_ITER, IS_N_ACTIVE, IS_NB, IS_SHRINK_COUNTER,
+                    IS_UNSHRUNK, PREFETCH_MIN_FEATURES, PREFETCH_ROWS, SHRUNK, be_shrunk,
+                    fetch_row, fill_full_rows, gbar_change, inactive_list,
+                    rebuild_active_list, reconstruct_gradient)
+from ._fetch import complete_rows
+from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
+from ._records import DUAL_ID, DUAL_LAYOUT, DUAL_SLOT
+
+
+class DualRows(NamedTuple):
+    """The kernel side of the dual loop."""
+
+    #: the kernel over the n examples (:class:`svmlab.kernels._rows.KernelData`)
+    kd: KernelData
+    #: the LRU cache of full kernel rows (length n, keyed by example)
+    cd: CacheData
+    #: float64 (l,) scratch (the gains of WSS 2's second loop; a row in the
+    #: gradient reconstruction)
+    full: np.ndarray
+    #: bool (n,) the cached row of example e has every entry (``rowfull[e]``)
+    rowfull: np.ndarray
+    #: (2, l) of the cache's dtype: the rows of i and j gathered onto the
+    #: variables when ``idx`` is not the identity ((2, 0) otherwise)
+    rb: np.ndarray
+
+
+class DualProblem(NamedTuple):
+    """The problem (read only)."""
+
+    #: float64 (l,) signs, +1 or -1
+    y: np.ndarray
+    #: float64 (l,) ``v_t = -y_t p_t`` (the linear term in the f0 form)
+    yp: np.ndarray
+    #: float64 (l,) upper bounds ``U_t`` (inf allowed)
+    U: np.ndarray
+    #: float64 (l,) ``K(x_idx(t), x_idx(t))``
+    kdiag: np.ndarray
+    #: int64 (l,) the example (kernel row) of each variable
+    idx: np.ndarray
+    #: the stopping tolerance on ``m - M``
+    tol: float
+    #: smallest relative change of ``a_j`` that counts as a step (1e-12)
+    eps: float
+
+
+class DualIterate(NamedTuple):
+    """The iterate and the loop's own scalars."""
+
+    #: float64 (l,) the variables
+    alpha: np.ndarray
+    #: float64 (l,) ``G_t = sum_s a_s y_s K_ts`` for the active t
+    G: np.ndarray
+    #: float64 (2, l) ``Gbar[0]_t = sum_{a_s = U_s} U_s y_s K_ts``; ``Gbar[1]``
+    #: the changes noted while shrunk
+    Gbar: np.ndarray
+    #: float64 (FS_SIZE,) the running threshold ``b``
+    fst: np.ndarray
+    #: int64 (IS_SIZE,) integer state (``IS_*`` of :mod:`svmlab.smo._core`)
+    ist: np.ndarray
+    #: int8 (l,) ``ACTIVE`` or ``SHRUNK``
+    active: np.ndarray
+    #: int64 (l,) the active variables, ``act[:n_active]``, in index order
+    act: np.ndarray
+
+
+class DualOptions(NamedTuple):
+    """The run's options (constant during a fit, except ``want_rec``)."""
+
+    #: LIBSVM's shrinking
+    shrinking: bool
+    #: successful steps between two shrinking checks
+    shrink_every: int
+    #: fill the record buffer at every step (the stepped path)
+    want_rec: bool
+
+
+# ----------------------------------------------------------------------------
+# rows, Gbar and the gradient of a mapped problem (idx not the identity)
+
+@njit(cache=True)
+def _gather(kd, cd, t, idx, o, act, na, full_set):
+    """Row of variable t gathered onto the variables into the row buffer
+    ``o`` (the active entries, every entry when ``full_set``), through the
+    cache of full example rows.  Returns ``o``."""
+    r = get_row(kd, cd, idx[t])
+    if full_set:
+        for s in range(o.shape[0]):
+            o[s] = r[idx[s]]
+    else:
+        for p in range(na):
+            s = act[p]
+            o[s] = r[idx[s]]
+    return o
+
+
+@njit(cache=True)
+def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx):
+    """:func:`svmlab.smo._core.gbar_change` for a mapped problem."""
+    l = Gbar.shape[1]
+    if ist[IS_N_ACTIVE] == l:
+        r = get_row(kd, cd, idx[t])
+        gb = Gbar[0]
+        for s in range(l):
+            gb[s] += c * r[idx[s]]
+    else:
+        Gbar[1, t] += c
+
+
+@njit(cache=True)
+def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row):
+    """:func:`svmlab.smo._core.reconstruct_gradient` for a mapped problem:
+    pending ``Gbar`` changes, then ``G_t = Gbar_t + sum_{free s} a_s y_s
+    K(x_idx(s), x_idx(t))`` for the inactive t, a full example row each
+    (``row``: scratch of length n)."""
+    l = alpha.shape[0]
+    gb = Gbar[0]
+    pend = Gbar[1]
+    for s in range(l):
+        if pend[s] != 0.0:
+            kernel_row(kd, idx[s], row)
+            c = pend[s]
+            for t in range(l):
+                gb[t] += c * row[idx[t]]
+            pend[s] = 0.0
+    inact = inactive_list(active)
+    if inact.shape[0] == 0:
+        return
+    for p in range(inact.shape[0]):
+        G[inact[p]] = gb[inact[p]]
+    for s in range(l):
+        a = alpha[s]
+        if a > 0.0 and a < U[s]:
+            kernel_row(kd, idx[s], row)
+            c = a * y[s]
+            for p in range(inact.shape[0]):
+                t = inact[p]
+                G[t] += c * row[idx[t]]
+
+
+@njit(cache=True)
+def dual_gradient(rows, pb, it, mapped, blocks):
+    """``G`` of every variable (the shrunk ones reconstructed), on copies of
+    ``G`` and ``Gbar``: the state is not changed.  For the intercept and
+    the results of a stopped run.  ``mapped``, ``blocks``: feature switches
+    (module docstring)."""
+    G = it.G.copy()
+    Gbar = it.Gbar.copy()
+    if mapped is not None:
+        _reconstruct_mapped(rows.kd, pb.y, pb.U, it.alpha, G, Gbar, it.active, pb.idx,
+                            np.empty(rows.rowfull.shape[0]))
+    else:
+        reconstruct_gradient(rows.kd, rows.cd, pb.y, pb.U, it.alpha, G, Gbar, it.active,
+                             rows.full, rows.rowfull, blocks)
+    return G
+
+
+@njit(cache=True)
+def dual_init(rows, pb, it):
+    """``G`` and ``Gbar[0]`` of a feasible start ``alpha`` (nothing shrunk):
+    ``G += a_s y_s K_s`` and, at the bound, ``Gbar += U_s y_s K_s`` for
+    every nonzero ``a_s``, with rows read through the cache (LIBSVM's
+    initialisation in ``Solver::Solve``)."""
+    kd, cd, rowfull = rows.kd, rows.cd, rows.rowfull
+    y, U, idx = pb.y, pb.U, pb.idx
+    alpha, G, Gbar = it.alpha, it.G, it.Gbar
+    l = alpha.shape[0]
+    for s in range(l):
+        a = alpha[s]
+        if a == 0.0:
+            continue
+        e = idx[s]
+        r = get_row(kd, cd, e)
+        rowfull[e] = True
+        c = a * y[s]
+        for t in range(l):
+            G[t] += c * r[idx[t]]
+        if a >= U[s]:
+            c = U[s] * y[s]
+            gb = Gbar[0]
+            for t in range(l):
+                gb[t] += c * r[idx[t]]
+
+
+@njit(cache=True)
+def _unshrink(rows, pb, it, mapped, blocks):
+    """Every variable active again, with its exact ``G`` (LIBSVM's
+    unshrink); rows cached while shrunk are completed or forgotten first."""
+    kd, cd = rows.kd, rows.cd
+    l = it.alpha.shape[0]
+    if mapped is not None:
+        _reconstruct_mapped(kd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active, pb.idx,
+                            np.empty(rows.rowfull.shape[0]))
+    else:
+        if it.ist[IS_N_ACTIVE] < l:
+            complete_rows(kd, cd, rows.rowfull)
+        reconstruct_gradient(kd, cd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active,
+                             rows.full, rows.rowfull, blocks)
+    it.active[:] = ACTIVE
+    rebuild_active_list(it.active, it.act, it.ist)
+
+
+@njit(cache=True)
+def _extremes(yp, y, U, alpha, G, act, na, nu):
+    """WSS 2's first loop over the active variables: ``(m, i, M)`` with ``m
+    = v_i`` the maximum over I_up of ``v_t = yp_t - G_t`` (first index) and
+    ``M`` the minimum over I_low; for nu problems the same per class,
+    ``(mp, ip, Mp, mn, in, Mn)`` (the negative class's in the last three;
+    the first three are the standard ones otherwise)."""
+    m = -np.inf
+    M = np.inf
+    i = np.int64(-1)
+    mn = -np.inf
+    Mn = np.inf
+    i_n = np.int64(-1)
+    for p in range(na):
+        t = act[p]
+        mf = yp[t] - G[t]
+        a = alpha[t]
+        u = U[t]
+        up = in_up(y[t], a, u)
+        low = in_low(y[t], a, u)
+        if nu is not None and y[t] < 0:
+            if up and takes_i(mf, mn):
+                mn = mf
+                i_n = t
+            if low and mf < Mn:
+                Mn = mf
+        else:
+            if up and takes_i(mf, m):
+                m = mf
+                i = t
+            if low and mf < M:
+                M = mf
+    return m, i, M, mn, i_n, Mn
+
+
+@njit(cache=True)
+def _shrink(rows, pb, it, nu, mapped, blocks):
+    """LIBSVM's do_shrinking (``Solver_NU``'s per class for nu problems):
+    drop the variables at a bound that can join no violating pair
+    (:func:`svmlab.smo._core.be_shrunk`); once the violation is within
+    ``10 tol`` the one-time unshrink happens first."""
+    y, yp, U, tol = pb.y, pb.yp, pb.U, pb.tol
+    alpha, G, ist, active, act = it.alpha, it.G, it.ist, it.active, it.act
+    m, i, M, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, ist[IS_N_ACTIVE], nu)
+    gap = m - M
+    if nu is not None:
+        gap = max(m - M, mn - Mn)
+    if ist[IS_UNSHRUNK] == 0 and gap <= 10.0 * tol:
+        ist[IS_UNSHRUNK] = 1
+        _unshrink(rows, pb, it, mapped, blocks)
+        m, i, M, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, ist[IS_N_ACTIVE], nu)
+    changed = False
+    for p in range(ist[IS_N_ACTIVE]):
+        t = act[p]
+        a = alpha[t]
+        if a > 0.0 and a < U[t]:
+            continue
+        neg = False
+        if nu is not None:
+            neg = y[t] < 0
+        if be_shrunk(y[t], a, U[t], yp[t] - G[t], mn if neg else m, Mn if neg else M):
+            active[t] = SHRUNK
+            changed = True
+    if changed:
+        rebuild_active_list(active, act, ist)
+
+
+@njit(cache=True)
+def _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull):
+    """A miss of the row of ``i`` (float32 rows of dense input, identity
+    ``idx``, nothing shrunk): fetch it with the rows of the variables
+    likely chosen next, as one kernel block (one SGEMM,
+    :func:`svmlab.kernels.cache.fill_block`): the uncached ones of I_up
+    with the largest ``v_t`` (the next i's) and of I_low with the smallest
+    (the partners with the largest steps), up to :data:`PREFETCH_ROWS`
+    rows, half from each side.  While shrunk the row is fetched alone.
+    Returns the slot of ``i``.  Cache bound: ``fill_block`` computes at most
+    ``n_slots - 2`` rows and never evicts the two used last."""
+    n = alpha.shape[0]
+    na = ist[IS_N_ACTIVE]
+    if na < n:
+        fetch_row(kd, cd, i, act, ist, rowfull)
+        return cd.slot_of[i]
+    half = PREFETCH_ROWS // 2
+    rows = np.empty(PREFETCH_ROWS, np.int64)
+    rows[0] = i
+    k = np.int64(1)
+    slot_of = cd.slot_of
+    ku = half - 1
+    kl = PREFETCH_ROWS - half
+    cu = np.empty(ku, np.int64)
+    vu = np.full(ku, np.inf)
+    cl = np.empty(kl, np.int64)
+    vl = np.full(kl, np.inf)
+    nup = np.int64(0)
+    nlo = np.int64(0)
+    for p in range(na):
+        t = act[p]
+        if t == i or slot_of[t] >= 0:
+            continue
+        mf = yp[t] - G[t]
+        if in_up(y[t], alpha[t], U[t]) and -mf < vu[ku - 1]:
+            nup = insert_sorted(cu, vu, nup, t, -mf)
+        elif in_low(y[t], alpha[t], U[t]) and mf < m and mf < vl[kl - 1]:
+            nlo = insert_sorted(cl, vl, nlo, t, mf)
+    for q in range(nup):
+        rows[k] = cu[q]
+        k += 1
+    for q in range(nlo):
+        rows[k] = cl[q]
+        k += 1
+    fill_full_rows(kd, cd, rows, k, rowfull)
+    return slot_of[i]
+
+
+@njit(cache=True)
+def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1, v2, C1, C2,
+                 K11, K12, K22, G1, G2, b, bn, m, M, gap, sign_class, gain):
+    """Write the record of the step just taken into ``rec``, one line per
+    field of :class:`svmlab.smo._records.DualStep` (slots
+    ``DUAL_SLOT.<field>``; the run's cache counters are filled in Python),
+    plus the layout checksum in ``rec[DUAL_LAYOUT]``.
+
+    Parameters
+    ----------
+    rec : float64 (DUAL_BUFFER,)
+        The record buffer.
+    ist : int64 (IS_SIZE,)
+        Integer state, after the step (``IS_ITER`` counts it).
+    i1, i2 : int
+        The pair (WSS 2's i and j).
+    a1, a2, a1n, a2n : float
+        Their values before and after.
+    a2u : float
+        The unclipped minimiser for ``a2`` (NaN when ``eta <= 0``).
+    L, H : float
+        The segment of ``a2``.
+    eta : float
+        ``K11 + K22 - 2 K12``.
+    y1, y2, v1, v2, C1, C2 : float
+        Signs, ``v = -y p`` and upper bounds of the pair.
+    K11, K12, K22 : float
+        Kernel values of the pair.
+    G1, G2 : float
+        Their ``f0`` before the step.
+    b, bn : float
+        The running threshold before and after.
+    m, M, gap : float
+        The violation's ends (the pair's class for nu problems) and the
+        stopping rule's value.
+    sign_class : int
+        0, or the pair's sign for nu problems.
+    gain : float
+        WSS 2's score of ``i2``.
+    """
+    E1 = G1 + b - v1
+    E2 = G2 + b - v2
+    rec[DUAL_SLOT.iteration] = ist[IS_ITER]
+    rec[DUAL_SLOT.i1] = i1
+    rec[DUAL_SLOT.i2] = i2
+    rec[DUAL_SLOT.y1] = y1
+    rec[DUAL_SLOT.y2] = y2
+    rec[DUAL_SLOT.C1] = C1
+    rec[DUAL_SLOT.C2] = C2
+    rec[DUAL_SLOT.p1] = -y1 * v1
+    rec[DUAL_SLOT.p2] = -y2 * v2
+    rec[DUAL_SLOT.a1_old] = a1
+    rec[DUAL_SLOT.a2_old] = a2
+    rec[DUAL_SLOT.a1_new] = a1n
+    rec[DUAL_SLOT.a2_new] = a2n
+    rec[DUAL_SLOT.L] = L
+    rec[DUAL_SLOT.H] = H
+    rec[DUAL_SLOT.eta] = eta
+    rec[DUAL_SLOT.K11] = K11
+    rec[DUAL_SLOT.K12] = K12
+    rec[DUAL_SLOT.K22] = K22
+    rec[DUAL_SLOT.E1] = E1
+    rec[DUAL_SLOT.E2] = E2
+    rec[DUAL_SLOT.b_old] = b
+    rec[DUAL_SLOT.b_new] = bn
+    rec[DUAL_SLOT.a2_unclipped] = a2u
+    rec[DUAL_SLOT.clipped] = 1.0 if (eta <= 0.0) or (a2u < L) or (a2u > H) else 0.0
+    rec[DUAL_SLOT.delta_objective] = segment_objective(a2n, y1, y2, a1, a2, E1, E2, b, K11,
+                                                       K12, K22)
+    rec[DUAL_SLOT.m] = m
+    rec[DUAL_SLOT.M] = M
+    rec[DUAL_SLOT.gap] = gap
+    rec[DUAL_SLOT.sign_class] = sign_class
+    rec[DUAL_SLOT.gain] = gain
+    rec[DUAL_SLOT.n_active] = ist[IS_N_ACTIVE]
+    rec[DUAL_SLOT.n_free] = ist[IS_NB]
+    rec[DUAL_LAYOUT] = DUAL_ID
+
+
+@njit(cache=True)
+def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
+    """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
+    over I_up of each class, first index), ``j`` the partner of best WSS 2
+    gain over both classes (each candidate scored against its own class's
+    ``i``; last index on ties; ``nu`` is True, passed on).  Returns
+    ``(i, j, m, M, gap, gain, stop)`` (``gap`` the larger class violation):
+    ``stop`` 1 when both classes' violations are within ``tol`` (the caller
+    unshrinks or ends), 2 when no partner exists."""
+    y, yp, U, kdiag, idx, tol = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol
+    alpha, G, act = it.alpha, it.G, it.act
+    l = alpha.shape[0]
+    mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
+    gap = max(mp - Mp, mn - Mn)
+    if gap <= tol:
+        return ip, ip, 0.0, 0.0, gap, 0.0, 1
+    # the rows of both i's (the positive one fetched first)
+    rp = cd.rows[0]  # (placeholders of the rows' type)
+    rn = rp
+    for c in range(2):
+        t = ip if c == 0 else i_n
+        if t < 0:
+            continue
+        if mapped is not None:
+            r = _gather(kd, cd, t, idx, rb[c], act, na, na == l)
+        else:
+            s = cd.slot_of[t]
+            if s >= 0:
+                lru_hit(cd.prev, cd.next, cd.meta, s)
+                r = cd.rows[s]
+            else:
+                r = fetch_row(kd, cd, t, act, it.ist, rowfull)
+        if c == 0:
+            rp = r
+        else:
+            rn = r
+    j = np.int64(-1)
+    best = np.inf
+    for p in range(na):
+        t = act[p]
+        low = in_low(y[t], alpha[t], U[t])
+        if y[t] > 0:
+            if ip < 0:
+                continue
+            g = gain_or_nan(low, mp, yp[t] - G[t], kdiag[ip], kdiag[t], rp[t])
+        else:
+            if i_n < 0:
+                continue
+            g = gain_or_nan(low, mn, yp[t] - G[t], kdiag[i_n], kdiag[t], rn[t])
+        if takes_j(g, best):
+            best = g
+            j = t
+    if j < 0:
+        return ip, j, 0.0, 0.0, gap, 0.0, 2
+    if y[j] > 0:
+        return ip, j, mp, Mp, gap, best, 0
+    return i_n, j, mn, Mn, gap, best, 0
+
+
+@njit(cache=True)
+def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
+    """Advance by up to ``kmax`` successful pair steps; return how many were
+    taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds
+    (1) or no step can move (2).
+
+    Solves the generalised dual of the module docstring by WSS 2 pairs and
+    the analytic pair step; the stepped path calls it with ``kmax=1`` and
+    ``want_rec=True`` (the record of the step in ``rec``), the fast path
+    with a large budget and no records: the same code, the same steps.
+
+    Parameters
+    ----------
+    rows : DualRows
+        Kernel data, row cache, scratch and row buffers.
+    pb : DualProblem
+        Signs, ``v = -y p``, bounds, kernel diagonal, ``idx``, ``tol``, ``eps``.
+    it : DualIterate
+        Variables, ``G``, ``Gbar``, scalar state and active set (in place).
+    rec : float64 (DUAL_BUFFER,)
+        Record buffer, filled after every step when ``opt.want_rec``.
+    opt : DualOptions
+        Shrinking and recording options.
+    kmax : int
+        Most successful steps to take in this call.
+    nu, mapped, blocks : None or True
+        Feature switches (module docstring): LIBSVM's ``Solver_NU``; an
+        ``idx`` that is not the identity; float32 rows of dense input
+        (block prefetches and block sums).  None compiles the loop without
+        the feature.
+    """
+    kd, cd, full, rowfull, rb = rows.kd, rows.cd, rows.full, rows.rowfull, rows.rb
+    y, yp, U, kdiag, idx, tol, eps = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol, pb.eps
+    alpha, G, Gbar, fst, ist, act = it.alpha, it.G, it.Gbar, it.fst, it.ist, it.act
+    shrinking, shrink_every, want_rec = opt.shrinking, opt.shrink_every, opt.want_rec
+    l = alpha.shape[0]
+    R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
+    prefetch = False
+    if blocks is not None:
+        prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
+    # WSS 2's first loop, fused into the previous step's gradient update
+    # (indices that reach calls start as typed int64, not as the literal -1:
+    # numba would compile those callees once more for the literal's type)
+    pre = False
+    pre_m = -np.inf
+    pre_M = np.inf
+    pre_i = np.int64(-1)
+    steps = 0
+    while steps < kmax and ist[IS_DONE] == 0:
+        if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
+            pre = False
+            ist[IS_SHRINK_COUNTER] = shrink_every
+            _shrink(rows, pb, it, nu, mapped, blocks)
+        b = fst[FS_B]
+        na = ist[IS_N_ACTIVE]
+        # ---- selection: i (and m, M), then j ----
+        if nu is not None:
+            i, j, m, M, gap, best, stop_now = _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped,
+                                                         na)
+            ri = R[0]
+        else:
+            if pre:
+                m, M, i = pre_m, pre_M, pre_i
+                pre = False
+            else:
+                m, i, M, _, _, _ = _extremes(yp, y, U, alpha, G, act, na, nu)
+            gap = m - M
+            stop_now = 1 if gap <= tol else 0
+        if stop_now == 1:
+            if na < l:
+                # LIBSVM: reconstruct the gradient, select again over every
+                # variable, and shrink again one step later if a pair still
+                # violates
+                _unshrink(rows, pb, it, mapped, blocks)
+                ist[IS_UNSHRUNK] = 1
+                if shrinking:
+                    ist[IS_SHRINK_COUNTER] = 1
+                continue
+            ist[IS_DONE] = 1
+            break
+        if stop_now == 2:
+            ist[IS_DONE] = 2
+            break
+        if nu is None:
+            # the row of i
+            if mapped is not None:
+                ri = _gather(kd, cd, i, idx, rb[0], act, na, na == l)
+            else:
+                s1 = c_slot[i]
+                if s1 >= 0:
+                    lru_hit(c_prev, c_next, c_meta, s1)
+                elif blocks is not None and prefetch:
+                    s1 = _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull)
+                else:
+                    fetch_row(kd, cd, i, act, ist, rowfull)
+                    s1 = c_slot[i]
+                ri = R[s1]
+            # j: the gains of every active t into the scratch ``full``
+            # (branch-free, vectorised when nothing is shrunk), then the scan
+            Kii = kdiag[i]
+            gain = full
+            if na == l:
+                for t in range(l):
+                    gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                          Kii, kdiag[t], ri[t])
+            else:
+                for p in range(na):
+                    t = act[p]
+                    gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                          Kii, kdiag[t], ri[t])
+            j = np.int64(-1)
+            best = np.inf
+            for p in range(na):
+                if takes_j(gain[p], best):
+                    best = gain[p]
+                    j = p
+            if j >= 0 and na < l:
+                j = act[j]
+            if j < 0:
+                ist[IS_DONE] = 2
+                break
+            Kij = ri[j]
+        else:
+            if mapped is not None:
+                ri = rb[0] if y[j] > 0 else rb[1]
+            else:
+                ri = R[c_slot[i]]
+            Kij = ri[j]
+        # ---- the pair step ----
+        ai = alpha[i]
+        aj = alpha[j]
+        yi = y[i]
+        yj = y[j]
+        Ui = U[i]
+        Uj = U[j]
+        Kjj = kdiag[j]
+        Ei = G[i] + b - yp[i]
+        Ej = G[j] + b - yp[j]
+        moved, ain, ajn, aju, L, H, eta = pair_step_box(yi, yj, ai, aj, Ei, Ej, b, kdiag[i],
+                                                        Kij, Kjj, Ui, Uj, eps)
+        if not moved or i == j:
+            ist[IS_DONE] = 2
+            break
+        bn = pair_threshold_box(yi, yj, ai, aj, ain, ajn, Ei, Ej, b, kdiag[i], Kij, Kjj, Ui,
+                                Uj)
+        Gi = G[i]
+        Gj = G[j]
+        d1 = yi * (ain - ai)
+        d2 = yj * (ajn - aj)
+        # ---- the rows of i and j (i's was fetched by the selection: a hit;
+        # the two most recent rows are never evicted by a fetch) ----
+        if mapped is not None:
+            s1 = c_slot[idx[i]]
+            lru_hit(c_prev, c_next, c_meta, s1)
+            first = True  # i's row is in rb[0] (nu: in rb[1] for the negative class)
+            if nu is not None:
+                first = yi > 0
+            r1 = rb[0] if first else rb[1]
+            r2 = _gather(kd, cd, j, idx, rb[1] if first else rb[0], act, na, na == l)
+        else:
+            s1 = c_slot[i]
+            if s1 >= 0:
+                lru_hit(c_prev, c_next, c_meta, s1)
+            else:
+                fetch_row(kd, cd, i, act, ist, rowfull)
+                s1 = c_slot[i]
+            s2 = c_slot[j]
+            if s2 >= 0:
+                lru_hit(c_prev, c_next, c_meta, s2)
+            else:
+                fetch_row(kd, cd, j, act, ist, rowfull)
+                s2 = c_slot[j]
+            r1 = R[s1]
+            r2 = R[s2]
+        alpha[i] = ain
+        alpha[j] = ajn
+        if nu is not None:
+            for p in range(na):
+                t = act[p]
+                G[t] += d1 * r1[t] + d2 * r2[t]
+        else:
+            # the gradient update with the next selection's first loop fused
+            # in (the same values in the same order as _extremes); valid
+            # unless the next iteration shrinks or unshrinks first
+            pre_m = -np.inf
+            pre_M = np.inf
+            pre_i = np.int64(-1)
+            for p in range(na):
+                t = act[p] if na < l else p
+                g = G[t] + (d1 * r1[t] + d2 * r2[t])
+                G[t] = g
+                mf = yp[t] - g
+                a = alpha[t]
+                u = U[t]
+                v = mf if in_up(y[t], a, u) else -np.inf
+                if takes_i(v, pre_m):
+                    pre_m = v
+                    pre_i = t
+                v = mf if in_low(y[t], a, u) else np.inf
+                pre_M = v if v < pre_M else pre_M
+            pre = True
+        # ---- Gbar (the sum over the variables at their bound) ----
+        if (ai >= Ui) != (ain >= Ui):
+            c = Ui * yi if ain >= Ui else -Ui * yi
+            if mapped is not None:
+                _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx)
+            else:
+                gbar_change(kd, cd, i, c, Gbar, ist)
+        if (aj >= Uj) != (ajn >= Uj):
+            c = Uj * yj if ajn >= Uj else -Uj * yj
+            if mapped is not None:
+                _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx)
+            else:
+                gbar_change(kd, cd, j, c, Gbar, ist)
+        # ---- the free count ----
+        ist[IS_NB] += (int(0.0 < ain < Ui) - int(0.0 < ai < Ui)
+                       + int(0.0 < ajn < Uj) - int(0.0 < aj < Uj))
+        fst[FS_B] = bn
+        ist[IS_ITER] += 1
+        if want_rec:
+            sign_class = np.int64(0)
+            if nu is not None:
+                sign_class = np.int64(yi)
+            _dual_record(rec, ist, i, j, ai, aj, ain, ajn, aju, L, H, eta, yi, yj, yp[i],
+                         yp[j], Ui, Uj, kdiag[i], Kij, Kjj, Gi, Gj, b, bn, m, M, gap,
+                         sign_class, best)
+        steps += 1
+        ist[IS_SHRINK_COUNTER] -= 1
+    return steps
