@@ -6,11 +6,19 @@ solve the dual over it with an engine.
                        :class:`DecompositionClassifier` (Osuna/SVMlight)
 :mod:`.irwls`          :class:`IRWLSClassifier` (Perez-Cruz et al. 2000)
 :mod:`._engines`       the sub-problem engines (``"qp"``, ``"irwls"``,
-                       ``"smo"``) and their Cholesky updates
+                       ``"smo"``): the registry and the sub-problem
+:mod:`._active_set`    Table 1 and the active-set method, one iteration at
+                       a time; :mod:`._line_search` their compiled
+                       line-search mode; :mod:`._release` which violators
+                       it frees; :mod:`._bordered` the system (3) by LAPACK
+:mod:`._smo_engine`    Platt's pair step on a sub-problem
+:mod:`._kblock`        working-set blocks and G updates through the cache
+:mod:`._blocked`       the ThunderSVM-style blocked decomposition
 :mod:`._working_set`   working-set selection rules
 =====================  ====================================================
 
-The readable twins are :mod:`svmlab.reference.chunking`,
+The Cholesky factor updates are the shared :mod:`svmlab._linalg`.  The
+readable twins are :mod:`svmlab.reference.chunking`,
 :mod:`svmlab.reference.decomposition` and :mod:`svmlab.reference.irwls`.
 """
 
