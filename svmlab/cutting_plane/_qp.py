@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from .._linalg import chol_append, chol_delete, chol_solve, chol_solve2
+from .._linalg import chol_append, chol_delete, chol_solve, chol_solve2, dot
 
 __all__ = ["solve_simplex_qp", "solve_op3_dual", "solve_active_set", "solve_smo",
            "active_set_qp", "active_set_chol", "add_cut_and_solve", "qp_rounding_floor"]
@@ -366,14 +366,13 @@ def solve_simplex_qp(H, d, C, a, tol, max_iter, use_newton=True, max_free=1 << 3
 @njit(cache=True, inline="always")
 def _add_cut(G, H, d, a, K, g, off):
     """Store the new cut as cut K + 1 of the buffers (``G[K] = g``, its row
-    and column of the Gram matrix ``H``, its offset, multiplier 0)."""
+    and column of the Gram matrix ``H``, its offset, multiplier 0).  The
+    inner products are reassociated (:func:`svmlab._linalg.dot`, SIMD)."""
     D = g.shape[0]
     for j in range(D):
         G[K, j] = g[j]
     for k in range(K + 1):
-        s = 0.0
-        for j in range(D):
-            s += G[k, j] * g[j]
+        s = dot(G[k], g, D)
         H[K + 1, k + 1] = s
         H[k + 1, K + 1] = s
     d[K + 1] = off
@@ -394,15 +393,11 @@ def reduced_solution(G, d, a, K, w):
         if ak != 0.0:
             for j in range(D):
                 w[j] += ak * G[k, j]
-    ww = 0.0
-    for j in range(D):
-        ww += w[j] * w[j]
+    ww = dot(w, w, D)
     xi = 0.0
     dual = 0.0
     for k in range(K):
-        s = d[k + 1]
-        for j in range(D):
-            s -= G[k, j] * w[j]
+        s = d[k + 1] - dot(G[k], w, D)
         if s > xi:
             xi = s
         dual += a[k + 1] * d[k + 1]
