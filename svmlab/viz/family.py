@@ -282,7 +282,7 @@ def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, co
     callback then stops the fit, which leaves a feasible model): a
     :class:`DualTrace` whose problem is the epsilon-SVR dual that ``SVR``
     solves (:func:`svmlab.reference.dual.epsilon_svr`, kernel matrix from
-    :class:`svmlab.kernels.Kernel`), ``2n`` variables (``a`` then ``a*``),
+    the rows of :class:`svmlab.kernels.Kernel`), ``2n`` variables (``a`` then ``a*``),
     and whose ``estimator`` is the fitted ``SVR``.  Its records are those
     of the compiled generalised dual that ``SVR`` runs
     (:class:`svmlab.smo.DualStep`, the readable twin's fields and more), the
@@ -307,7 +307,11 @@ def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, co
         return None
 
     est.fit(X, z, callback=keep)
-    K = Kernel(X, kernel, float(gamma), degree, coef0).matrix()
+    # the kernel values SVR's solver reads: its rows (Kernel.matrix() may
+    # round the last bit differently, and a tie in the choice of i is then
+    # broken differently)
+    kern = Kernel(X, kernel, float(gamma), degree, coef0, binary=False)
+    K = np.vstack([kern.row(t) for t in range(len(X))])
     prob = ref_dual.epsilon_svr(K, z, float(C), float(epsilon))
     alphas, bs = replay_dual(records, prob.a0)
     capped = max_steps is not None and len(records) >= max_steps and not est.converged_
