@@ -93,9 +93,7 @@ Kernel values and threads (parameters of every kernel estimator)
     intercept stay float64.  ``"float64"`` keeps float64 kernel values:
     block rows equal the single rows bit for bit, rows over a subset sum
     entry by entry (the last bits may differ), and every rbf value takes
-    the same exp (svmlab's own, within 2 ulp of libm's: since issue 15's
-    last round float64 iterates can differ in their path from earlier
-    versions).  The
+    the same exp (svmlab's own, within 2 ulp of libm's, on every path).  The
     precision of each path is stated in :mod:`svmlab.kernels._blocks`.
 ``n_jobs`` : int or None, default=None
     BLAS threads for large kernel blocks and rows, with scikit-learn's

@@ -23,6 +23,7 @@ from sklearn.utils.estimator_checks import check_estimator
 import reference as R
 import svmlab
 from svmlab.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
+from svmlab.svm._solve import dual_run_available
 
 SAMPLE_WEIGHT_XFAIL = {
     "check_sample_weight_equivalence_on_dense_data":
@@ -265,8 +266,11 @@ def test_fitted_attributes_as_sklearn(case, sparse):
 def test_solver_choice_and_validation():
     X, y = make_classification(200, 5, random_state=0)
     assert SVC().fit(X, y).solver_ == "wss2"  # every row fits the cache
-    assert SVR().fit(X, y).solver_ == "full"  # the generalised solver on the whole matrix
-    assert SVC(kernel="precomputed").fit(X @ X.T, y).solver_ == "full"
+    # the other formulations and a precomputed kernel: WSS 2 on the compiled
+    # generalised dual (svmlab.smo.DualRun), on kernel rows
+    assert dual_run_available()
+    assert SVR().fit(X, y).solver_ == "wss2"
+    assert SVC(kernel="precomputed").fit(X @ X.T, y).solver_ == "wss2"
     assert SVC(cache_size=0.1).fit(X, y).solver_ == "wss2"  # few features: rows
     X40 = np.hstack([X] * 8)
     assert SVC(cache_size=0.1).fit(X40, y).solver_ == "blocked"
@@ -287,7 +291,8 @@ def test_solver_choice_and_validation():
 def test_infinite_C_is_a_hard_margin():
     X, y = make_blobs(40, centers=2, cluster_std=0.8, random_state=3)  # separable
     est = SVC(C=np.inf, kernel="linear", tol=1e-8).fit(X, y)
-    assert est.solver_ == "full" and est.fit_status_ == 0
+    # the compiled C-SVC step cannot take C=inf: the generalised dual's WSS 2
+    assert est.solver_ == "wss2" and est.fit_status_ == 0
     f = est.decision_function(X)
     y_pm = np.where(y == est.classes_[1], 1.0, -1.0)
     # hard margin: every y f >= 1, the support vectors on the margin
@@ -302,8 +307,8 @@ def test_callable_and_precomputed_equal_named():
     Gram matrix and a callable computing it give the same model."""
     X, y = make_blobs(70, centers=3, random_state=2)
     named = SVC(kernel="linear", solver="full").fit(X, y)
-    pre = SVC(kernel="precomputed").fit(X @ X.T, y)
-    call = SVC(kernel=lambda A, B: A @ B.T).fit(X, y)
+    pre = SVC(kernel="precomputed", solver="full").fit(X @ X.T, y)
+    call = SVC(kernel=lambda A, B: A @ B.T, solver="full").fit(X, y)
     assert pre.solver_ == call.solver_ == "full"
     for other in (pre, call):
         np.testing.assert_allclose(other.dual_coef_, named.dual_coef_, atol=1e-10)

@@ -15,6 +15,10 @@ LinearSVC) in the same run; the tables print time ratios against them and
 objectives computed the same way for all solvers.  Results go to
 ``<out>/results-<suites>-<stamp>.json`` and ``.csv`` (with machine info and
 package versions) and plots to ``<out>/plots/``.
+
+The suites time compiled code: unless :envvar:`SVMLAB_JIT` is set, the
+harness runs in ``eager`` mode (every kernel compiled, or loaded from
+numba's cache, before it runs), and each suite fits once before it times.
 """
 
 from __future__ import annotations
@@ -147,6 +151,13 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(argv)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    if "SVMLAB_JIT" not in os.environ:
+        # the suites time compiled code: a small fit in the default mode
+        # could run interpreted while a background process compiles
+        # (svmlab._jit); the cold-start suite sets the mode of each of its
+        # own processes
+        from .. import _jit
+        _jit.set_mode("eager")
     if args.list:
         for name in SUITE_MODULES:
             try:

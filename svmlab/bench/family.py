@@ -1,5 +1,4 @@
-"""Suite ``family``: the SVM family of :mod:`svmlab.svm` against scikit-learn's
-(issue 25).
+"""Suite ``family``: the SVM family of :mod:`svmlab.svm` against scikit-learn's.
 
 Every case fits the scikit-learn class (LIBSVM, the peer) and svmlab's class
 of the same name with the same parameters (``tol=1e-3``,
@@ -258,7 +257,7 @@ def _path_case(ctx):
                            "max_decision_diff_vs_cold": float(worst)}))
 
 
-@suite("family", "The SVM family (issue 25): svmlab.SVC(solver='auto') vs SVC on the dense, "
+@suite("family", "The SVM family: svmlab.SVC(solver='auto') vs SVC on the dense, "
                  "multiclass and small cases; SVR, NuSVR, OneClassSVM vs scikit-learn's; "
                  "a warm-started C path vs cold fits")
 def run(ctx):

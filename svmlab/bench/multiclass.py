@@ -1,4 +1,4 @@
-"""Suite ``multiclass``: native one-vs-one multiclass against SVC (issue 17).
+"""Suite ``multiclass``: native one-vs-one multiclass against SVC.
 
 Fashion-MNIST, all 10 classes: the first 10000 training images (size
 ``full``; ``smoke``: 1500), pixels / 255, rbf ``C=10``, ``gamma=0.02``;

@@ -807,11 +807,14 @@ def resolve_gamma(gamma, X):
         if gamma == "auto":
             return 1.0 / n_features
         if gamma == "scale":
-            if sp.issparse(X):
-                mean = X.mean()
-                var = X.multiply(X).mean() - mean**2
-            else:
-                var = X.var()
+            # data whose squares overflow are refused by the estimators'
+            # scale check (svmlab._validation), not warned about here
+            with np.errstate(over="ignore", invalid="ignore"):
+                if sp.issparse(X):
+                    mean = X.mean()
+                    var = X.multiply(X).mean() - mean**2
+                else:
+                    var = X.var()
             return 1.0 / (n_features * var) if var != 0 else 1.0
         raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}")
     return float(gamma)

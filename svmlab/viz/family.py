@@ -5,7 +5,8 @@ reliability diagram (notebook ``08_svm_family``).
 Everything here is drawn from the estimators of :mod:`svmlab.svm` (``SVR``,
 ``OneClassSVM``, ``SVC``) and, for the steps, from the step records of
 ``SVR`` (its ``callback``), which are those of the generalised dual
-(:class:`~svmlab.reference.dual.DualStep`: ``i1, i2, y1, y2, C1, C2, p1, p2,
+(:class:`svmlab.smo.DualStep` of the compiled loop that ``SVR`` runs, or
+:class:`~svmlab.reference.dual.DualStep` of its readable twin: ``i1, i2, y1, y2, C1, C2, p1, p2,
 a1_old, a2_old, a1_new, a2_new, L, H, eta, E1, E2, b_old, b_new,
 a2_unclipped, clipped, delta_objective``).  Only these fields are read, so
 any source of the same records (:func:`dual_trace` on the readable
@@ -80,8 +81,9 @@ Decisions where the task left a choice:
   through ``SVR.fit(callback=...)`` and rebuilds the problem that ``SVR``
   solves (:func:`svmlab.reference.dual.epsilon_svr`) to know the start,
   the signs and the bounds; the tests check that the records are the steps
-  :func:`svmlab.reference.dual.solve` takes on that problem, so the source
-  panel's lines are the lines that ran.
+  :func:`svmlab.reference.dual.solve` takes on that problem (equal up to
+  rounding, :func:`same_steps`), so the source panel's lines are the
+  readable form of the steps that ran.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ from ._common import (HIGHLIGHT, NEUTRAL, SET_COLORS, canvas_to_bytes, contour_s
 __all__ = [
     "REGRESSION_SETS", "ONE_CLASS_SETS", "CALIBRATION_SETS",
     "regression_points", "one_class_points", "calibration_points",
-    "DualTrace", "dual_trace", "replay_dual", "dual_coefs", "svr_trace",
+    "DualTrace", "dual_trace", "replay_dual", "dual_coefs", "same_steps", "svr_trace",
     "segment_change", "variable_name", "tube_categories", "SVRStepExplorer", "TubeFigure",
     "svr_counts", "one_class_counts", "nu_fractions", "plot_nu_fractions", "OneClassFigure",
     "cv_decision_values", "platt_fit", "reliability", "PlattFigure", "platt_summary",
@@ -243,6 +245,36 @@ def dual_trace(prob, *, tol=1e-3, max_steps=None):
                      res.stop_reason == "max_iter", result=res)
 
 
+#: the record fields both solvers fill, compared exactly by :func:`same_steps`
+STEP_EXACT = ("iteration", "i1", "i2", "clipped", "sign_class")
+#: the record fields compared up to rounding by :func:`same_steps`
+STEP_CLOSE = ("y1", "y2", "C1", "C2", "p1", "p2", "a1_old", "a2_old", "a1_new", "a2_new",
+              "L", "H", "eta", "K11", "K12", "K22", "E1", "E2", "b_old", "b_new",
+              "a2_unclipped", "delta_objective", "m", "M", "gap")
+
+
+def same_steps(records, other, *, rtol=1e-10):
+    """Whether two lists of generalised-dual records are the same steps:
+    as many, the same pairs, and every field of the readable twin's record
+    equal (the integers and flags exactly, the numbers within ``rtol``
+    relative to ``max(1, |value|)``, NaN matching NaN).  The compiled loop
+    (``svmlab.smo.DualRun``, which ``SVR`` runs) and the readable
+    :mod:`svmlab.reference.dual` take the same steps but add some sums in a
+    different order, so their numbers agree to rounding, not bit for bit."""
+    if len(records) != len(other):
+        return False
+    for a, b in zip(records, other):
+        if any(getattr(a, f) != getattr(b, f) for f in STEP_EXACT):
+            return False
+        for f in STEP_CLOSE:
+            u, v = float(getattr(a, f)), float(getattr(b, f))
+            if np.isnan(u) and np.isnan(v):
+                continue
+            if not abs(u - v) <= rtol * max(1.0, abs(v)):
+                return False
+    return True
+
+
 def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
               tol=1e-3, max_steps=None):
     """The steps of :class:`svmlab.svm.SVR` on ``(X, z)`` (``gamma`` a
@@ -250,11 +282,12 @@ def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, co
     callback then stops the fit, which leaves a feasible model): a
     :class:`DualTrace` whose problem is the epsilon-SVR dual that ``SVR``
     solves (:func:`svmlab.reference.dual.epsilon_svr`, kernel matrix from
-    :class:`svmlab.kernels.Kernel`), ``2n`` variables (``a`` then ``a*``),
-    and whose ``estimator`` is the fitted ``SVR``.  Its records are the
-    generalised dual's (:class:`~svmlab.reference.dual.DualStep`), the
+    the rows of :class:`svmlab.kernels.Kernel`), ``2n`` variables (``a`` then ``a*``),
+    and whose ``estimator`` is the fitted ``SVR``.  Its records are those
+    of the compiled generalised dual that ``SVR`` runs
+    (:class:`svmlab.smo.DualStep`, the readable twin's fields and more), the
     steps :func:`svmlab.reference.dual.solve` takes on the same problem
-    (tests/test_viz_family.py checks it)."""
+    (:func:`same_steps`; tests/test_viz_family.py checks it)."""
     from ..kernels import Kernel
     from ..reference import dual as ref_dual
     from ..svm import SVR
@@ -274,7 +307,11 @@ def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, co
         return None
 
     est.fit(X, z, callback=keep)
-    K = Kernel(X, kernel, float(gamma), degree, coef0).matrix()
+    # the kernel values SVR's solver reads: its rows (Kernel.matrix() may
+    # round the last bit differently, and a tie in the choice of i is then
+    # broken differently)
+    kern = Kernel(X, kernel, float(gamma), degree, coef0, binary=False)
+    K = np.vstack([kern.row(t) for t in range(len(X))])
     prob = ref_dual.epsilon_svr(K, z, float(C), float(epsilon))
     alphas, bs = replay_dual(records, prob.a0)
     capped = max_steps is not None and len(records) >= max_steps and not est.converged_
