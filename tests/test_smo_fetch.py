@@ -155,7 +155,8 @@ def test_complete_rows(dtype):
         get_row_subset(ker.data, cd, int(i), act, len(act))
     saved = cd.rows[cd.slot_of[full_rows]].copy()
     misses = cache.misses
-    complete_rows(ker.data, cd, rowfull)
+    blocks = True if core.blocks_apply(ker.data, cd) else None
+    complete_rows(ker.data, cd, rowfull, blocks)
     assert cache.misses == misses + len(partial)
     assert np.all(rowfull[np.concatenate([full_rows, partial])])
     np.testing.assert_array_equal(cd.rows[cd.slot_of[full_rows]], saved)
@@ -174,8 +175,56 @@ def test_complete_rows(dtype):
     for i in range(120, 160):
         get_row_subset(ker.data, cd, i, act, len(act))
         rowfull[i] = False
-    complete_rows(ker.data, cd, rowfull)
+    complete_rows(ker.data, cd, rowfull, blocks)
     assert np.all(cd.slot_of < 0)
+
+
+@pytest.mark.parametrize("form", ["csr", "binary"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_complete_rows_without_blocks_equal_a_miss(form, dtype):
+    """Without the float32 block switch (CSR or bit-packed input, either
+    row dtype) a row completed at an unshrink is the row a miss computes,
+    bit for bit, and equals the kernel computed here within the row's
+    rounding; the full rows are kept."""
+    n = 150
+    rng = np.random.default_rng(7)
+    if form == "csr":
+        import scipy.sparse as sp
+        X = rng.normal(size=(n, 30)) * (rng.random((n, 30)) < 0.3)
+        Xk = sp.csr_matrix(X)
+    else:
+        X = (rng.random((n, 100)) < 0.2).astype(np.float64)
+        Xk = X
+    ker = Kernel(Xk, "rbf", gamma=GAMMA)
+    assert ker.data.sparse == (form == "csr") and ker.data.binary == (form == "binary")
+    cache = KernelCache(ker, 1.0, dtype=dtype)
+    cd = cache.data
+    assert not core.blocks_apply(ker.data, cd)
+    rowfull = np.zeros(n, dtype=np.bool_)
+    full_rows = np.arange(0, 40)
+    for i in full_rows:
+        get_row(ker.data, cd, int(i))
+        rowfull[i] = True
+    # fewer than a quarter of the entries: a bit-packed subset row is then
+    # computed entry by entry, not streamed whole
+    act = np.arange(0, n, 5).astype(np.int64)
+    partial = np.arange(100, 105)
+    for i in partial:
+        get_row_subset(ker.data, cd, int(i), act, len(act))
+    saved = cd.rows[cd.slot_of[full_rows]].copy()
+    misses = cache.misses
+    complete_rows(ker.data, cd, rowfull, None)
+    assert cache.misses == misses + len(partial)
+    assert np.all(rowfull[partial])
+    np.testing.assert_array_equal(cd.rows[cd.slot_of[full_rows]], saved)
+    K = R.gram(X, "rbf", GAMMA)
+    for i in partial:
+        miss = np.empty(n, dtype=dtype)
+        kernel_row(ker.data, int(i), miss)
+        np.testing.assert_array_equal(cd.rows[cd.slot_of[i]], miss)
+    tol = 1e-13 if dtype == np.float64 else 2.0 ** -24 + 1e-13
+    np.testing.assert_allclose(cd.rows[cd.slot_of[partial]].astype(np.float64), K[partial],
+                               rtol=0, atol=tol)
 
 
 def _fit_case(selection, shrinking=True, **kw):

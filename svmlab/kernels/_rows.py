@@ -134,7 +134,6 @@ class KernelData(NamedTuple):
     cols: np.ndarray = np.zeros(0, np.int64)
 
 
-@njit(cache=True, inline="always")
 def is_dense_data(kd):
     """Whether kernel values are a transform of inner products of dense
     rows (``kd.dense``), the case the BLAS blocks serve (not CSR, not
@@ -553,43 +552,57 @@ def kernel_row_against(kd, i, kd2, out):
     :meth:`Kernel.subset_data`, whose rows are then contiguous in memory)."""
     if kd.ktype == PRECOMPUTED:
         _precomputed_row(kd, i, kd2, out)
-        return
-    if kd.binary:
+    elif kd.binary:
         _binary_row(kd, i, kd2.bits, kd2.bcount, kd2.bwork, np.int64(0), kd2.bits.shape[1],
                     out)
-        return
+    elif kd.sparse:
+        _sparse_row_against(kd, i, kd2, out)
+    else:
+        _dense_row_against(kd, i, kd2, out)
+
+
+@njit(cache=True)
+def _sparse_row_against(kd, i, kd2, out):
+    """:func:`kernel_row_against` for CSR input: ``x_i`` scattered into the
+    work vector, every stored entry of ``kd2`` gathered once; the transform
+    is applied to the float64 sum (rbf: the vectorised exp, _transform's
+    values), rounded once into a float32 ``out``."""
     n = out.shape[0]
     sqi = kd.sqnorm[i]
     sq2 = kd2.sqnorm
-    if kd.sparse:
-        # the transform is applied to the float64 sum (then rounded once
-        # into a float32 ``out``); for float64 ``out`` this is the value of
-        # storing the sum and transforming it in place
-        w = kd2.work
-        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
-        for p in range(a0, a1):
-            w[kd.indices[p]] = kd.data[p]
-        ip, ix, dt = kd2.indptr, kd2.indices, kd2.data
-        if kd.ktype == RBF:
-            # the sums in float64, the vectorised exp (_transform's values),
-            # then rounded once into ``out``
-            tb = np.empty(n)
-            for j in range(n):
-                s = 0.0
-                for p in range(ip[j], ip[j + 1]):
-                    s += dt[p] * w[ix[p]]
-                tb[j] = s
-            rbf_exp_row64(tb, sqi, sq2, kd.gamma, np.empty(n, np.int64))
-            out[:] = tb
-        else:
-            for j in range(n):
-                s = 0.0
-                for p in range(ip[j], ip[j + 1]):
-                    s += dt[p] * w[ix[p]]
-                out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
-        for p in range(a0, a1):
-            w[kd.indices[p]] = 0.0
-        return
+    w = kd2.work
+    a0, a1 = kd.indptr[i], kd.indptr[i + 1]
+    for p in range(a0, a1):
+        w[kd.indices[p]] = kd.data[p]
+    ip, ix, dt = kd2.indptr, kd2.indices, kd2.data
+    if kd.ktype == RBF:
+        tb = np.empty(n)
+        for j in range(n):
+            s = 0.0
+            for p in range(ip[j], ip[j + 1]):
+                s += dt[p] * w[ix[p]]
+            tb[j] = s
+        rbf_exp_row64(tb, sqi, sq2, kd.gamma, np.empty(n, np.int64))
+        out[:] = tb
+    else:
+        for j in range(n):
+            s = 0.0
+            for p in range(ip[j], ip[j + 1]):
+                s += dt[p] * w[ix[p]]
+            out[j] = _transform(s, sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+    for p in range(a0, a1):
+        w[kd.indices[p]] = 0.0
+
+
+@njit(cache=True)
+def _dense_row_against(kd, i, kd2, out):
+    """:func:`kernel_row_against` for dense input: a float64 row is one GEMV
+    and the transform (rbf: the vectorised exp); a float32 row one SGEMV on
+    the float32 copy when both sides have it (else the float64 GEMV), the
+    transform in float64 from the inner product, rounded once."""
+    n = out.shape[0]
+    sqi = kd.sqnorm[i]
+    sq2 = kd2.sqnorm
     if is_float64(out):
         out[:] = np.dot(kd2.dense, kd.dense[i])
         if kd.ktype == RBF:
@@ -599,9 +612,6 @@ def kernel_row_against(kd, i, kd2, out):
                 out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
                                     kd.degree)
         return
-    # a single-precision row (float32 cache): one SGEMV on the float32 copy
-    # when both sides have it, else the float64 GEMV; the transform in
-    # float64 from the inner product, rounded once
     if kd.dense32.shape[0] == kd.dense.shape[0] and kd2.dense32.shape[0] == n and n > 0 \
             and kd.dense32.shape[1] == kd.dense.shape[1]:
         if kd.ktype == RBF:
@@ -696,43 +706,54 @@ def kernel_row_subset(kd, i, idx, m, out):
     ``out``; the rbf values then through the vectorised
     :func:`rbf_exp_row64`, the value of :func:`_transform`), or, for
     a float32 ``out`` with the float32 copy of the data (a float32 cache),
-    :func:`dot32` on the float32 rows, vectorised (about 10x faster).
+    :func:`dot32` on the float32 rows, vectorised (:func:`_subset_row32`).
     Precomputed: the entries of the Gram matrix's row."""
     if kd.ktype == PRECOMPUTED:
         row = kd.dense[i]
         for t in range(m):
             j = idx[t]
             out[j] = row[kd.cols[j]]
-        return
-    if kd.binary:
+    elif kd.binary:
         _binary_row_subset(kd, i, idx, m, out)
-        return
-    sqi = kd.sqnorm[i]
-    if not kd.sparse and not is_float64(out) and kd.dense32.shape[0] == kd.dense.shape[0] \
+    elif not kd.sparse and not is_float64(out) and kd.dense32.shape[0] == kd.dense.shape[0] \
             and kd.dense32.shape[1] == kd.dense.shape[1] and kd.dense.shape[0] > 0:
-        x32 = kd.dense32
-        xi = x32[i]
-        if kd.ktype == RBF:
-            # the float64 values of _transform by the vectorised exp, then
-            # rounded once (the same float32 values as entry by entry)
-            tb = np.empty(m)
-            sb = np.empty(m)
-            for t in range(m):
-                j = idx[t]
-                tb[t] = dot32(xi, x32[j])
-                sb[t] = kd.sqnorm[j]
-            rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
-            for t in range(m):
-                out[idx[t]] = tb[t]
-            return
+        _subset_row32(kd, i, idx, m, out)
+    else:
+        _subset_row64(kd, i, idx, m, out)
+
+
+@njit(cache=True)
+def _subset_row32(kd, i, idx, m, out):
+    """:func:`kernel_row_subset` into a float32 ``out`` from the float32 copy
+    of dense data: :func:`dot32` per entry, the transform in float64
+    (rbf: the vectorised exp), rounded once."""
+    sqi = kd.sqnorm[i]
+    x32 = kd.dense32
+    xi = x32[i]
+    if kd.ktype == RBF:
+        tb = np.empty(m)
+        sb = np.empty(m)
         for t in range(m):
             j = idx[t]
-            out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
-                                kd.coef0, kd.degree)
+            tb[t] = dot32(xi, x32[j])
+            sb[t] = kd.sqnorm[j]
+        rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
+        for t in range(m):
+            out[idx[t]] = tb[t]
         return
-    # float64 rbf: the inner products first (contiguous), then the
-    # vectorised exp of the rows (rbf_exp_row64, the same values as
-    # _transform), then scattered into out
+    for t in range(m):
+        j = idx[t]
+        out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
+                            kd.coef0, kd.degree)
+
+
+@njit(cache=True)
+def _subset_row64(kd, i, idx, m, out):
+    """:func:`kernel_row_subset` in float64 arithmetic (dense or CSR, rounded
+    once into a float32 ``out``): the inner products first (contiguous),
+    then, for rbf, the vectorised exp (:func:`rbf_exp_row64`, the values of
+    :func:`_transform`), then scattered into ``out``."""
+    sqi = kd.sqnorm[i]
     vec = kd.ktype == RBF
     if vec:
         tb = np.empty(m)

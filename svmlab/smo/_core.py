@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..kernels._rows import PRECOMPUTED, kernel_row, kernel_row_subset
+from ..kernels._rows import is_dense_data, kernel_row, kernel_row_subset
 from ..kernels.cache import fill_block, get_row, get_row_subset
 from ._fetch import add_kernel_sum32, all_cols32, gathered_cols32
 
@@ -262,5 +262,4 @@ def blocks_apply(kd, cd):
     """Whether the float32 block paths apply (the ``blocks`` feature switch is
     True): a float32 cache of dense input (not CSR, bit-packed or
     precomputed)."""
-    return (cd.rows.dtype == np.float32 and not kd.sparse and not kd.binary
-            and kd.ktype != PRECOMPUTED)
+    return cd.rows.dtype == np.float32 and is_dense_data(kd)

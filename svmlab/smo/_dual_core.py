@@ -248,7 +248,7 @@ def _unshrink(rows, pb, it, mapped, blocks):
                             np.empty(rows.rowfull.shape[0]))
     else:
         if it.ist[IS_N_ACTIVE] < l:
-            complete_rows(kd, cd, rows.rowfull)
+            complete_rows(kd, cd, rows.rowfull, blocks)
         reconstruct_gradient(kd, cd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active,
                              rows.full, rows.rowfull, blocks)
     it.active[:] = ACTIVE
@@ -518,6 +518,9 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     the analytic pair step; the stepped path calls it with ``kmax=1`` and
     ``want_rec=True`` (the record of the step in ``rec``), the fast path
     with a large budget and no records: the same code, the same steps.
+    Its per-step path is written out in sections (selection, pair step,
+    rows, gradient update, ``Gbar``), for speed (module docstring), so it is
+    longer than a screen.
 
     Parameters
     ----------

@@ -173,8 +173,10 @@ class SMORun(SolverRun):
 
     def _init_platt(self, n, seed, cache_size, cdt):
         self.dual = None
-        # the loop's feature switch of float32 block paths (svmlab.smo._core)
-        self._blocks = True if core.blocks_apply(self.kd, self.cd) else None
+        # the loop's feature switches (svmlab.smo._core): float32 block paths,
+        # the folded linear kernel
+        self._switches = (True if core.blocks_apply(self.kd, self.cd) else None,
+                          True if self.linear else None)
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:
             self._buf = np.empty(int(cache_size * (1 << 20)) // cdt.itemsize, dtype=cdt)
@@ -234,7 +236,7 @@ class SMORun(SolverRun):
                 if self.ist[core.IS_REQUEST]:
                     self._new_layout()
                 total += int(platt.platt_run(*self._platt_state(want_rec), int(kmax - total),
-                                             self._blocks))
+                                             *self._switches))
         if self.ist[core.IS_DONE] != 0 and not (self.converged or self.stalled):
             self._end_of_run()
         return total
@@ -251,7 +253,7 @@ class SMORun(SolverRun):
                 platt.Layout(self.pos, self.pos0, self.aref, self.lay, self.FL, self.BL),
                 platt.ErrorCache(self.EF, self.nbf, self.cnt),
                 self.rec if want_rec else self._empty_rec,
-                platt.Options(self.linear, self.shrinking, self.shrink_every, bool(want_rec)))
+                platt.Options(self.shrinking, self.shrink_every, bool(want_rec)))
     def kkt_violators(self):
         """Examples violating Platt's KKT conditions (TR eq. 12) by more than
         ``tol``: ``y_i E_i < -tol`` with ``alpha_i < C_i`` or ``y_i E_i > tol``

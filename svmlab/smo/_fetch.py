@@ -37,6 +37,7 @@ from .._jit import njit
 
 from ..kernels._blocks import (_gather32, _gather_sq, _gemm_nt, _full32, kernel_block,
                                transform_block)
+from ..kernels._rows import kernel_row
 from ..kernels.cache import cache_reset
 
 #: the largest kernel block (bytes of float32 values) one call holds at once
@@ -116,7 +117,7 @@ COMPLETE_FRACTION = 0.25
 
 
 @njit(cache=True)
-def complete_rows(kd, cd, rowfull):
+def complete_rows(kd, cd, rowfull, blocks):
     """Make every cached full-cache row valid in all its entries, at an
     unshrink (examples that were shrunk become active again).
 
@@ -129,12 +130,15 @@ def complete_rows(kd, cd, rowfull):
     rowfull : bool array (n,)
         ``rowfull[i]``: the cached row of i was computed with every entry
         (nothing shrunk at the time); kept as it is.
+    blocks : None or True
+        The feature switch of float32 blocks (:mod:`svmlab.smo._core`): True
+        for float32 rows of dense input.
 
     The other cached rows (``k`` of them) are recomputed in full, in place
-    (:func:`svmlab.kernels._blocks.kernel_block`: SGEMM blocks for float32
-    rows, within float32 rounding of a miss's row; for float64 rows the
-    single rows' own arithmetic, so each equals the row a miss would
-    compute bit for bit), and counted as misses -- when ``k`` is at most
+    (with ``blocks``, :func:`svmlab.kernels._blocks.kernel_block`'s SGEMM
+    blocks, within float32 rounding of a miss's row; otherwise each row by
+    :func:`svmlab.kernels._rows.kernel_row`, the row a miss would compute
+    bit for bit), and counted as misses -- when ``k`` is at most
     :data:`COMPLETE_FRACTION` of the cached rows.  Otherwise the cache
     forgets every row (:func:`cache_reset`).  Either way no slot changes
     owner and the LRU order stays, so the cache's own bookkeeping is
@@ -156,6 +160,14 @@ def complete_rows(kd, cd, rowfull):
         return
     if k > COMPLETE_FRACTION * n_cached:
         cache_reset(cd)
+        return
+    if blocks is None:
+        for s in range(owner.shape[0]):
+            o = owner[s]
+            if o >= 0 and not rowfull[o]:
+                kernel_row(kd, o, cd.rows[s])
+                rowfull[o] = True
+        cd.meta[4] += k
         return
     slots = np.empty(k, np.int64)
     q = 0

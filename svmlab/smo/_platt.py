@@ -210,8 +210,6 @@ class ErrorCache(NamedTuple):
 class Options(NamedTuple):
     """The run's options (constant during a fit, except ``want_rec``)."""
 
-    #: the kernel is linear (fold ``w``)
-    linear: bool
     #: LIBSVM's shrinking (and parked phases)
     shrinking: bool
     #: successful steps between two shrinking checks
@@ -271,12 +269,13 @@ _xx = row_dot
 
 
 @njit(cache=True)
-def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
+def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
     """m = max_{I_up} -F_t, M = min_{I_low} -F_t over active t, F_t = f0_t - y_t
-    (LIBSVM's -y_t grad_t).  Returns (m, i_m, M).  With ``lin_w`` (Platt's
-    linear full passes, which keep no G) it first stores ``G_t = w.x_t``
-    for the active examples, for :func:`_shrink` to reuse.  Written with
-    selects, not branches: the set memberships are unpredictable."""
+    (LIBSVM's -y_t grad_t).  Returns (m, i_m, M).  With ``linear`` (the
+    feature switch of the folded linear kernel, whose full passes keep no
+    G) it first stores ``G_t = w.x_t`` for the active examples, for
+    :func:`_shrink` to reuse.  Written with selects, not branches: the set
+    memberships are unpredictable."""
     m = -np.inf
     M = np.inf
     im = np.int64(-1)
@@ -284,7 +283,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, lin_w):
     ones = kd.binary and sp
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
-        if lin_w:
+        if linear is not None:
             G[t] = _xw_ones(ip, ix, w, t) if ones else _xw(sp, dn, ip, ix, dt, w, t)
         mf = y[t] - G[t]
         a = alpha[t]
@@ -310,7 +309,7 @@ def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, keep_g, full, row
         # rows cached while shrunk lack the entries that become active:
         # complete them (or forget them all), keep the full ones; first,
         # so that the reconstruction reads the free SVs' rows from the cache
-        complete_rows(kd, cd, rowfull)
+        complete_rows(kd, cd, rowfull, blocks)
     if keep_g:
         reconstruct_gradient(kd, cd, y, Cv, alpha, G, Gbar, active, full, rowfull, blocks)
     active[:] = ACTIVE
@@ -338,7 +337,9 @@ def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     ``BL[p]`` is 0 for the non-bound ones and inf for those at a bound; a
     step updates ``FL`` as one contiguous axpy with the two compact rows, and
     Platt's max |E1 - E2| is a vectorised scan (:mod:`svmlab.smo._simd`) for
-    the extremes of ``FL - BL`` and ``FL + BL``."""
+    the extremes of ``FL - BL`` and ``FL + BL``.  ``linear`` (feature switch,
+    None or True, :func:`platt_run`): the folded linear kernel, whose
+    decision values come from ``w``."""
     na = ist[IS_N_ACTIVE]
     n_parked = 0
     for p in range(na):
@@ -364,7 +365,10 @@ def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
         lay[p] = t
         BL[p] = 0.0  # every active example is non-bound now
         # (the folded w gives the linear kernel's decision values)
-        FL[p] = (_xw(sp, dn, ip, ix, dt, w, t) if linear else G[t]) - y[t]
+        if linear is not None:
+            FL[p] = _xw(sp, dn, ip, ix, dt, w, t) - y[t]
+        else:
+            FL[p] = G[t] - y[t]
     ist[IS_LAYOUT] = ist[IS_N_ACTIVE]
     ist[IS_LAYOUT0] = ist[IS_N_ACTIVE]
     ist[IS_COMPACT] = 1
@@ -437,21 +441,21 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
     FL_t + y_t - sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
     park, so that :func:`_unpark` restores every parked example alike (the
     linear kernel's parked examples need no G: full passes use the folded
-    w).  ``blocks`` (feature switch, :mod:`svmlab.smo._core`): the cache
-    holds float32 rows of dense input, and the rebase sums are SGEMM blocks
-    (:func:`_layout_delta_blocks`)."""
+    w).  ``linear``, ``blocks`` (feature switches, :func:`platt_run`): the
+    folded linear kernel; the cache holds float32 rows of dense input, and
+    the rebase sums are SGEMM blocks (:func:`_layout_delta_blocks`)."""
     m = ist[IS_LAYOUT]
     n_bound = 0
     for p in range(m):
         if BL[p] != 0.0:
             n_bound += 1
-    if (8 if linear else 4) * n_bound <= m or n_bound == m:
+    if (8 if linear is not None else 4) * n_bound <= m or n_bound == m:
         # (an empty layout is never made: the phase's passes have no
         # non-bound example left, and the next one is over every example)
         return False
     m0 = ist[IS_LAYOUT0]
     c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
-    rebase = moved and not linear
+    rebase = moved and linear is None
     f32 = blocks is not None
     tmp = np.empty(m0 if rebase and not f32 else 0)
     keep = np.empty(m - n_bound, dtype=np.int64)
@@ -513,7 +517,7 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     for p in range(m):
         t = lay[p]
         G[t] = FL[p] + y[t]
-    if linear:
+    if linear is not None:
         for j in range(n):
             if pos0[j] >= 0 and alpha[j] != aref[j]:
                 _add_w(kd, w, j, (alpha[j] - aref[j]) * y[j])
@@ -606,12 +610,13 @@ def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, ful
             blocks):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
     violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  The
-    caller never shrinks during a parked phase (its layout stays fixed)."""
+    caller never shrinks during a parked phase (its layout stays fixed).
+    ``linear``, ``blocks``: feature switches (:func:`platt_run`)."""
     m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not linear, full, rowfull,
-                  blocks)
+        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear is None, full,
+                  rowfull, blocks)
         m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     # (G holds w.x_t for the linear kernel too: _m_and_M stored it)
     changed = False
@@ -793,7 +798,7 @@ def _modes(linear, shrinking, compact, binary, n_error_cache, n_cache_rows, n):
 
 
 @njit(cache=True)
-def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
+def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
     """Advance by up to ``kmax`` successful joint steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds.
 
@@ -823,7 +828,8 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
     :func:`svmlab.smo._pairstep.pair_step_box`, the update of ``w``, the
     error cache, ``G``/``FL``, ``Gbar``, the non-bound list and ``b``
     follows).  The per-step sections are written out rather than split into
-    helpers, for speed (see the module docstring).
+    helpers, for speed (see the module docstring), so this function is
+    longer than a screen: read it section by section.
 
     Parameters
     ----------
@@ -853,6 +859,9 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
         Feature switch (:mod:`svmlab.smo._core`): True for float32 rows of
         dense input (block prefetches, block sums); None compiles the loop
         without them.
+    linear : None or True
+        Feature switch: True for the linear kernel (the folded ``w``, the
+        binary error cache); None compiles the loop without them.
     """
     # ---- the named state, unpacked once (see the module docstring) ----
     kd, cd, kdL, kdL0, cdL, full = ks.kd, ks.cd, ks.kdL, ks.kdL0, ks.cdL, ks.full
@@ -862,15 +871,15 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
     active, act, nbi, nbp, plist = pl.active, pl.act, pl.nbi, pl.nbp, pl.plist
     pos, pos0, aref, lay, FL, BL = lo.pos, lo.pos0, lo.aref, lo.lay, lo.FL, lo.BL
     EF, nbf, cnt = ec.EF, ec.nbf, ec.cnt
-    linear, shrinking, shrink_every = opt.linear, opt.shrinking, opt.shrink_every
+    shrinking, shrink_every = opt.shrinking, opt.shrink_every
     want_rec = opt.want_rec
     n = alpha.shape[0]
     steps = 0
     if ist[IS_REQUEST]:
         return 0
     compact = ist[IS_COMPACT] != 0
-    e_from_w, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
-        linear, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
+    _, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
+        linear is not None, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
     br = kd.brows
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
@@ -883,7 +892,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0 and not compact:
             ist[IS_SHRINK_COUNTER] = shrink_every
-            _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, e_from_w, full,
+            _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full,
                     rowfull, blocks)
         b = fst[FS_B]
         s2 = -1
@@ -902,7 +911,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 # every active example obeys KKT within tol
                 if ist[IS_N_ACTIVE] < n:
                     # final pass over every example (unshrink and check)
-                    _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not e_from_w,
+                    _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear is None,
                               full, rowfull, blocks)
                     ist[IS_UNSHRUNK] = 1
                     ist[IS_EXAMINE_ALL] = 1
@@ -928,21 +937,21 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                     plist[:nb] = np.sort(nbi[:nb])
                 ist[IS_PLEN] = nb
                 if can_park and not compact:
-                    if _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, e_from_w, pos,
+                    if _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos,
                              pos0, aref, lay, FL, BL):
-                        if bin_ec:
+                        if linear is not None and bin_ec:
                             _clear_error_cache(kd, nbi, nb, nbf)
                         ist[IS_REQUEST] = 1
                         break
                 elif compact:
-                    if _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, e_from_w,
+                    if _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear,
                                pos, pos0, aref, lay, FL, BL, cdL.rows, cdL.owner, blocks):
                         ist[IS_REQUEST] = 2
                         break
             elif compact:
-                _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, e_from_w, pos, pos0,
+                _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0,
                         aref, lay, FL, blocks)
-                if bin_ec:
+                if linear is not None and bin_ec:
                     _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbf)
                     BL[:ist[IS_LAYOUT0]] = 0.0
                 break  # the caller calls again, in full mode
@@ -963,7 +972,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
         if compact:
             E2 = FL[pos[i2]] + b
         else:
-            if not lin_w:
+            if linear is None or not lin_w:
                 E2 = G[i2] + b - y2
             elif ones:
                 E2 = _xw_ones(ip, ix, w, i2) + b - y2
@@ -1006,7 +1015,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
             E1b = 0.0
             for p in range(nb):
                 t = nbi[p]
-                if lin_w:
+                if linear is not None and lin_w:
                     Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                 else:
                     Et = G[t] + b - y[t]
@@ -1018,7 +1027,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
         if t1 >= 0 and t1 != i2:
             if compact:
                 K12 = R[s2, pos[t1]]
-            elif lin_w:
+            elif linear is not None and lin_w:
                 K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
             else:
                 K12 = R[s2, t1]
@@ -1045,10 +1054,10 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 if compact:
                     Et = FL[pos[t]] + b
                     K12 = R[s2, pos[t]]
-                elif bin_w and stage == 0:
+                elif linear is not None and bin_w and stage == 0:
                     Et = EF[q] + b
                     K12 = _xx(sp, dn, ip, ix, dt, t, i2)
-                elif lin_w:
+                elif linear is not None and lin_w:
                     Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                     K12 = _xx(sp, dn, ip, ix, dt, t, i2)
                 else:
@@ -1079,7 +1088,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
         bn = pair_threshold_box(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C1, C2)
         d1 = y1 * (a1n - a1)
         d2 = y2 * (a2n - a2)
-        if linear and not compact:
+        if linear is not None and not compact:
             # (a parked phase folds its steps into w when it ends, _unpark)
             for (ii, dd) in ((i1, d1), (i2, d2)):
                 if sp:
@@ -1088,7 +1097,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 else:
                     for q in range(dn.shape[1]):
                         w[q] += dd * dn[ii, q]
-        if bin_w:
+        if linear is not None and bin_w:
             # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t), with
             # the shared-feature counts K
             nbk = ist[IS_NB]
@@ -1123,7 +1132,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 for p in range(na):
                     t = act[p]
                     G[t] += d1 * R[s1, t] + d2 * R[s2, t]
-        if not e_from_w:
+        if linear is None:
             # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
             if (a1 >= C1) != (a1n >= C1):
                 gbar_change(kd, cd, i1, C1 * y1 if a1n >= C1 else -C1 * y1, Gbar, ist)
@@ -1142,7 +1151,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 nbi[k] = ii
                 nbp[ii] = k
                 ist[IS_NB] = k + 1
-                if bin_w:
+                if linear is not None and bin_w:
                     _ec_column(br, nbf, ii, k, 1)
                     EF[k] = _xw(sp, dn, ip, ix, dt, w, ii) - y[ii]
             elif not inside and pi >= 0:
@@ -1152,7 +1161,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks):
                 nbp[last] = pi
                 nbp[ii] = -1
                 ist[IS_NB] = k
-                if bin_w:
+                if linear is not None and bin_w:
                     _ec_column(br, nbf, ii, pi, 0)
                     if last != ii:
                         _ec_column(br, nbf, last, pi, 1)
