@@ -78,6 +78,10 @@ def _smo():
             for sel in ("platt", "wss2"):
                 _exercise(SMOClassifier(selection=sel, progress=False, **opts), X, y,
                           stepped=False)
+            # Platt's loop folds the linear kernel's w (a feature switch of
+            # its own, svmlab.smo._platt): one more version per cache kind
+            _exercise(SMOClassifier(kernel="linear", progress=False, **opts), X, y,
+                      stepped=False)
 
 
 def _decomposition():
