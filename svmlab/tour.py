@@ -9,7 +9,7 @@ and saves a plot of the test-set decision values.
 
 Before it times anything it compiles the SMO solver (:func:`svmlab.warm_up`):
 once per installation, with a line on the terminal while numba compiles
-(about a minute or two in a fresh environment on a 2-core machine), and at
+(about two minutes in a fresh environment on a 2-core machine), and at
 once afterwards, when the compiled code comes from numba's cache.  So the
 times it prints are training times, never compile times.
 """
