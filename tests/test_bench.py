@@ -283,3 +283,34 @@ def test_linear_suite_smoke_measures_gaps_itself(tmp_path):
             if r.case.startswith(name):
                 target = r.extra["target"]
                 assert (r.objective - p_star) / p_star <= target * (1 + 1e-6) + 1e-9
+
+
+def test_cold_start_suite_smoke_runs_every_estimator_cold(tmp_path):
+    """``--suite cold-start --size smoke`` (issue 26): every default estimator
+    fits in a fresh process with an empty numba cache, dense and one more
+    input kind, with the peer measured in the same run.  What it checks is
+    what the run produced, not how long it took: the SMO room's and the SVM
+    family's first fits compile nothing in the user's process (every kernel
+    they meet runs interpreted or comes from the cache)."""
+    from svmlab.bench.cold_start import ESTIMATORS, PEER
+
+    out = tmp_path / "bench"
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.run([sys.executable, "-m", "svmlab.bench", "--suite", "cold-start",
+                           "--size", "smoke", "--out", str(out), "--no-progress", "--no-plots"],
+                          capture_output=True, text=True, env=env, timeout=3600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    (jpath,) = out.glob("results-cold-start-*.json")
+    data = json.loads(jpath.read_text())
+    assert not data["failures"]
+    rows = [r for r in data["results"] if r["suite"] == "cold-start"]
+    assert [r["solver"] for r in rows if r["peer"]] == [PEER[0]]
+    for label, _ in ESTIMATORS:
+        mine = [r for r in rows if r["solver"] == label]
+        assert len(mine) == 2, label
+        assert {r["case"] for r in mine} >= {"300x5 dense"}, label
+        for r in mine:
+            assert math.isfinite(r["time_s"]) and r["time_s"] > 0
+            assert r["extra"]["import_s"] > 0 and r["extra"]["second_s"] > 0
+            if label.startswith(("SMOClassifier", "SVC", "NuSVC", "SVR", "NuSVR", "OneClass")):
+                assert r["extra"]["compiled_in_first_fits"] == 0, (label, r)
