@@ -300,16 +300,16 @@ _CHILD = textwrap.dedent(r"""
         return IRWLSClassifier(C=C, gamma=1.0, progress=False, selection="random")
 
     for which in sys.argv[1:]:
-        # uninterrupted, these fits take well over 10 s
-        X, y = problem(10000 if which.startswith("smo") else 4000)
-        # load the compiled code first, with the cache type the big fit gets
-        # (SMO's 10000 rows: float32 rows; a tiny cache_size makes the warm-up
-        # fit pick float32 too, so no compilation runs when the signal comes)
-        warm = make(which)
-        if which.startswith("smo"):
-            warm.set_params(cache_size=0.01)
-        warm.fit(X[:200], y[:200])
+        # uninterrupted, these fits take well over 10 s on a 2-core machine
+        X, y = problem(20000 if which.startswith("smo") else 4000)
+        # load the compiled code first: the same fit, cut short by max_iter,
+        # compiles everything the interrupted fit runs (its cache type, its
+        # shrinking and parked phases), so no compilation is in flight when
+        # the signal comes
         kw = {"callback": lambda rec: None} if which.endswith("callback") else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make(which).set_params(max_iter=50).fit(X, y, **kw)
         est = make(which)
         print("FITTING", which, flush=True)
         t0 = time.perf_counter()
@@ -347,16 +347,15 @@ def test_ctrl_c_leaves_a_feasible_model():
             line = proc.stdout.readline()
             assert line.split() == ["FITTING", which], (line, lines)
             time.sleep(1.0)
-            t_sig = time.perf_counter()
             proc.send_signal(signal.SIGINT)
             ok = proc.stdout.readline()
-            t_done = time.perf_counter() - t_sig
             lines.append(ok)
+            # the child checked that the fit ended because of the signal
+            # (stop_reason_ "interrupted", not "converged"), with a feasible
+            # model; how soon is the progress loop's business (chunks of
+            # about 0.25 s), not a wall-clock assertion here
             assert ok.startswith("MODEL-OK " + which), (lines, proc.stderr.read()[-3000:]
                                                          if proc.poll() is not None else "")
-            # the fit stopped soon after the signal (the chunk in flight
-            # lasts about 0.25 s; this bound leaves room for a loaded machine)
-            assert t_done < 15.0, (which, t_done)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
