@@ -281,9 +281,14 @@ def test_cap_applies_to_the_cutting_plane(monkeypatch):
 # each model itself (feasible, predicts, decision function = the one of
 # alpha_ and intercept_) and prints MODEL-OK.
 _CHILD = textwrap.dedent(r"""
-    import sys, time, warnings
+    import signal, sys, time, warnings
     import numpy as np
     from svmlab import SMOClassifier, IRWLSClassifier
+
+    # a process started in the background by a shell without job control
+    # inherits SIGINT ignored (and Python then keeps it ignored): this child
+    # must take a Ctrl-C the way an interactive session does
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     C = 1000.0
 
