@@ -13,9 +13,12 @@ Resolution order, the first copy that passes its checks wins:
    ``SVMLAB_OFFLINE=1``; ``SVMLAB_DOWNLOAD_URL`` (or ``base_url=``) replaces
    the original locations by a mirror with the cache's layout.
 
-Every candidate is checked before it is used: it must decompress within the
-file's ``max_bytes`` and parse (:mod:`svmlab.datasets._parse`: any damage is
-a :class:`DatasetCorruptError` naming the file and the line or offset), one
+Every candidate is read once, through one open file descriptor, at most
+``max_bytes`` bytes, and everything below is checked on those bytes in
+memory (a file swapped during the read cannot pass with another file's
+checksum).  It must decompress within the file's ``max_bytes`` and parse
+(:mod:`svmlab.datasets._parse`: any damage, and any parser failure, is a
+:class:`DatasetCorruptError` naming the file and the line or offset), one
 of its registry checksums must vouch for it (:mod:`svmlab.datasets._registry`:
 the SHA-256 of the stored copy, of the original download, or of the
 content), and its content must match the registry (number of samples, label
@@ -31,16 +34,17 @@ the file, the URL and the directories to put the file in.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from ._parse import (DEFAULT_MAX_BYTES, DatasetCorruptError, DatasetNotFoundError,
-                     idx_content_sha256, libsvm_content_sha256, read_idx, read_libsvm)
+                     _compression, decompress, libsvm_content_sha256, parse_idx_bytes,
+                     parse_libsvm_bytes, read_file_bytes)
 
 EMBEDDED_DIR = Path(__file__).resolve().parent.parent / "data"
 
@@ -75,47 +79,73 @@ def file_hash(path, alg="sha256") -> str:
     return h.hexdigest()
 
 
-@functools.lru_cache(maxsize=12)
-def _parse_cached(path: str, size: int, mtime_ns: int, kind: str, n_features: int,
-                  max_bytes: int):
-    """Parse once per (file, size, mtime); results are made read-only."""
-    if kind == "libsvm":
-        X, y = read_libsvm(path, n_features, max_bytes=max_bytes)
-        for a in (X.data, X.indices, X.indptr, y):
-            a.flags.writeable = False
-        return X, y
-    arr = read_idx(path, max_bytes=max_bytes)
-    arr.flags.writeable = False
-    return arr
+#: parsed files kept in memory, keyed by the SHA-256 of the stored bytes
+#: they were parsed from (plus how they were parsed): a hit is the parse of
+#: exactly the bytes just read and hashed, never of what a path held earlier
+_MEMO: OrderedDict = OrderedDict()
+_MEMO_SIZE = 12
 
 
-@functools.lru_cache(maxsize=12)
-def _content_cached(path: str, size: int, mtime_ns: int, kind: str, n_features: int,
-                    max_bytes: int):
-    if kind == "libsvm":
-        return libsvm_content_sha256(*_parse_cached(path, size, mtime_ns, kind, n_features,
-                                                    max_bytes))
-    return idx_content_sha256(path, max_bytes)
+class _Read:
+    """One read of a file: its stored bytes (from one open file descriptor,
+    at most ``max_bytes``), their SHA-256, and the parse of those bytes.
 
+    The checksums are computed from ``raw`` and the parse comes from
+    ``raw`` (or from the memo entry of the same SHA-256), so what is
+    checked is what is returned (``docs/decisions/27r02-one-read.md``)."""
 
-def _key(path):
-    st = os.stat(path)
-    return str(path), st.st_size, st.st_mtime_ns
+    def __init__(self, path, kind, n_features, max_bytes):
+        self.path, self.kind = path, kind
+        self.raw = read_file_bytes(path, max_bytes)
+        self.sha256 = hashlib.sha256(self.raw).hexdigest()
+        key = (self.sha256, _compression(path), kind, int(n_features), int(max_bytes))
+        entry = _MEMO.get(key)
+        if entry is None:
+            data = decompress(self.raw, _compression(path), max_bytes, path)
+            if kind == "libsvm":
+                parsed = parse_libsvm_bytes(data, n_features, path)
+                for arr in (parsed[0].data, parsed[0].indices, parsed[0].indptr, parsed[1]):
+                    arr.flags.writeable = False
+                entry = {"parsed": parsed}
+            else:
+                parsed = parse_idx_bytes(data, path)
+                parsed.flags.writeable = False
+                entry = {"parsed": parsed, "content": hashlib.sha256(data).hexdigest()}
+            del data
+            _MEMO[key] = entry
+            while len(_MEMO) > _MEMO_SIZE:
+                _MEMO.popitem(last=False)
+        else:
+            _MEMO.move_to_end(key)
+        self.entry = entry
+
+    @property
+    def parsed(self):
+        return self.entry["parsed"]
+
+    def md5(self):
+        return hashlib.md5(self.raw).hexdigest()
+
+    def content_sha256(self):
+        """The content checksum (see :mod:`svmlab.datasets._registry`)."""
+        if "content" not in self.entry:
+            self.entry["content"] = libsvm_content_sha256(*self.entry["parsed"])
+        return self.entry["content"]
 
 
 def parse(path, kind, n_features, max_bytes=DEFAULT_MAX_BYTES):
-    return _parse_cached(*_key(path), kind, n_features, int(max_bytes))
+    """The parsed, read-only content of ``path`` (one bounded read)."""
+    return _Read(path, kind, n_features, int(max_bytes)).parsed
 
 
 def content_sha256(path, kind, n_features, max_bytes=DEFAULT_MAX_BYTES):
     """The content checksum of a file (see :mod:`svmlab.datasets._registry`)."""
-    return _content_cached(*_key(path), kind, n_features, int(max_bytes))
+    return _Read(path, kind, n_features, int(max_bytes)).content_sha256()
 
 
 def clear_memory_cache():
     """Forget every parsed file kept in memory."""
-    _parse_cached.cache_clear()
-    _content_cached.cache_clear()
+    _MEMO.clear()
 
 
 def _check_content(fs, parsed, kind, n_features):
@@ -142,22 +172,23 @@ def _check_content(fs, parsed, kind, n_features):
     return None
 
 
-def _checksum_problem(fs, path, kind, n_features, max_bytes):
-    """None when one of ``fs``'s checksums vouches for ``path`` (or it has
-    none: then ``"unverified"``), else the reason.  The file's own SHA-256
-    first (the stored copy, the original download, the latter with its
-    published MD5 too), then the content's."""
+def _checksum_problem(fs, read):
+    """None when one of ``fs``'s checksums vouches for the bytes of
+    ``read`` (a :class:`_Read`), or it has none: then ``"unverified"``;
+    else the reason.  The stored bytes' SHA-256 first (the stored copy, the
+    original download, the latter with its published MD5 too), then the
+    content's."""
     if not fs.hashes:
         return "unverified"
-    digest = file_hash(path)
+    digest = read.sha256
     if digest == fs.stored_sha256:
         return None
     if digest == fs.upstream_sha256:
-        if fs.upstream_md5 and file_hash(path, "md5") != fs.upstream_md5:
+        if fs.upstream_md5 and read.md5() != fs.upstream_md5:
             return f"checksum mismatch (MD5 differs from the published {fs.upstream_md5})"
         return None
     if fs.content_sha256 is not None:
-        got = content_sha256(path, kind, n_features, max_bytes)
+        got = read.content_sha256()
         if got == fs.content_sha256:
             return None
         return (f"checksum mismatch (content SHA-256 {got}, expected {fs.content_sha256}: "
@@ -230,10 +261,13 @@ def fetch(name, fs, kind, n_features, *, download=None, base_url=None, max_bytes
     def attempt(source, path):
         """The parsed content, or a reason string (the file exists but fails)."""
         try:
-            parsed = parse(path, kind, n_features, cap)
-            problem = _checksum_problem(fs, path, kind, n_features, cap)
+            read = _Read(path, kind, n_features, cap)     # the one read of the file
+            parsed = read.parsed
+            problem = _checksum_problem(fs, read)
         except DatasetCorruptError as exc:     # its message starts with the path
             return f"{source} file {exc}"
+        finally:
+            read = None                          # the stored bytes are not kept
         if problem not in (None, "unverified"):
             return f"{source} file {path}: {problem}"
         bad = _check_content(fs, parsed, kind, n_features)

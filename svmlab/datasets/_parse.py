@@ -3,17 +3,24 @@
 A dataset file may come from anywhere (a download, a cache another program
 wrote, a shared directory), so the parsers treat it as untrusted input:
 
-* **Bounded decompression.**  ``.xz``/``.lzma``, ``.bz2`` and ``.gz`` files
-  are decompressed in pieces and refused as soon as they exceed
-  ``max_bytes`` decompressed bytes (:data:`DEFAULT_MAX_BYTES` unless the
-  caller gives the registry's per-file cap), so a decompression bomb costs
-  at most ``max_bytes`` of memory and the time to produce them.
+* **One read, bounded.**  A file is read once, through one open file
+  descriptor, at most ``max_bytes`` bytes (:func:`read_file_bytes`); its
+  checksums and its parse come from those same bytes in memory, so a file
+  swapped while being read cannot pass with another's checksum.
+* **Bounded decompression.**  ``.xz``/``.lzma``, ``.bz2`` and ``.gz`` data
+  are decompressed in memory in pieces (:func:`decompress`) and refused as
+  soon as they exceed ``max_bytes`` decompressed bytes
+  (:data:`DEFAULT_MAX_BYTES` unless the caller gives the registry's
+  per-file cap), so a decompression bomb costs at most ``max_bytes`` of
+  memory and the time to produce them; bytes after the last compressed
+  stream (padding, garbage) are refused, never skipped one by one.
 * **One kind of error.**  Anything wrong with the content -- damaged
   compressed data (``zlib.error``, ``LZMAError``, ``EOFError``...), a
   malformed line, a feature index 0 in a one-based format, an index beyond
   the dataset's width or beyond 32 bits, a non-finite value, a cut-off IDX
-  header, an IDX shape that does not match the payload -- raises
-  :class:`DatasetCorruptError` naming the file and the line (text) or the
+  header, an IDX shape that does not match the payload, and any other
+  exception a parser raises -- is
+  a :class:`DatasetCorruptError` naming the file and the line (text) or the
   byte offset (binary).  A truncated or damaged file never turns into a
   silently wrong dataset.
 * **Content hashes.**  :func:`libsvm_content_sha256` and
@@ -38,7 +45,8 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["DatasetCorruptError", "DatasetNotFoundError", "DEFAULT_MAX_BYTES", "open_any",
-           "read_bytes", "read_libsvm", "read_idx", "canonical_csr", "libsvm_content_sha256",
+           "read_bytes", "read_file_bytes", "decompress", "read_libsvm", "read_idx",
+           "parse_libsvm_bytes", "parse_idx_bytes", "canonical_csr", "libsvm_content_sha256",
            "idx_content_sha256"]
 
 #: decompressed bytes a parser reads from one file unless told otherwise
@@ -79,47 +87,112 @@ def open_any(path):
     return open(p, "rb")
 
 
-def read_bytes(path, max_bytes=DEFAULT_MAX_BYTES):
-    """The (decompressed) content of ``path``, at most ``max_bytes`` bytes.
+def read_file_bytes(path, max_bytes=DEFAULT_MAX_BYTES):
+    """The bytes of ``path`` as stored (compressed or not), read through ONE
+    open file descriptor, at most ``max_bytes`` of them.
 
-    Raises :class:`DatasetCorruptError` naming the file and the offsets when
-    the compressed data are damaged or cut off, or when the content is
-    larger than ``max_bytes`` (a damaged file, or a decompression bomb: the
-    reading stops there)."""
-    kind = _compression(path)
-    out = bytearray()
+    Everything svmlab checks and parses comes from these bytes in memory:
+    the checksums are taken of exactly the bytes that are parsed, so a file
+    replaced or rewritten while it is being read cannot pass with another
+    file's checksum (``docs/decisions/27r02-one-read.md``).  A file larger
+    than ``max_bytes`` is refused after reading ``max_bytes + 1`` bytes:
+    padding (a sparse file of zeros behind a genuine gzip member) costs no
+    more than that."""
     try:
-        with open(os.fspath(path), "rb") as raw:
-            if kind == "xz":
-                fh = lzma.LZMAFile(raw)
-            elif kind == "bz2":
-                fh = bz2.BZ2File(raw)
-            elif kind == "gzip":
-                fh = gzip.GzipFile(fileobj=raw)
-            else:
-                fh = raw
-            try:
-                while True:
-                    piece = fh.read(min(_PIECE, max_bytes + 1 - len(out)))
-                    if not piece:
-                        break
-                    out += piece
-                    if len(out) > max_bytes:
-                        raise DatasetCorruptError(
-                            f"{path}: decompresses to more than max_bytes={max_bytes} bytes "
-                            f"(stopped at compressed byte {raw.tell()}): a damaged file or a "
-                            "decompression bomb. Pass a larger max_bytes to "
-                            "svmlab.datasets.load if you trust this file.")
-            except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
-                if isinstance(exc, DatasetCorruptError):
-                    raise
-                raise DatasetCorruptError(
-                    f"{path}: cannot decompress the {kind or 'file'} data near compressed "
-                    f"byte {raw.tell()} (after {len(out)} decompressed bytes): "
-                    f"{type(exc).__name__}: {exc}. The file is truncated or damaged.") from exc
+        with open(os.fspath(path), "rb") as fh:
+            data = fh.read(max_bytes + 1)
     except OSError as exc:
         raise DatasetCorruptError(f"{path}: cannot read the file: {exc}") from exc
-    return bytes(out)
+    if len(data) > max_bytes:
+        raise DatasetCorruptError(
+            f"{path}: the file is larger than max_bytes={max_bytes} bytes (stopped reading "
+            "there): a damaged or padded file. Pass a larger max_bytes to "
+            "svmlab.datasets.load if you trust this file.")
+    return data
+
+
+_MAGIC = {"gzip": (b"\x1f\x8b",), "xz": (b"\xfd7zXZ\x00", b"\x5d\x00\x00"), "bz2": (b"BZh",)}
+
+
+def _decompressor(kind):
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31)
+    if kind == "xz":
+        return lzma.LZMADecompressor(format=lzma.FORMAT_AUTO)
+    return bz2.BZ2Decompressor()
+
+
+def decompress(raw, kind, max_bytes=DEFAULT_MAX_BYTES, name="<bytes>"):
+    """Decompress ``raw`` (the stored bytes, ``kind`` "gzip", "xz", "bz2" or
+    None) in memory, refusing more than ``max_bytes`` output bytes.
+
+    The work is bounded by the input (``len(raw)``, itself at most the
+    caller's ``max_bytes``) and by the output cap: the decompressor is fed
+    pieces of the input and asked for at most ``max_bytes + 1 - produced``
+    bytes at a time.  Concatenated streams (gzip members, xz streams, bzip2
+    streams: what ``gunzip``/``xz -d``/``bunzip2`` accept) are read one
+    after the other; any other byte after the last complete stream
+    (padding, trailing garbage) is refused, as is a stream cut short.
+    Every failure is a :class:`DatasetCorruptError` naming the file and the
+    compressed offset."""
+    if kind is None:
+        if len(raw) > max_bytes:
+            raise DatasetCorruptError(f"{name}: more than max_bytes={max_bytes} bytes")
+        return bytes(raw)
+    out = bytearray()
+    pos = 0                 # compressed offset: the input fed so far ends here
+    view = memoryview(raw)
+    try:
+        while True:         # one stream (gzip member, xz or bzip2 stream) per round
+            if not any(raw[pos:pos + len(m)] == m for m in _MAGIC[kind]):
+                if pos == 0:
+                    raise DatasetCorruptError(
+                        f"{name}: not {kind} data (no {kind} magic number at offset 0)")
+                raise DatasetCorruptError(
+                    f"{name}: {len(raw) - pos} bytes of trailing data after the {kind} data "
+                    f"that end at compressed offset {pos}: a padded or damaged file")
+            dec = _decompressor(kind)
+            tail = b""      # zlib: input not consumed because the output was capped
+            while not dec.eof:
+                if kind == "gzip" and tail:
+                    data = tail
+                elif kind == "gzip" or dec.needs_input:
+                    if pos >= len(raw):
+                        raise DatasetCorruptError(
+                            f"{name}: cannot decompress the {kind} data: they end early "
+                            f"(cut off at compressed byte {len(raw)}, after {len(out)} decompressed bytes): the file is "
+                            "truncated")
+                    data = view[pos:pos + _PIECE]
+                    pos += len(data)
+                else:
+                    data = b""
+                out += dec.decompress(data, max_bytes + 1 - len(out))
+                if kind == "gzip":
+                    tail = dec.unconsumed_tail
+                if len(out) > max_bytes:
+                    raise DatasetCorruptError(
+                        f"{name}: decompresses to more than max_bytes={max_bytes} bytes "
+                        f"(stopped near compressed byte {pos}): a damaged file or a "
+                        "decompression bomb. Pass a larger max_bytes to "
+                        "svmlab.datasets.load if you trust this file.")
+            pos -= len(dec.unused_data)
+            if pos >= len(raw):
+                return bytes(out)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError) as exc:
+        if isinstance(exc, DatasetCorruptError):
+            raise
+        raise DatasetCorruptError(
+            f"{name}: cannot decompress the {kind} data near compressed byte {pos} (after "
+            f"{len(out)} decompressed bytes): {type(exc).__name__}: {exc}. The file is "
+            "truncated or damaged.") from exc
+
+
+def read_bytes(path, max_bytes=DEFAULT_MAX_BYTES):
+    """The (decompressed) content of ``path``, at most ``max_bytes`` bytes
+    read from the file and at most ``max_bytes`` decompressed bytes (see
+    :func:`read_file_bytes` and :func:`decompress`); every failure is a
+    :class:`DatasetCorruptError` naming the file."""
+    return decompress(read_file_bytes(path, max_bytes), _compression(path), max_bytes, path)
 
 
 def canonical_csr(X) -> sp.csr_matrix:
@@ -188,9 +261,25 @@ def read_libsvm(path, n_features: int, *, max_bytes=DEFAULT_MAX_BYTES):
     parsed by :func:`sklearn.datasets.load_svmlight_file` after the bounded
     decompression of :func:`read_bytes`; every failure is a
     :class:`DatasetCorruptError` naming the file and the line."""
+    return parse_libsvm_bytes(read_bytes(path, max_bytes), n_features, path)
+
+
+def parse_libsvm_bytes(raw, n_features: int, name="<bytes>"):
+    """:func:`read_libsvm` of the decompressed text ``raw``; ``name`` names
+    the file in errors.  Any failure, whatever raised it, is a
+    :class:`DatasetCorruptError`."""
+    try:
+        return _parse_libsvm(raw, n_features, name)
+    except DatasetCorruptError:
+        raise
+    except Exception as exc:      # noqa: BLE001 - every parser failure is "corrupt"
+        raise DatasetCorruptError(
+            f"{name}: not a valid LIBSVM file: {type(exc).__name__}: {exc}") from exc
+
+
+def _parse_libsvm(raw, n_features, path):
     from sklearn.datasets import load_svmlight_file
 
-    raw = read_bytes(path, max_bytes)
     try:
         X, y = load_svmlight_file(io.BytesIO(raw), n_features=n_features, dtype=np.float64,
                                   zero_based=False)
@@ -250,10 +339,30 @@ def read_idx(path, *, max_bytes=DEFAULT_MAX_BYTES) -> np.ndarray:
     """Read an IDX file (MNIST format, optionally gzipped) into a numpy array.
 
     Header: two zero bytes, a dtype code, the number of dimensions (1 to
-    255), then one big-endian uint32 per dimension; the payload follows in C
-    order and must be exactly as long as the shape says (the product is
-    taken in Python integers: no overflow)."""
-    raw = read_bytes(path, max_bytes)
+    :data:`MAX_IDX_DIMS`), then one big-endian uint32 per dimension; the
+    payload follows in C order and must be exactly as long as the shape says
+    (the product is taken in Python integers: no overflow)."""
+    return parse_idx_bytes(read_bytes(path, max_bytes), path)
+
+
+#: the most dimensions an IDX header may give (numpy's own limit is 64 in
+#: numpy 2, 32 before; a dataset has 1 to 3)
+MAX_IDX_DIMS = 32
+
+
+def parse_idx_bytes(raw, name="<bytes>") -> np.ndarray:
+    """:func:`read_idx` of the decompressed bytes ``raw``; any failure is a
+    :class:`DatasetCorruptError` naming ``name``."""
+    try:
+        return _parse_idx(raw, name)
+    except DatasetCorruptError:
+        raise
+    except Exception as exc:      # noqa: BLE001 - every parser failure is "corrupt"
+        raise DatasetCorruptError(
+            f"{name}: not a valid IDX file: {type(exc).__name__}: {exc}") from exc
+
+
+def _parse_idx(raw, path):
     if len(raw) < 4:
         raise DatasetCorruptError(
             f"{path}: cut-off IDX header: {len(raw)} bytes, the magic number alone has 4")
@@ -262,8 +371,10 @@ def read_idx(path, *, max_bytes=DEFAULT_MAX_BYTES) -> np.ndarray:
             f"{path}: not an IDX file (bad magic number {raw[:4].hex()} at offset 0)")
     ndim = raw[3]
     offset = 4 + 4 * ndim
-    if ndim == 0:
-        raise DatasetCorruptError(f"{path}: IDX header at offset 3 gives 0 dimensions")
+    if not 1 <= ndim <= MAX_IDX_DIMS:
+        raise DatasetCorruptError(
+            f"{path}: IDX header at offset 3 gives {ndim} dimensions (1 to {MAX_IDX_DIMS} "
+            "are read)")
     if len(raw) < offset:
         raise DatasetCorruptError(
             f"{path}: cut-off IDX header: {ndim} dimensions need {offset} header bytes, the "
