@@ -136,7 +136,7 @@ MAX_DENSE_COEF = 1 << 27
 #: LIBSVM reads labels and counts as C ``int``
 _INT_MAX = 2**31 - 1
 #: kernel values computed at once while predicting (n_SV x rows of a block)
-_BLOCK_VALUES = 1 << 22
+_BLOCK_VALUES = 1 << 21
 
 #: svmlab's kernel names <-> LIBSVM's ``kernel_type`` names
 _TO_LIBSVM = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
@@ -543,57 +543,85 @@ class LibSVMModel:
                 out[s:e] = self.sv_coef_ @ self._kernel(X[s:e]) - self.rho_
         return self._finite(out, "decision values")
 
-    def _ovo_values(self, X):
-        """SVC's one-vs-one values (n, k(k-1)/2), sorted labels: pair (a, b)
-        is ``sum_{s in a} dual[b-1, s] K(s, x) + sum_{s in b} dual[a, s]
-        K(s, x) + intercept``, from per-class sums of ``dual_coef_ @ K``."""
+    def _ovo_blocks(self, X):
+        """SVC's one-vs-one values in row blocks: yields ``(s, e, values)``
+        with ``values`` (e - s, k(k-1)/2), sorted labels; pair (a, b) is
+        ``sum_{s in a} dual[b-1, s] K(s, x) + sum_{s in b} dual[a, s] K(s, x)
+        + intercept``, from per-class sums of ``dual_coef_ @ K``.
+
+        A block has so few rows that its kernel values, its per-class sums
+        (k (k-1) per row) and its pair values (a few arrays of k (k-1)/2 per
+        row) stay near :data:`_BLOCK_VALUES` values: the memory of a
+        prediction does not grow with the number of rows, whatever k."""
         X = self._prepare(X)
         k = len(self.classes_)
         n = X.shape[0]
         A, B = _pairs(k)
         st = np.concatenate([[0], np.cumsum(self.n_support_)]).astype(np.intp)
-        out = np.empty((n, len(A)))
-        per_row = self.support_vectors_.shape[0] + k * (k - 1) + len(A)
+        per_row = self.support_vectors_.shape[0] + k * (k - 1) + 3 * len(A)
         for s, e in self._blocks(n, per_row):
             K = self._kernel(X[s:e])
             D = np.empty((k, k - 1, e - s))      # D[c] = dual[:, class c] @ K[class c]
             with np.errstate(over="ignore", invalid="ignore"):   # checked below
                 for c in range(k):
                     D[c] = self.dual_coef_[:, st[c]:st[c + 1]] @ K[st[c]:st[c + 1]]
-                out[s:e] = (D[A, B - 1] + D[B, A]).T + self.intercept_
-        return self._finite(out, "pair decision values")
+                del K
+                vals = D[A, B - 1]
+                vals += D[B, A]
+                del D
+                vals = vals.T
+                vals += self.intercept_
+            yield s, e, self._finite(vals, "pair decision values")
+
+    def _ovo_values(self, X):
+        """SVC's one-vs-one values (n, k(k-1)/2) (see :meth:`_ovo_blocks`)."""
+        out = None
+        for s, e, vals in self._ovo_blocks(X):
+            if out is None:
+                out = np.empty((_n_rows(X), vals.shape[1]))
+            out[s:e] = vals
+        return out if out is not None else np.empty((0, len(_pairs(len(self.classes_))[0])))
 
     def libsvm_decision_function(self, X):
         """LIBSVM's decision value ``sum_i coef_i K(sv_i, x) - rho``
         (positive predicts ``labels_[0]``); multiclass: (n, k(k-1)/2), pair
         ``(i, j)`` of the file's labels positive for ``labels_[i]``."""
         if len(self.labels_) > 2:
-            return self._ovo_values(X)[:, self._file_q] * self._file_sign
+            P = len(self._file_q)
+            out = np.empty((_n_rows(X), P))
+            for s, e, vals in self._ovo_blocks(X):
+                np.multiply(vals[:, self._file_q], self._file_sign, out=out[s:e])
+            return out
         return self._binary_values(X)
 
     def decision_function(self, X):
         """``f(x)``, positive for ``classes_[1]`` (scikit-learn's sign);
-        multiclass: SVC's values for ``decision_function_shape``."""
+        multiclass: SVC's values for ``decision_function_shape`` ("ovr":
+        (n, k), computed block by block; "ovo": (n, k(k-1)/2))."""
         if len(self.labels_) > 2:
-            dec = self._ovo_values(X)
             if self.decision_function_shape == "ovr":
-                return _ovr_values(dec, len(self.classes_))
-            return dec
+                k = len(self.classes_)
+                out = np.empty((_n_rows(X), k))
+                for s, e, vals in self._ovo_blocks(X):
+                    out[s:e] = _ovr_values(vals, k)
+                return out
+            return self._ovo_values(X)
         dec = self._binary_values(X)
         return dec if self.labels_[0] == self.classes_[1] else -dec
 
     def predict(self, X):
+        """The predicted labels.  Multiclass: LIBSVM's vote in the file's
+        label order (ties go to the label that comes first in the file, as
+        in ``svm_predict_values``), computed block by block: memory bounded
+        whatever the number of rows and classes (:meth:`_ovo_blocks`)."""
         if len(self.labels_) > 2:
-            # LIBSVM's vote in the file's label order (ties go to the label
-            # that comes first in the file, as in svm_predict_values)
             k = len(self.labels_)
-            dec = self.libsvm_decision_function(X)
             a, b = _pairs(k)
-            out = np.empty(dec.shape[0], dtype=np.intp)
-            for s, e in self._blocks(dec.shape[0], dec.shape[1] + k):
-                win = np.where(dec[s:e] > 0, a, b)
-                rows = np.arange(e - s)[:, None] * k
-                votes = np.bincount((win + rows).ravel(), minlength=(e - s) * k)
+            out = np.empty(_n_rows(X), dtype=np.intp)
+            for s, e, vals in self._ovo_blocks(X):
+                win = np.where(vals[:, self._file_q] * self._file_sign > 0, a, b)
+                win += np.arange(e - s)[:, None] * k
+                votes = np.bincount(win.ravel(), minlength=(e - s) * k)
                 out[s:e] = np.argmax(votes.reshape(e - s, k), axis=1)
             return self.labels_[out]
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
@@ -601,6 +629,14 @@ class LibSVMModel:
     def score(self, X, y):
         """Mean accuracy."""
         return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+def _n_rows(X):
+    """The number of rows of ``X`` (validated later by ``_prepare``)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return int(shape[0])
+    return len(X)
 
 
 def _ovr_values(dec, k):
@@ -624,11 +660,26 @@ def _ovr_values(dec, k):
 #: many values each holds: an int, a count that depends on nr_class, or one
 _FIELDS = ("svm_type", "kernel_type", "degree", "gamma", "coef0", "nr_class", "total_sv",
            "rho", "label", "probA", "probB", "nr_sv")
-_INT_RE = re.compile(r"[+-]?\d++")
-#: ``index:value`` pairs separated by white space (possessive: linear time)
-_FEATURES_RE = re.compile(r"(?:[+-]?\d++:[^\s:]++(?:\s++|\Z))*+")
+#: the number syntax svmlab reads (``docs/decisions/27r01-libsvm-number-syntax.md``):
+#: decimal literals, on which C's ``strtod``/``strtol`` and Python's ``float``/
+#: ``int`` agree exactly; anything else (``1_0``, ``0x10``, ``inf``, ``1e``,
+#: ``1.5abc``) is refused, where LIBSVM would read a prefix or garbage
+_INT_RE = re.compile(r"[+-]?+\d++")
+_REAL = r"[+-]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][+-]?+\d++)?+"
+_REAL_RE = re.compile(_REAL)
+#: ``index:value`` pairs separated by spaces or tabs (possessive: linear time)
+_FEATURES_RE = re.compile(rf"(?:[+-]?+\d++:{_REAL}(?:[ \t]++|\Z))*+")
 #: SV tokens converted to numbers at once (bounds the Python strings alive)
-_CHUNK_TOKENS = 1 << 20
+_CHUNK_TOKENS = 1 << 16
+#: bytes read from the file at a time
+_READ_BLOCK = 1 << 20
+#: the bytes a model file may hold: printable ASCII, space, tab, newline, and
+#: carriage return (only right before a newline: CRLF files)
+_ALLOWED = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+#: a carriage return that does not end a line (``\Z``: the file's last byte)
+_LONE_CR = re.compile(r"\r(?!\n|\Z)")
+#: a line that is not blank (``^`` anchored: blank runs are skipped in C)
+_NONBLANK = re.compile(r"^[ \t\r]*+[^ \t\r\n][^\n]*+", re.M)
 
 
 class _Where:
@@ -643,29 +694,76 @@ class _Where:
         raise ValueError(f"{self.name}{at}{what}: {msg}")
 
 
-def _read_text(path, max_bytes, where):
-    """The file's text (ASCII), refusing more than ``max_bytes`` bytes."""
-    if hasattr(path, "read"):
-        data = path.read(max_bytes + 1)
-    else:
-        with open(os.fspath(path), "rb") as f:
-            data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        where.fail(None, None, f"the file is larger than max_bytes={max_bytes} bytes; pass a "
-                   "larger max_bytes to load_libsvm_model if you trust it.")
-    if isinstance(data, str):
-        bad = next((i for i, ch in enumerate(data) if ord(ch) > 127), None) \
-            if not data.isascii() else None
-        if bad is not None:
-            where.fail(data.count("\n", 0, bad) + 1, None,
-                       f"character {data[bad]!r} at offset {bad}: a LIBSVM model file is ASCII.")
-        return data
+def _lines(path, where, max_bytes, max_line_bytes):
+    """The file's non-blank lines as ``(line number, text)``, streamed.
+
+    The file (a path, or a binary or text file object) is read in blocks
+    of :data:`_READ_BLOCK` bytes, at most ``max_bytes`` in all; only the
+    current block and an unfinished line are held, so memory does not grow
+    with the number of lines, and runs of blank lines are skipped by a
+    regular expression without a Python object per line.  Every byte is
+    checked: ASCII, no control character but tab, newline and a carriage
+    return at the end of a line (``docs/decisions/27r01-...``); a line is at
+    most ``max_line_bytes`` long.  The carriage return is dropped."""
+    own = not hasattr(path, "read")
+    fh = open(os.fspath(path), "rb") if own else path
     try:
-        return data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        where.fail(data.count(b"\n", 0, exc.start) + 1, None,
-                   f"byte 0x{data[exc.start]:02x} at offset {exc.start}: a LIBSVM model "
-                   "file is ASCII.")
+        total = 0
+        line_no = 1             # number of the first line of ``carry``
+        carry = ""
+        while True:
+            piece = fh.read(_READ_BLOCK)
+            total += len(piece)
+            if total > max_bytes:
+                where.fail(None, None, f"the file is larger than max_bytes={max_bytes} bytes; "
+                           "pass a larger max_bytes to load_libsvm_model if you trust it.")
+            if isinstance(piece, str):
+                if not piece.isascii():
+                    bad = next(i for i, ch in enumerate(piece) if ord(ch) > 127)
+                    where.fail(line_no + carry.count("\n") + piece.count("\n", 0, bad), None,
+                               f"character {piece[bad]!r}: a LIBSVM model file is ASCII.")
+                piece = piece.encode("ascii")
+            left = piece.translate(None, _ALLOWED)
+            if left:
+                bad = min(piece.find(bytes([c])) for c in set(left))
+                code = piece[bad]
+                no = line_no + carry.count("\n") + piece.count(b"\n", 0, bad)
+                if code > 127:
+                    where.fail(no, None, f"byte 0x{code:02x} at offset {total - len(piece) + bad}:"
+                               " a LIBSVM model file is ASCII.")
+                where.fail(no, None, f"control byte 0x{code:02x} at offset "
+                           f"{total - len(piece) + bad}: only spaces and tabs separate the "
+                           "values of a LIBSVM model file (LIBSVM splits lines at ' ' and "
+                           "'\\t'; svmlab refuses other control characters rather than read "
+                           "them differently).")
+            text = carry + piece.decode("ascii")
+            end = len(text) if not piece else text.rfind("\n") + 1
+            cr = _LONE_CR.search(text, 0, end)
+            if cr is not None:
+                where.fail(line_no + text.count("\n", 0, cr.start()), None,
+                           "a carriage return that does not end a line (only CRLF line ends "
+                           "are read).")
+            pos = 0
+            for m in _NONBLANK.finditer(text, 0, end):
+                line_no += text.count("\n", pos, m.start())
+                pos = m.start()
+                line = m.group()
+                if len(line) > max_line_bytes:
+                    where.fail(line_no, None,
+                               f"the line is longer than max_line_bytes={max_line_bytes}.")
+                if line.endswith("\r"):
+                    line = line[:-1]
+                yield line_no, line
+            line_no += text.count("\n", pos, end)
+            carry = text[end:]
+            if len(carry) > max_line_bytes:
+                where.fail(line_no, None,
+                           f"the line is longer than max_line_bytes={max_line_bytes}.")
+            if not piece:
+                return
+    finally:
+        if own:
+            fh.close()
 
 
 def _int(where, line, field, tok, lo, hi, hint=""):
@@ -680,24 +778,17 @@ def _int(where, line, field, tok, lo, hi, hint=""):
 
 
 def _reals(where, line, field, toks):
-    """Finite floats; NaN, infinity and overflowing literals are refused."""
-    try:
-        v = np.array(toks, dtype=np.float64)
-    except (ValueError, OverflowError):
-        bad = next(t for t in toks if not _is_float(t))
-        where.fail(line, field, f"{bad!r} is not a number.")
+    """Finite floats in the decimal syntax of ``_REAL_RE``; anything else,
+    NaN, infinity and overflowing literals are refused."""
+    for t in toks:
+        if not _REAL_RE.fullmatch(t):
+            where.fail(line, field, f"{t[:40]!r} is not a number (a decimal literal such as "
+                       "-1.5e-3).")
+    v = np.array(toks, dtype=np.float64)
     if not np.all(np.isfinite(v)):
         t = int(np.flatnonzero(~np.isfinite(v))[0])
         where.fail(line, field, f"{toks[t]!r} is not a finite number (value {t + 1}).")
     return v
-
-
-def _is_float(tok):
-    try:
-        float(tok)
-    except (ValueError, OverflowError):
-        return False
-    return True
 
 
 def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
@@ -717,7 +808,8 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
     ``max_bytes``, ``max_classes``, ``max_support_vectors``,
     ``max_feature_index`` and ``max_line_bytes`` bound what a file may ask
     for (defaults: the module constants, see the module docstring); raise
-    one to read a larger file you trust.
+    one to read a larger file you trust.  The file is streamed: memory is
+    proportional to the model's numbers, not to the file's lines.
 
     Example: ``model = load_libsvm_model("model.txt"); model.predict(X)``.
     """
@@ -732,13 +824,15 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
                          "indices).")
     where = _Where(getattr(path, "name", "<file object>") if hasattr(path, "read")
                    else os.fspath(path))
-    text = _read_text(path, int(max_bytes), where)
-    lines = text.split("\n")
-    head, sv_at = _read_header(lines, where, max_line_bytes)
-    h = _check_header(head, where, max_classes, max_support_vectors)
-    k = h["nr_class"]
-    SV, coef = _read_sv_lines(lines, sv_at, k - 1, h["total_sv"], where, max_feature_index,
-                              max_line_bytes)
+    lines = _lines(path, where, int(max_bytes), int(max_line_bytes))
+    try:
+        head, sv_at = _read_header(lines, where)
+        h = _check_header(head, where, max_classes, max_support_vectors)
+        k = h["nr_class"]
+        SV, coef = _read_sv_lines(lines, sv_at, k - 1, h["total_sv"], where,
+                                  max_feature_index)
+    finally:
+        lines.close()
     return LibSVMModel(kernel=h["kernel"], gamma=h["gamma"], degree=h["degree"],
                        coef0=h["coef0"], labels=h["label"],
                        rho=h["rho"][0] if k == 2 else h["rho"],
@@ -746,24 +840,20 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
                        support_vectors=SV, n_features=n_features)
 
 
-def _read_header(lines, where, max_line_bytes):
-    """``({field: (line number, values)}, index of the 'SV' line)``."""
+def _read_header(lines, where):
+    """``({field: (line number, values)}, line number of the 'SV' line)``."""
     head = {}
-    for i, raw in enumerate(lines):
-        if len(raw) > max_line_bytes:
-            where.fail(i + 1, None, f"the line is longer than max_line_bytes={max_line_bytes}.")
+    for no, raw in lines:
         parts = raw.split()
-        if not parts:
-            continue
         key = parts[0]
         if key == "SV" and len(parts) == 1:
-            return head, i
+            return head, no
         if key not in _FIELDS:
-            where.fail(i + 1, key, f"unknown header field {key!r} (a C-SVC model has "
+            where.fail(no, key, f"unknown header field {key[:40]!r} (a C-SVC model has "
                        f"{', '.join(_FIELDS)}, then 'SV').")
         if key in head:
-            where.fail(i + 1, key, f"'{key}' appears twice (first on line {head[key][0]}).")
-        head[key] = (i + 1, parts[1:])
+            where.fail(no, key, f"'{key}' appears twice (first on line {head[key][0]}).")
+        head[key] = (no, parts[1:])
     where.fail(None, None, "no 'SV' line; not a LIBSVM model file.")
 
 
@@ -846,101 +936,124 @@ def _check_header(head, where, max_classes, max_sv):
     return out
 
 
-def _read_sv_lines(lines, sv_at, m, total_sv, where, max_index, max_line_bytes):
-    """The SV lines after line ``sv_at``: ``m`` coefficients, then 1-based
-    ``index:value`` pairs, indices increasing.  Returns ``(SV (CSR), coef
-    (m, n_SV))``.  Blank lines are skipped; the number of the others must be
-    ``total_sv``."""
-    body = [(i + 1, ln) for i, ln in enumerate(lines[sv_at + 1:], start=sv_at + 1)
-            if ln.strip()]
-    if len(body) != total_sv:
-        where.fail(body[total_sv][0] if len(body) > total_sv else None, "total_sv",
-                   f"total_sv is {total_sv} but there are {len(body)} SV lines.")
-    line_no = np.array([n for n, _ in body], dtype=np.int64)
-    coef_parts, idx_parts, val_parts, counts = [], [], [], []
-    c_tok, f_txt, f_count, chunk_lines = [], [], [], []
+def _bad_pairs(where, n, rest):
+    """Name what is wrong with the ``index:value`` part ``rest`` of line n."""
+    for tok in rest.split():
+        parts = tok.split(":")
+        if len(parts) == 2 and _INT_RE.fullmatch(parts[0]) and not _REAL_RE.fullmatch(parts[1]):
+            where.fail(n, "SV value", f"{parts[1][:40]!r} is not a number (a decimal literal "
+                       "such as -1.5e-3).")
+    where.fail(n, "SV line", "expected 'coef ... index:value ...' with integer indices, "
+               "decimal values, one ':' per pair, pairs separated by spaces or tabs.")
+
+
+def _read_sv_lines(lines, sv_at, m, total_sv, where, max_index):
+    """The SV lines that follow the 'SV' line (number ``sv_at``): ``m``
+    coefficients, then 1-based ``index:value`` pairs, indices increasing.
+    Returns ``(SV (CSR), coef (m, n_SV))``.
+
+    Exactly ``total_sv`` lines, one right after the other: a blank line
+    among them is refused (LIBSVM would read it as a support vector with
+    coefficient 0 and miss the last one); blank lines after them are
+    skipped, anything else after them is refused.  Lines are converted and
+    checked in chunks of about :data:`_CHUNK_TOKENS` tokens, so the Python
+    objects alive at once are bounded whatever the file; what is kept is
+    the model's numbers in numpy arrays."""
+    coef_parts, idx_parts, val_parts, count_parts = [], [], [], []
+    c_tok, f_txt, f_count, chunk_no = [], [], [], []
+    state = {"n": 0, "d": 0}
+    plural = "s" * (m > 1)
 
     def flush():
-        if not chunk_lines:
+        if not chunk_no:
             return
-        first = len(counts) - len(chunk_lines)
-        try:
-            coef_parts.append(np.array(c_tok, dtype=np.float64))
-        except (ValueError, OverflowError):
-            bad = next(t for t, tok in enumerate(c_tok) if not _is_float(tok))
-            where.fail(int(line_no[first + bad // m]), "SV coefficient",
-                       f"{c_tok[bad]!r} is not a number.")
+        coef = np.array(c_tok, dtype=np.float64).reshape(len(chunk_no), m)
+        if not np.all(np.isfinite(coef)):
+            s = int(np.flatnonzero(~np.isfinite(coef).all(axis=1))[0])
+            where.fail(chunk_no[s], "SV coefficient", "a coefficient is not finite.")
         pieces = " ".join(f_txt).replace(":", " ").split()
-        try:
-            idx_parts.append(np.array(pieces[0::2], dtype=np.int64))
-        except (ValueError, OverflowError):     # more digits than int64 holds
-            bad = next(t for t, tok in enumerate(pieces[0::2])
-                       if len(tok.lstrip("+-").lstrip("0")) > 18)
-            ends = np.cumsum(f_count)
-            where.fail(int(line_no[first + np.searchsorted(ends, bad, side="right")]),
-                       "SV index", f"index {pieces[2 * bad][:40]}... is larger than "
-                       f"max_feature_index={max_index}.")
-        try:
-            val_parts.append(np.array(pieces[1::2], dtype=np.float64))
-        except (ValueError, OverflowError):
-            bad = next(t for t, tok in enumerate(pieces[1::2]) if not _is_float(tok))
-            ends = np.cumsum(f_count)
-            where.fail(int(line_no[first + np.searchsorted(ends, bad, side="right")]),
-                       "SV value", f"{pieces[2 * bad + 1]!r} is not a number.")
-        c_tok.clear(), f_txt.clear(), f_count.clear(), chunk_lines.clear()
+        counts = np.array(f_count, dtype=np.int64)
+        ends = np.cumsum(counts)
+
+        def at(t):              # line number of the t-th pair of the chunk
+            return chunk_no[int(np.searchsorted(ends, t, side="right"))]
+
+        itoks = pieces[0::2]
+        long_ = [t for t, tok in enumerate(itoks) if len(tok) > 12]
+        for t in long_:
+            if len(itoks[t].lstrip("+-").lstrip("0")) > 18:
+                where.fail(at(t), "SV index", f"index {itoks[t][:40]}... is larger than "
+                           f"max_feature_index={max_index}.")
+        idx = np.array(itoks, dtype=np.int64)
+        val = np.array(pieces[1::2], dtype=np.float64)
+        del pieces, itoks
+        if idx.size:
+            if idx.min() < 1:
+                where.fail(at(int(np.argmax(idx < 1))), "SV index", "feature indices start at 1.")
+            if idx.max() > max_index:
+                where.fail(at(int(np.argmax(idx > max_index))), "SV index",
+                           f"index {int(idx.max())} is larger than max_feature_index={max_index}.")
+            if not np.all(np.isfinite(val)):
+                where.fail(at(int(np.argmax(~np.isfinite(val)))), "SV value",
+                           "a feature value is not finite.")
+            step = np.diff(idx) <= 0
+            inner = ends[:-1][(ends[:-1] > 0) & (ends[:-1] < idx.size)]
+            step[inner - 1] = False          # a new line may start anywhere
+            if np.any(step):
+                where.fail(at(int(np.argmax(step)) + 1), "SV index",
+                           "indices must increase along a line (LIBSVM's order).")
+            state["d"] = max(state["d"], int(idx.max()))
+        coef_parts.append(coef)
+        idx_parts.append((idx - 1).astype(np.int32))
+        val_parts.append(val)
+        count_parts.append(counts.astype(np.int32))
+        c_tok.clear(), f_txt.clear(), f_count.clear(), chunk_no.clear()
 
     pending = 0
-    for n, ln in body:
-        if len(ln) > max_line_bytes:
-            where.fail(n, None, f"the line is longer than max_line_bytes={max_line_bytes}.")
+    expect = sv_at + 1
+    for n, ln in lines:
+        if state["n"] == total_sv:          # count the rest (streamed), then refuse
+            more = 1 + sum(1 for _ in lines)
+            where.fail(n, "total_sv", f"total_sv is {total_sv} but there are "
+                       f"{total_sv + more} SV lines (LIBSVM would ignore the last {more}; "
+                       "svmlab refuses a file whose header and body disagree).")
+        if n != expect:
+            where.fail(expect, "SV line", "a blank line among the SV lines (LIBSVM would read "
+                       "it as a support vector with coefficient 0 and miss the last SV line).")
+        expect = n + 1
         toks = ln.split(None, m)
         if len(toks) < m:
-            where.fail(n, "SV line", f"an SV line should start with {m} coefficient{'s' * (m > 1)}.")
+            where.fail(n, "SV line", f"an SV line should start with {m} coefficient{plural}.")
         rest = toks[m] if len(toks) > m else ""
-        if ":" in ln[:len(ln) - len(rest)]:
-            where.fail(n, "SV line", f"an SV line should start with {m} coefficient{'s' * (m > 1)}, "
-                       "then index:value pairs.")
+        for t in toks[:m]:
+            if not _REAL_RE.fullmatch(t):
+                where.fail(n, "SV coefficient" if ":" not in t else "SV line",
+                           f"an SV line should start with {m} coefficient{plural} (decimal "
+                           f"literals), then index:value pairs; {t[:40]!r} is not a number.")
         if rest and not _FEATURES_RE.fullmatch(rest):
-            where.fail(n, "SV line", "expected 'coef ... index:value ...' with integer "
-                       "indices, one ':' per pair, pairs separated by white space.")
+            _bad_pairs(where, n, rest)
         c_tok.extend(toks[:m])
         nf = rest.count(":")
         f_txt.append(rest)
         f_count.append(nf)
-        counts.append(nf)
-        chunk_lines.append(n)
+        chunk_no.append(n)
+        state["n"] += 1
         pending += m + nf
         if pending >= _CHUNK_TOKENS:
             flush()
             pending = 0
     flush()
-    n_sv = len(body)
-    coef = (np.concatenate(coef_parts) if coef_parts else np.zeros(0)).reshape(n_sv, m).T
-    idx = np.concatenate(idx_parts) if idx_parts else np.zeros(0, np.int64)
+    n_sv = state["n"]
+    if n_sv != total_sv:
+        where.fail(None, "total_sv", f"total_sv is {total_sv} but there are {n_sv} SV lines.")
+    coef = (np.concatenate(coef_parts) if coef_parts else np.zeros((0, m))).T
+    coef_parts.clear()
+    idx = np.concatenate(idx_parts) if idx_parts else np.zeros(0, np.int32)
+    idx_parts.clear()
     val = np.concatenate(val_parts) if val_parts else np.zeros(0)
-    indptr = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-    sv_of = np.repeat(np.arange(n_sv), counts)         # SV of each stored value
-
-    def at(mask):
-        return int(line_no[sv_of[int(np.flatnonzero(mask)[0])]])
-
-    if not np.all(np.isfinite(coef)):
-        s = int(np.flatnonzero(~np.isfinite(coef).all(axis=0))[0])
-        where.fail(int(line_no[s]), "SV coefficient", "a coefficient is not finite.")
-    if idx.size:
-        if idx.min() < 1:
-            where.fail(at(idx < 1), "SV index", "feature indices start at 1.")
-        if idx.max() > max_index:
-            where.fail(at(idx > max_index), "SV index",
-                       f"index {int(idx.max())} is larger than max_feature_index={max_index}.")
-        if not np.all(np.isfinite(val)):
-            where.fail(at(~np.isfinite(val)), "SV value", "a feature value is not finite.")
-        step = np.diff(idx) <= 0
-        step[indptr[1:-1][(indptr[1:-1] > 0) & (indptr[1:-1] < idx.size)] - 1] = False
-        if np.any(step):
-            where.fail(at(np.r_[step, False]), "SV index",
-                       "indices must increase along a line (LIBSVM's order).")
-    d = int(idx.max()) if idx.size else 0
-    SV = sp.csr_matrix((val, (idx - 1).astype(np.int32), indptr.astype(np.int64)),
-                       shape=(n_sv, d))
+    val_parts.clear()
+    indptr = np.zeros(n_sv + 1, dtype=np.int64)
+    if count_parts:
+        np.cumsum(np.concatenate(count_parts), out=indptr[1:])
+    SV = sp.csr_matrix((val, idx, indptr), shape=(n_sv, state["d"]))
     return SV, coef

@@ -237,6 +237,10 @@ def _ref_int(tok, lo, hi):
 
 
 def _ref_float(tok):
+    # decimal literals only (docs/decisions/27r01): where C's strtod and
+    # Python's float agree; '1_0', '0x10', '1e' are refused
+    if not re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", tok):
+        raise Refused(f"float {tok!r}")
     try:
         v = float(tok)
     except (ValueError, OverflowError):
@@ -253,7 +257,10 @@ def reference_model(raw):
         text = raw.decode("ascii")
     except UnicodeDecodeError:
         raise Refused("not ascii") from None
-    lines = text.split("\n")
+    # bytes: printable ASCII, tab, newline, and CR only before a newline (27r01)
+    if re.search(r"[^\x20-\x7e\t\n\r]", text) or re.search(r"\r(?!\n|\Z)", text):
+        raise Refused("control character")
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     head, at = {}, None
     for i, line in enumerate(lines):
         parts = line.split()
@@ -304,8 +311,10 @@ def reference_model(raw):
             raise Refused("gamma < 0")
     degree = _ref_int(one("degree", "3"), 0, 2**31 - 1)
     coef0 = _ref_float(one("coef0", "0"))
-    body = [ln for ln in lines[at + 1:] if ln.split()]
-    if len(body) != total:
+    # exactly total_sv lines right after 'SV', none blank; only blank lines after
+    body = lines[at + 1:at + 1 + total]
+    if len(body) != total or not all(ln.split() for ln in body) \
+            or any(ln.split() for ln in lines[at + 1 + total:]):
         raise Refused("total_sv vs lines")
     coefs, svs = [], []
     for ln in body:
