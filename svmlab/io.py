@@ -71,16 +71,27 @@ Files from untrusted sources
 A model file is data, never code (no pickle, no eval), and the reader is
 meant for files from anywhere (README, "Security"):
 
-* **Bounded work.**  Reading costs time and memory linear in the file's
-  size, and nothing is allocated in proportion to what the header *claims*
-  before the lines that back the claim have been seen.  What a file may ask
-  for is capped, each cap a keyword of :func:`load_libsvm_model`:
+* **Bounded work.**  Reading costs time linear in the file's size and
+  memory in proportion to the model's numbers: the file is streamed in
+  blocks (no copy of the text, no list of lines; runs of blank lines cost
+  no Python object each), and nothing is allocated in proportion to what
+  the header *claims* before the lines that back the claim have been seen.
+  What a file may ask for is capped, each cap a keyword of
+  :func:`load_libsvm_model`:
   ``max_bytes`` (:data:`MAX_MODEL_BYTES`, 1 GiB), ``max_classes``
   (:data:`MAX_CLASSES`, 1000), ``max_support_vectors``
   (:data:`MAX_SUPPORT_VECTORS`, 10**7), ``max_feature_index``
   (:data:`MAX_FEATURE_INDEX`, 2**31 - 1, the largest index a CSR matrix with
   int32 indices holds) and ``max_line_bytes`` (:data:`MAX_LINE_BYTES`,
   64 MiB).  A file beyond a cap is refused before the work it would cause.
+* **LIBSVM's reading, or a refusal.**  A file svmlab accepts gives the
+  model LIBSVM's ``svm_load_model`` reads from it
+  (``docs/decisions/27r01-libsvm-number-syntax.md``): numbers are decimal
+  literals (LIBSVM's ``strtod`` would read ``1_0`` as 1, ``0x1p3`` as 8,
+  ``2.5abc`` as 2.5: refused); only spaces and tabs separate values, a CR
+  may end a line, any other control byte is refused; exactly ``total_sv``
+  SV lines follow ``SV`` with no blank line among them (LIBSVM would read
+  a blank one as a support vector).
 * **Validation.**  Every header field and every number is checked: known
   field names only, each once; integers where LIBSVM reads ``%d``; every
   real finite (``nan``, ``inf`` and ``1e309`` are refused); ``gamma >= 0``,
@@ -94,7 +105,9 @@ meant for files from anywhere (README, "Security"):
   between its sparse support vectors and ``X`` directly, in blocks: a row
   costs ``O(nnz(SV) + n_SV)`` for the binary model (plus ``k`` times the
   coefficients for ``k`` classes, and ``k (k - 1) / 2`` for the vote),
-  whatever the largest index in the file (an SV with index 2,000,000,000 is
+  whatever the largest index in the file; multiclass rows go in blocks so
+  small that ``predict`` needs memory independent of the number of rows,
+  whatever ``k`` (an SV with index 2,000,000,000 is
   one stored value, not a 2e9-wide row).  ``coef_`` of a linear model is a
   dense array built on first use, and refused when it would hold more than
   :data:`MAX_DENSE_COEF` values.

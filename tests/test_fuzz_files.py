@@ -236,11 +236,15 @@ def _ref_int(tok, lo, hi):
     return v
 
 
-def _ref_float(tok):
-    # decimal literals only (docs/decisions/27r01): where C's strtod and
-    # Python's float agree; '1_0', '0x10', '1e' are refused
+def _ref_model_float(tok):
+    # model files: decimal literals only (docs/decisions/27r01), where C's
+    # strtod and Python's float agree; '1_0', '0x10', '1e' are refused
     if not re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", tok):
         raise Refused(f"float {tok!r}")
+    return _ref_float(tok)
+
+
+def _ref_float(tok):
     try:
         v = float(tok)
     except (ValueError, OverflowError):
@@ -292,12 +296,12 @@ def reference_model(raw):
     P = k * (k - 1) // 2
     if len(head.get("rho", [])) != P:
         raise Refused("rho count")
-    rho = [_ref_float(t) for t in head["rho"]]
+    rho = [_ref_model_float(t) for t in head["rho"]]
     for key in ("probA", "probB"):
         if key in head:
             if len(head[key]) != P:
                 raise Refused(f"{key} count")
-            [_ref_float(t) for t in head[key]]
+            [_ref_model_float(t) for t in head[key]]
     labels = [_ref_int(t, -2**31 + 1, 2**31 - 1) for t in head.get("label", [])]
     if len(labels) != k or len(set(labels)) != k:
         raise Refused("labels")
@@ -306,11 +310,11 @@ def reference_model(raw):
         raise Refused("nr_sv")
     gamma = None
     if kernel != "linear" or "gamma" in head:
-        gamma = _ref_float(one("gamma"))
+        gamma = _ref_model_float(one("gamma"))
         if gamma < 0:
             raise Refused("gamma < 0")
     degree = _ref_int(one("degree", "3"), 0, 2**31 - 1)
-    coef0 = _ref_float(one("coef0", "0"))
+    coef0 = _ref_model_float(one("coef0", "0"))
     # exactly total_sv lines right after 'SV', none blank; only blank lines after
     body = lines[at + 1:at + 1 + total]
     if len(body) != total or not all(ln.split() for ln in body) \
@@ -321,7 +325,7 @@ def reference_model(raw):
         toks = ln.split()
         if len(toks) < k - 1 or any(":" in t for t in toks[:k - 1]):
             raise Refused("sv coefficients")
-        coefs.append([_ref_float(t) for t in toks[:k - 1]])
+        coefs.append([_ref_model_float(t) for t in toks[:k - 1]])
         row, last = {}, 0
         for t in toks[k - 1:]:
             pieces = t.split(":")
@@ -330,7 +334,7 @@ def reference_model(raw):
             j = _ref_int(pieces[0], 1, 2**31 - 1)
             if j <= last:
                 raise Refused("order")
-            row[j] = _ref_float(pieces[1])
+            row[j] = _ref_model_float(pieces[1])
             last = j
         svs.append(row)
     return dict(kernel=kernel, k=k, rho=rho, labels=labels, nr=nr, gamma=gamma or 0.0,
