@@ -21,7 +21,6 @@ import shutil
 import threading
 import time
 import warnings
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +42,7 @@ SHARED = shared_data_dir()     # read before the env fixture removes SVMLAB_DATA
 
 def _need_shared():
     if SHARED is None:
-        _need_shared()
+        require_shared_data()
 
 
 def _diabetes_files(tmp_path):

@@ -71,14 +71,6 @@ def download_allowed(download=None) -> bool:
     return os.environ.get("SVMLAB_OFFLINE", "").lower() in ("", "0", "false", "no")
 
 
-def file_hash(path, alg="sha256") -> str:
-    h = hashlib.new(alg)
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 #: parsed files kept in memory, keyed by the SHA-256 of the stored bytes
 #: they were parsed from (plus how they were parsed): a hit is the parse of
 #: exactly the bytes just read and hashed, never of what a path held earlier

@@ -31,7 +31,6 @@ wrote, a shared directory), so the parsers treat it as untrusted input:
 from __future__ import annotations
 
 import bz2
-import gzip
 import hashlib
 import io
 import lzma
@@ -44,7 +43,7 @@ import zlib
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DatasetCorruptError", "DatasetNotFoundError", "DEFAULT_MAX_BYTES", "open_any",
+__all__ = ["DatasetCorruptError", "DatasetNotFoundError", "DEFAULT_MAX_BYTES",
            "read_bytes", "read_file_bytes", "decompress", "read_libsvm", "read_idx",
            "parse_libsvm_bytes", "parse_idx_bytes", "canonical_csr", "libsvm_content_sha256",
            "idx_content_sha256"]
@@ -72,19 +71,6 @@ def _compression(path):
     if p.endswith(".gz"):
         return "gzip"
     return None
-
-
-def open_any(path):
-    """Open ``path`` for binary reading, decompressing .xz/.bz2/.gz by extension."""
-    kind = _compression(path)
-    p = os.fspath(path)
-    if kind == "xz":
-        return lzma.open(p, "rb")
-    if kind == "bz2":
-        return bz2.open(p, "rb")
-    if kind == "gzip":
-        return gzip.open(p, "rb")
-    return open(p, "rb")
 
 
 def read_file_bytes(path, max_bytes=DEFAULT_MAX_BYTES):
