@@ -839,7 +839,7 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
                    else os.fspath(path))
     lines = _lines(path, where, int(max_bytes), int(max_line_bytes))
     try:
-        head, sv_at = _read_header(lines, where)
+        head, sv_at = _read_header(lines, where, max_classes)
         h = _check_header(head, where, max_classes, max_support_vectors)
         k = h["nr_class"]
         SV, coef = _read_sv_lines(lines, sv_at, k - 1, h["total_sv"], where,
@@ -853,12 +853,20 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
                        support_vectors=SV, n_features=n_features)
 
 
-def _read_header(lines, where):
-    """``({field: (line number, values)}, line number of the 'SV' line)``."""
+def _read_header(lines, where, max_classes):
+    """``({field: (line number, values)}, line number of the 'SV' line)``.
+
+    No field has more values than ``rho`` for ``max_classes`` classes, so a
+    line is split into at most that many tokens: a long line of short
+    tokens costs no string per token beyond that."""
+    most = max(2, max_classes) * (max(2, max_classes) - 1) // 2 + 1
     head = {}
     for no, raw in lines:
-        parts = raw.split()
+        parts = raw.split(None, most)
         key = parts[0]
+        if len(parts) > most:
+            where.fail(no, key, f"more than {most - 1} values on a header line (no field of a "
+                       f"model with at most max_classes={max_classes} classes has that many).")
         if key == "SV" and len(parts) == 1:
             return head, no
         if key not in _FIELDS:

@@ -272,6 +272,18 @@ def test_many_short_sv_lines_cost_memory_in_proportion_to_the_numbers():
     assert peak < 80 * n + (4 << 20), peak / n
 
 
+def test_a_long_header_line_of_short_tokens_is_refused_before_splitting_it():
+    """A 'label' line of 3 million two-digit tokens (9 MiB, under
+    max_line_bytes): no field can have that many values, and the line is
+    refused without a Python string per token (the unfixed reader split it
+    whole: 3 million strings, about 180 MB)."""
+    data = ("svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 0\nrho 0\nlabel"
+            + " 12" * (3 << 20) + "\nnr_sv 0 0\nSV\n").encode()
+    exc, peak = _peak(lambda: load_libsvm_model(io.BytesIO(data)))
+    assert isinstance(exc, ValueError) and "line 6 (label)" in str(exc), exc
+    assert peak < 64 << 20, peak / 2**20
+
+
 def test_a_64_mib_run_of_newlines_loads_within_a_small_address_space():
     """The issue's 64 MiB case (1.33 GB unfixed) in a subprocess with 256 MiB
     of address space beyond the imports."""
