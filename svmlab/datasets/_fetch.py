@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -76,6 +77,7 @@ def download_allowed(download=None) -> bool:
 #: exactly the bytes just read and hashed, never of what a path held earlier
 _MEMO: OrderedDict = OrderedDict()
 _MEMO_SIZE = 12
+_MEMO_LOCK = threading.Lock()
 
 
 class _Read:
@@ -91,7 +93,10 @@ class _Read:
         self.raw = read_file_bytes(path, max_bytes)
         self.sha256 = hashlib.sha256(self.raw).hexdigest()
         key = (self.sha256, _compression(path), kind, int(n_features), int(max_bytes))
-        entry = _MEMO.get(key)
+        with _MEMO_LOCK:
+            entry = _MEMO.get(key)
+            if entry is not None:
+                _MEMO.move_to_end(key)
         if entry is None:
             data = decompress(self.raw, _compression(path), max_bytes, path)
             if kind == "libsvm":
@@ -104,11 +109,10 @@ class _Read:
                 parsed.flags.writeable = False
                 entry = {"parsed": parsed, "content": hashlib.sha256(data).hexdigest()}
             del data
-            _MEMO[key] = entry
-            while len(_MEMO) > _MEMO_SIZE:
-                _MEMO.popitem(last=False)
-        else:
-            _MEMO.move_to_end(key)
+            with _MEMO_LOCK:
+                _MEMO[key] = entry
+                while len(_MEMO) > _MEMO_SIZE:
+                    _MEMO.popitem(last=False)
         self.entry = entry
 
     @property
@@ -137,7 +141,8 @@ def content_sha256(path, kind, n_features, max_bytes=DEFAULT_MAX_BYTES):
 
 def clear_memory_cache():
     """Forget every parsed file kept in memory."""
-    _MEMO.clear()
+    with _MEMO_LOCK:
+        _MEMO.clear()
 
 
 def _check_content(fs, parsed, kind, n_features):
