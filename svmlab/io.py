@@ -853,6 +853,16 @@ def load_libsvm_model(path, *, n_features=None, max_bytes=MAX_MODEL_BYTES,
                        support_vectors=SV, n_features=n_features)
 
 
+class _Truncated(list):
+    """The first values of a header line that has more than any field may
+    hold (see :func:`_read_header`); counted as "more than" its length."""
+
+
+def _n(vals):
+    """How many values a header field has, for messages."""
+    return f"more than {len(vals) - 1}" if isinstance(vals, _Truncated) else str(len(vals))
+
+
 def _read_header(lines, where, max_classes):
     """``({field: (line number, values)}, line number of the 'SV' line)``.
 
@@ -864,9 +874,8 @@ def _read_header(lines, where, max_classes):
     for no, raw in lines:
         parts = raw.split(None, most)
         key = parts[0]
-        if len(parts) > most:
-            where.fail(no, key, f"more than {most - 1} values on a header line (no field of a "
-                       f"model with at most max_classes={max_classes} classes has that many).")
+        if len(parts) > most:   # refused by the count checks, in their order
+            parts = _Truncated(parts)       # the last one is the rest of the line
         if key == "SV" and len(parts) == 1:
             return head, no
         if key not in _FIELDS:
@@ -874,7 +883,7 @@ def _read_header(lines, where, max_classes):
                        f"{', '.join(_FIELDS)}, then 'SV').")
         if key in head:
             where.fail(no, key, f"'{key}' appears twice (first on line {head[key][0]}).")
-        head[key] = (no, parts[1:])
+        head[key] = (no, _Truncated(parts[1:]) if isinstance(parts, _Truncated) else parts[1:])
     where.fail(None, None, "no 'SV' line; not a LIBSVM model file.")
 
 
@@ -892,7 +901,7 @@ def _check_header(head, where, max_classes, max_sv):
     def one(key, default=None):
         line, vals = get(key, default)
         if len(vals) != 1:
-            where.fail(line, key, f"'{key}' should have one value, got {len(vals)}.")
+            where.fail(line, key, f"'{key}' should have one value, got {_n(vals)}.")
         return line, vals[0]
 
     out = {}
@@ -918,17 +927,17 @@ def _check_header(head, where, max_classes, max_sv):
     line, vals = get("rho")
     if len(vals) != n_pairs:
         where.fail(line, "rho", f"'rho' must have {n_pairs} value(s) for {k} classes, got "
-                   f"{len(vals)}.")
+                   f"{_n(vals)}.")
     out["rho"] = _reals(where, line, "rho", vals)
     for key in ("probA", "probB"):           # accepted, checked, not used
         if key in head:
             line, vals = head[key]
             if len(vals) != n_pairs:
-                where.fail(line, key, f"'{key}' must have {n_pairs} value(s), got {len(vals)}.")
+                where.fail(line, key, f"'{key}' must have {n_pairs} value(s), got {_n(vals)}.")
             _reals(where, line, key, vals)
     line, vals = get("label")
     if len(vals) != k:
-        where.fail(line, "label", f"'label' must give {k} distinct values, got {len(vals)}.")
+        where.fail(line, "label", f"'label' must give {k} distinct values, got {_n(vals)}.")
     labels = [_int(where, line, "label", t, -_INT_MAX, _INT_MAX) for t in vals]
     if len(labels) != k or len(set(labels)) != k:
         where.fail(line, "label", f"'label' must give {k} distinct values, got {len(labels)} "
@@ -936,7 +945,7 @@ def _check_header(head, where, max_classes, max_sv):
     out["label"] = labels
     line, vals = get("nr_sv")
     if len(vals) != k:
-        where.fail(line, "nr_sv", f"'nr_sv' must give {k} counts, got {len(vals)}.")
+        where.fail(line, "nr_sv", f"'nr_sv' must give {k} counts, got {_n(vals)}.")
     nr = [_int(where, line, "nr_sv", t, 0, max_sv) for t in vals]
     if sum(nr) != out["total_sv"]:
         where.fail(line, "nr_sv", f"'nr_sv' must give {k} counts adding up to total_sv "

@@ -275,13 +275,23 @@ def test_many_short_sv_lines_cost_memory_in_proportion_to_the_numbers():
 def test_a_long_header_line_of_short_tokens_is_refused_before_splitting_it():
     """A 'label' line of 3 million two-digit tokens (9 MiB, under
     max_line_bytes): no field can have that many values, and the line is
-    refused without a Python string per token (the unfixed reader split it
-    whole: 3 million strings, about 180 MB)."""
+    refused after splitting off at most 499,501 tokens (rho's count for
+    max_classes=1000), not one string per token (the unfixed reader split it
+    whole: 3 million strings)."""
     data = ("svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 0\nrho 0\nlabel"
             + " 12" * (3 << 20) + "\nnr_sv 0 0\nSV\n").encode()
     exc, peak = _peak(lambda: load_libsvm_model(io.BytesIO(data)))
     assert isinstance(exc, ValueError) and "line 6 (label)" in str(exc), exc
-    assert peak < 64 << 20, peak / 2**20
+    assert "got more than 499500" in str(exc), exc
+    assert peak < 128 << 20, peak / 2**20     # unfixed: 221 MiB; fixed: about 70
+    # rho with one value too many for max_classes classes: refused, counted right
+    k = 1000
+    rho = " ".join(["0"] * (k * (k - 1) // 2 + 1))
+    text = (f"svm_type c_svc\nkernel_type linear\nnr_class {k}\ntotal_sv 0\nrho {rho}\n"
+            f"label {' '.join(map(str, range(k)))}\nnr_sv {' '.join(['0'] * k)}\nSV\n")
+    with pytest.raises(ValueError, match="line 5 .rho.: 'rho' must have 499500 value.s. "
+                                         "for 1000 classes, got more than 499500"):
+        load_libsvm_model(io.StringIO(text))
 
 
 def test_a_64_mib_run_of_newlines_loads_within_a_small_address_space():
