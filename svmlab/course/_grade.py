@@ -251,14 +251,14 @@ def _stop_row(student, ex, stop, limits, box, where, note):
         status = CRASH
         msg = (f"the checker was stopped by {stop.detail} raised in {ex.function} "
                f"(a function must return, not exit)")
+    elif stop.detail:
+        status, msg = CRASH, f"the grading process was stopped: {stop.detail}"
     else:
         status = CRASH
         code = box.proc.returncode
         msg = "the grading process died " + (
             f"of {_signal_name(128 - code)}" if code and code > 128 else
             f"of {_signal_name(code)}" if code and code < 0 else f"with exit code {code}")
-        if stop.detail:
-            msg += f" ({stop.detail})"
     return _row(student, ex, status, f"{status}: {msg}{where}." + note)
 
 

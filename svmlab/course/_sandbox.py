@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import math
 import os
 import secrets
 import select
@@ -167,6 +168,12 @@ def _read(path) -> str:
         return ""
 
 
+def _stat(pid):
+    """The fields of ``/proc/PID/stat`` after the command name (state first)."""
+    raw = _read(f"/proc/{pid}/stat")
+    return raw[raw.rfind(")") + 2:].split() if raw else None
+
+
 def tree_rss(root) -> int:
     """Resident bytes of ``root`` and every process below it."""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -293,8 +300,8 @@ class Sandbox:
             except BlockingIOError:
                 continue
             if not chunk:   # every copy of the channel closed: nothing more will come
-                self.proc.poll()
-                self.kill(self.killed or "crash")
+                self.kill(self.killed or "crash", "the student's process closed its channel "
+                                                  "to the grader")
                 self._stopped()
             self._buf += chunk
             if len(self._buf) > MAX_LINE and b"\n" not in self._buf:
@@ -334,6 +341,25 @@ class Sandbox:
             raise Stopped(self.killed, self.detail)
         return reply, elapsed
 
+    def evaluator_cpu(self):
+        """CPU seconds of the evaluator process (and its collected children),
+        as the kernel counts them (in clock ticks), or None."""
+        if getattr(self, "_evaluator", None) is None:
+            kids = {}
+            for p in child.descendants(self.proc.pid):
+                st = _stat(p)
+                if st:
+                    kids.setdefault(int(st[1]), []).append((int(st[19]), p))
+            inits = kids.get(self.proc.pid, [])
+            below = kids.get(min(inits)[1], []) if inits else []
+            self._evaluator = min(below)[1] if below else None
+        if self._evaluator is None:
+            return None
+        st = _stat(self._evaluator)
+        if not st:
+            return None
+        return sum(int(x) for x in st[11:15]) / os.sysconf("SC_CLK_TCK")
+
     def close(self):
         """End the evaluator and make sure nothing of the tree is left."""
         try:
@@ -369,7 +395,7 @@ def _raise_at(exc, name, line):
     """Raise ``exc`` from a frame named like the student's function, at the
     student's line (the checkers name the line of a student's exception)."""
     if not (isinstance(name, str) and name.isidentifier()) or not isinstance(line, int):
-        raise exc
+        name, line = "call_in_sandbox", 1
     line = min(max(line, 1), 100000)
     key = (name, line)
     if key not in _RAISERS:
@@ -409,6 +435,9 @@ def remote_function(box, notebook, name, budget, guard_hit):
     plain data only).  The student's exceptions are raised again here;
     a call into svmlab's code raises :class:`svmlab.exercises._core.GuardHit`."""
 
+    tick = 1.0 / os.sysconf("SC_CLK_TCK")
+    cpu = [0.0]
+
     def call(*args, **kwargs):
         if kwargs:
             raise TypeError(f"{name}() is called with positional arguments only")
@@ -416,8 +445,18 @@ def remote_function(box, notebook, name, budget, guard_hit):
             enc = [child.encode(a) for a in args]
         except child.Unsendable as exc:
             raise TypeError(str(exc)) from None
+        k0 = box.evaluator_cpu()
         reply, seconds = box.request("call", budget.deadline(), nb=notebook, fn=name, args=enc)
+        k1 = box.evaluator_cpu()
         budget.used += seconds
+        # CPU time: the evaluator's own precise count, trusted only within two
+        # clock ticks of what the kernel counted (a student cannot shrink it)
+        claimed = reply.get("cpu")
+        claimed = float(claimed) if isinstance(claimed, (int, float)) else seconds
+        claimed = claimed if math.isfinite(claimed) else seconds
+        if k0 is not None and k1 is not None:
+            claimed = min(max(claimed, k1 - k0 - 2 * tick), k1 - k0 + 2 * tick)
+        cpu[0] += max(claimed, 0.0)
         if reply.get("guard"):
             raise guard_hit(str(reply["guard"])[:200])
         if reply.get("exit"):
@@ -432,5 +471,5 @@ def remote_function(box, notebook, name, budget, guard_hit):
 
     call.__name__ = call.__qualname__ = name
     call.svmlab_guarded_elsewhere = True    # the guard ran in the sandbox
-    call.svmlab_clock = time.perf_counter   # speed tests: the parent's clock
+    call.svmlab_clock = lambda: cpu[0]      # speed tests: the CPU time the kernel vouches for
     return call

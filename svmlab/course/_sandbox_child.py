@@ -41,6 +41,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 MAX_DEPTH = 32
 NOBODY = 65534
@@ -65,9 +66,8 @@ def encode(v, depth=0):
         a = np.asarray(v)
         if a.dtype.kind not in "biufc":
             raise Unsendable(f"a numpy value of dtype {a.dtype} is not a number")
-        a = np.ascontiguousarray(a)
         return {"a" if isinstance(v, np.ndarray) else "n": a.dtype.str,
-                "shape": list(a.shape), "b": base64.b64encode(a.tobytes()).decode("ascii")}
+                "shape": list(a.shape), "b": base64.b64encode(a.tobytes(order="C")).decode("ascii")}
     if v is None or isinstance(v, (bool, str)):
         return str(v) if isinstance(v, str) else v
     if isinstance(v, int):
@@ -489,7 +489,11 @@ def serve(chan_in, chan_out, nonce):
             fn = namespaces.get(req["nb"], {}).get(fname)
             try:
                 args = [decode(a) for a in req["args"]]
-                value = fn(*args)
+                t0 = time.process_time()
+                try:
+                    value = fn(*args)
+                finally:
+                    out["cpu"] = time.process_time() - t0
                 out.update(ok=True, value=encode(value))
             except Unsendable as exc:
                 out.update(ok=False, exc="TypeError", msg=str(exc), line=None, where=fname,

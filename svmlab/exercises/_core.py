@@ -358,8 +358,9 @@ def _guarded_elsewhere(fn) -> bool:
 
 def student_clock(fn):
     """The clock a speed test reads around calls of ``fn``: this process's
-    CPU time, or the grader's own clock for a function that runs in its
-    sandbox (the student's process cannot be trusted to time itself)."""
+    CPU time, or, for a function that runs in the grader's sandbox, the
+    grader's count of that process's CPU time (checked against the
+    kernel's: the student's process cannot be trusted to time itself)."""
     clock = getattr(fn, "svmlab_clock", None) if _guarded_elsewhere(fn) else None
     return clock or time.process_time
 

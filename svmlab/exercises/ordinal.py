@@ -227,8 +227,8 @@ def _speed(student_fn, n_small=1200, n_large=4800, repeats=5, max_run=2.0,
     """None when the time from ``n_small`` to ``n_large`` (4 times more)
     grows slower than n^1.4, else the reason.
 
-    The clock is the process's CPU time (``time.process_time``; the grader's own
-    clock for a function in its sandbox, :func:`._core.student_clock`), which a busy
+    The clock is the process's CPU time (``time.process_time``; in the grader's
+    sandbox the evaluator's, as :func:`._core.student_clock` says), which a busy
     machine does not inflate the way it inflates wall time; the two sizes are
     run alternately ``repeats`` times and the best time of each is kept, and
     a slow result is measured once more before the verdict.  A single run
