@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -78,8 +79,9 @@ def _solutions_file():
     return path
 
 
-def _attacks(tmp):
-    """``{student: source}``: every student's notebook is one code cell."""
+def _attacks(tmp, port):
+    """``{student: source}``: every student's notebook is one code cell
+    (``port``: a TCP port the test listens on, on this machine)."""
     csv_path = tmp / "grades.csv"
     sol = _solutions_file()
     marks = {"pkg": ROOT / "svmlab" / "exercises" / f"STUDENT_WAS_HERE_{TOKEN}.txt",
@@ -270,6 +272,14 @@ def _attacks(tmp):
                     break
             return 0
         """))
+    a["network"] = WRONG + textwrap.dedent(f"""
+        import socket
+        class _Call:
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"answers?")
+            except OSError:
+                pass
+        """)
     return a, marks, csv_path
 
 
@@ -278,7 +288,11 @@ def _grade_class(tmp, sandbox):
     release = tmp / "release"
     release.mkdir(parents=True)
     (release / f"{NB}.ipynb").write_text(json.dumps(REFERENCE))
-    attacks, marks, csv_path = _attacks(tmp)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    attacks, marks, csv_path = _attacks(tmp, listener.getsockname()[1])
     for student, src in attacks.items():
         (subs / student).mkdir(parents=True)
         (subs / student / f"{NB}.ipynb").write_text(json.dumps(_notebook([src])))
@@ -297,8 +311,14 @@ def _grade_class(tmp, sandbox):
     assert r.returncode == 0, r.stderr[-3000:]
     sheet = csv_path.read_text()
     time.sleep(3.0)   # what a detached process would do now
+    try:
+        listener.accept()[0].close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
     after = {"sheet": csv_path.read_text(), "procs": _token_processes(),
-             "marks": {k: p.exists() for k, p in marks.items()}}
+             "marks": {k: p.exists() for k, p in marks.items()}, "connected": connected}
     for p in marks.values():
         if p.exists():
             p.unlink()
@@ -417,3 +437,10 @@ def test_stopping_itself_is_a_timeout(graded):
 
 def test_a_fork_bomb_is_contained(graded):
     _assert_not_fooled(graded, "fork_bomb")
+
+
+def test_the_network_is_out_of_reach(graded):
+    if graded["mode"] == "fallback":
+        pytest.skip("without isolation the student's process has the grader's network")
+    assert graded["after"]["connected"] is False
+    _assert_not_fooled(graded, "network")

@@ -128,7 +128,7 @@ class _Cgroup:
             k, _, v = line.partition(" ")
             if k == "oom_kill":
                 return int(v)
-        return int(_read(os.path.join(self.path, "memory.failcnt")) or 0) if self.version == 1 else 0
+        return 0   # no count: an OOM kill still ends the evaluator (a crash)
 
     def kill(self):
         if self.version == 2:
@@ -219,7 +219,10 @@ class Sandbox:
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
-        self._write((json.dumps(cfg) + "\n").encode(), self.hard_deadline)
+        try:
+            self._write((json.dumps(cfg) + "\n").encode(), self.hard_deadline)
+        except (TimeoutError, Stopped):
+            self.kill(self.killed or "crash", "the sandbox did not start")
         self._watch = threading.Thread(target=self._watchdog, daemon=True)
         self._watch.start()
 
@@ -300,8 +303,11 @@ class Sandbox:
             except BlockingIOError:
                 continue
             if not chunk:   # every copy of the channel closed: nothing more will come
-                self.kill(self.killed or "crash", "the student's process closed its channel "
-                                                  "to the grader")
+                try:            # the evaluator died (its status says how), or closed it
+                    self.proc.wait(timeout=min(1.0, max(deadline - time.monotonic(), 0.01)))
+                except subprocess.TimeoutExpired:
+                    self.kill(self.killed or "crash", "the student's process closed its "
+                                                      "channel to the grader")
                 self._stopped()
             self._buf += chunk
             if len(self._buf) > MAX_LINE and b"\n" not in self._buf:

@@ -8,8 +8,8 @@ the student's process never imports svmlab.  Its two processes:
 * the *supervisor* (the process the parent started): reads the
   configuration line from standard input, joins the cgroup the parent
   made, and, where the operating system allows (running as root), enters
-  new mount and PID namespaces; otherwise it makes itself a child
-  subreaper.  It forks the init and waits for it; then it kills
+  new mount, PID, network (no network at all) and IPC namespaces;
+  otherwise it makes itself a child subreaper.  It forks the init and waits for it; then it kills
   whatever of the student's is left (in a PID namespace the kernel does
   this when the init exits) and exits with the evaluator's status
   (128 + the signal when it was killed);
@@ -46,7 +46,7 @@ import time
 MAX_DEPTH = 32
 NOBODY = 65534
 
-CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x20000000, 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
@@ -598,7 +598,8 @@ def main():
     isolated = False
     if cfg.get("namespaces"):
         try:
-            _check(libc().unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+            _check(libc().unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC),
+                   "unshare")
             isolated = True
         except OSError as exc:
             print(f"sandbox: no namespaces ({exc})", file=sys.stderr)
