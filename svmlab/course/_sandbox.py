@@ -232,6 +232,9 @@ class Sandbox:
         with self._lock:
             if self.killed is None:
                 self.killed, self.detail = why, detail
+        self._kill_all()
+
+    def _kill_all(self):
         if self.cgroup:
             self.cgroup.kill()
         child.kill_tree(self.proc.pid, reap=False)
@@ -377,13 +380,7 @@ class Sandbox:
         except subprocess.TimeoutExpired:
             pass
         self._closed.set()
-        if self.cgroup:
-            self.cgroup.kill()
-        child.kill_tree(self.proc.pid, reap=False)
-        try:
-            self.proc.kill()
-        except OSError:
-            pass
+        self._kill_all()
         self.proc.wait()
         self.proc.stdout.close()
         if self.cgroup:
