@@ -11,18 +11,21 @@ by default the ``notebooks/`` folder of this checkout) say which exercises
 exist and their points: a submission's own metadata is never trusted for
 points.
 
-What runs: each student in a fresh worker process (:mod:`._worker`) with an
-address-space limit; in it only the definitions of each notebook (imports,
-functions, classes, call-free constants) run, in notebook order, so the
-last definition of a function wins as in "Restart and Run All", the
-explorers and fits in between do not run, and a deleted or edited check cell
-changes nothing.  The checker of every exercise is called by the grader
-itself.  The time limit counts only the time spent inside the student's own
-code (the worker reports every entry and exit); when an exercise's total
-passes the limit, the parent kills the worker, records ``timeout``, and
-starts a new worker for the exercises left.  A worker that dies (a
-segfault, ``os._exit``) gives ``crash`` for the exercise in progress, and
-the rest is graded in a new worker the same way.
+What runs: each student's code in a sandbox (:mod:`._sandbox`: its own
+process tree, as ``nobody`` in its own namespaces when the grader runs as
+root, with a memory limit for the whole tree); in it only the definitions
+of each notebook (imports, functions, classes, call-free constants) run, in
+notebook order, so the last definition of a function wins as in "Restart
+and Run All", the explorers and fits in between do not run, and a deleted
+or edited check cell changes nothing.  The checkers run here, in the
+grader's process, on a stand-in of each student function that calls it in
+the sandbox and gets plain values back: the student's code can reach
+neither the checkers nor the scores.  The time limit counts only the time
+spent inside the student's own code, on this process's clock; when an
+exercise's total passes the limit, the tree is killed, the exercise is a
+``timeout``, and a new sandbox grades the exercises left.  A sandbox that
+dies (a segfault, ``os._exit``) gives ``crash`` for the exercise in
+progress, and the rest is graded in a new one the same way.
 """
 
 from __future__ import annotations
@@ -161,10 +164,12 @@ def _pick(files: list[Path], ref: str) -> tuple[Path, str]:
 @dataclass
 class Limits:
     """``timeout``: seconds of the student's own code per exercise;
-    ``memory_mb``: the worker's address space; ``hard_timeout``: seconds one
-    worker process may live at all (the checkers' own work included: a
-    first run in a fresh environment compiles the solvers the checkers
-    replay, which can take minutes)."""
+    ``memory_mb``: the memory of the student's whole process tree (and the
+    address space of each of its processes); ``hard_timeout``: seconds one
+    sandbox may live at all (the checkers' own work included: a first run
+    in a fresh environment compiles the solvers the checkers replay, which
+    can take minutes); ``file_mb``: the largest file, and the size of the
+    sandbox's private ``/tmp``."""
 
     timeout: float = 30.0
     memory_mb: int = 4096
