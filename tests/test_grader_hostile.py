@@ -444,3 +444,48 @@ def test_the_network_is_out_of_reach(graded):
         pytest.skip("without isolation the student's process has the grader's network")
     assert graded["after"]["connected"] is False
     _assert_not_fooled(graded, "network")
+
+
+# ------------------------------------------------------------------ the channel's values
+def test_the_channel_carries_plain_values_only():
+    import numpy as np
+
+    from svmlab.course import _sandbox_child as ch
+
+    values = [None, True, 3, 2**70, -0.0, float("inf"), float("nan"), 1 + 2j, "s",
+              (1, [2.5, {"k": (3,)}]), {1, 2}, np.arange(6.0).reshape(2, 3)[:, ::2],
+              np.float64(0.5), np.int32(-4), np.zeros((0, 3), np.int64), np.bool_(True)]
+    back = ch.decode(json.loads(json.dumps(ch.encode(values))))
+    for v, b in zip(values, back):
+        if isinstance(v, np.ndarray):
+            assert isinstance(b, np.ndarray) and b.dtype == v.dtype and np.array_equal(b, v)
+        elif isinstance(v, np.generic):
+            assert type(b) is type(v) and b == v
+        elif isinstance(v, float) and v != v:
+            assert b != b
+        else:
+            assert b == v and type(b) is type(v)
+    for bad in (object(), np.array([object()]), lambda: 0, [[[[]]]] * 0 + [_nested(40)]):
+        with pytest.raises(ch.Unsendable):
+            ch.encode(bad)
+    good = ch.encode(np.arange(4.0))
+    for broken in ({"a": "|O8", "shape": [1], "b": ""},                      # objects
+                   dict(good, shape=[5]),                                     # bytes != shape
+                   dict(good, shape=[-4]), dict(good, b="***"),               # bad shape, base64
+                   {"zz": 1}, {}, _nested_json(60)):                          # unknown, too deep
+        with pytest.raises((ValueError, TypeError)):
+            ch.decode(broken)
+
+
+def _nested(n):
+    v = 0
+    for _ in range(n):
+        v = [v]
+    return v
+
+
+def _nested_json(n):
+    v = 0
+    for _ in range(n):
+        v = {"t": [v]}
+    return v
