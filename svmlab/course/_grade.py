@@ -195,8 +195,9 @@ def _worker_env():
 
 def _hidden_paths(extra=()):
     """What a student's process must not read: the svmlab package, its
-    checkout when it is one, the solutions, and ``extra`` (the submissions
-    and the reference notebooks)."""
+    checkout when it is one, the solutions, and ``extra`` (the submissions,
+    the reference notebooks and the grader's working folder, where grade
+    sheets tend to be; what the Python installation needs stays)."""
     import svmlab
 
     pkg = Path(svmlab.__file__).resolve().parent
@@ -438,7 +439,7 @@ def grade(submissions, release=None, *, notebooks=None, limits=Limits(), jobs=1,
     def one(student):
         t0 = time.monotonic()
         rows = grade_student(student, students[student], expected, limits,
-                             hide=(submissions, release))
+                             hide=(submissions, release, os.getcwd()))
         if progress:
             got = sum(r.score for r in rows)
             top = sum(r.max_score for r in rows)
