@@ -183,10 +183,15 @@ def _attacks(tmp, port):
             if os.fork() == 0:
                 os.setsid()
                 if os.fork() == 0:
-                    code = ("import time\\n"
-                            "for _ in range(400):\\n"
+                    code = ("import os, time\\n"
+                            "p = {str(csv_path)!r}\\n"
+                            "for _ in range(12000):\\n"     # until grade wrote the sheet
+                            "    if os.path.exists(p):\\n"
+                            "        break\\n"
+                            "    time.sleep(0.05)\\n"
+                            "for _ in range(200):\\n"
                             "    try:\\n"
-                            "        open({str(csv_path)!r}, 'w').write('student,score\\\\nx,999\\\\n')\\n"
+                            "        open(p, 'w').write('student,score\\\\nx,999\\\\n')\\n"
                             "    except OSError:\\n"
                             "        pass\\n"
                             "    time.sleep(0.05)\\n"
