@@ -348,7 +348,7 @@ def _grade_in(box, student, pending, rows, limits, exercises, guard_hit, Budget,
             continue
         budget = Budget(limits.timeout)
         try:
-            reply, budget.used = box.request("defs", budget.deadline(), nb=ref, cells=cells,
+            reply, budget.used = box.request("defs", budget.left(), nb=ref, cells=cells,
                                              want=[ex.function for ex in exs])
         except Stopped as stop:
             where = f" while running the definitions (imports, functions) of {ref}"

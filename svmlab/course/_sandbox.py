@@ -8,7 +8,7 @@ on given arguments.  The checkers and the scores never leave the parent:
 the evaluator only returns plain values.  What the parent enforces, whatever
 the student's code does:
 
-* time: every request has a deadline on the parent's own monotonic clock,
+* time: every request has a time limit on the parent's own monotonic clock,
   and the channel is read with ``select`` (non-blocking); a closed pipe, a
   silent child or lines the parent did not ask for change nothing: at the
   deadline the whole tree is killed.  Only a line with the request's id and
@@ -51,6 +51,28 @@ from . import _sandbox_child as child
 CHILD = Path(child.__file__).resolve()
 MAX_LINE = 64 * 2**20
 ENV = "SVMLAB_SANDBOX"
+
+
+class _Clock:
+    """The student's time on one request: the parent's monotonic clock,
+    advanced at most ``STEP_CAP`` seconds per look at the channel (the
+    parent looks every 0.1 s), so that a pause of the parent itself (another
+    thread's checker holding the GIL for a numba compilation) is not counted
+    as the student's time; ``left()`` is what remains of ``limit``."""
+
+    STEP_CAP = 0.25
+
+    def __init__(self, limit, hard_deadline):
+        self.limit, self.hard_deadline = limit, hard_deadline
+        self.used, self.last = 0.0, time.monotonic()
+
+    def left(self):
+        now = time.monotonic()
+        self.used += min(max(now - self.last, 0.0), self.STEP_CAP)
+        self.last = now
+        if now >= self.hard_deadline:
+            raise TimeoutError("hard")
+        return min(self.limit - self.used, self.hard_deadline - now)
 
 
 class Stopped(BaseException):
@@ -220,7 +242,8 @@ class Sandbox:
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
         try:
-            self._write((json.dumps(cfg) + "\n").encode(), self.hard_deadline)
+            self._write((json.dumps(cfg) + "\n").encode(),
+                        _Clock(self.hard_deadline - time.monotonic(), self.hard_deadline))
         except (TimeoutError, Stopped):
             self.kill(self.killed or "crash", "the sandbox did not start")
         self._watch = threading.Thread(target=self._watchdog, daemon=True)
@@ -267,10 +290,10 @@ class Sandbox:
             raise Stopped(self.killed, self.detail)
 
     # -- the channel
-    def _write(self, data, deadline):
+    def _write(self, data, clock):
         view = memoryview(data)
         while view:
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 raise TimeoutError
             try:
@@ -289,9 +312,9 @@ class Sandbox:
                     raise Stopped("crash") from None
                 view = view[n:]
 
-    def _readline(self, deadline):
+    def _readline(self, clock):
         while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
+            left = clock.left()
             if left <= 0:
                 raise TimeoutError
             ready, _, _ = select.select([self._out], [], [], min(left, 0.1))
@@ -307,7 +330,7 @@ class Sandbox:
                 continue
             if not chunk:   # every copy of the channel closed: nothing more will come
                 try:            # the evaluator died (its status says how), or closed it
-                    self.proc.wait(timeout=min(1.0, max(deadline - time.monotonic(), 0.01)))
+                    self.proc.wait(timeout=1.0)
                 except subprocess.TimeoutExpired:
                     self.kill(self.killed or "crash", "the student's process closed its "
                                                       "channel to the grader")
@@ -319,21 +342,19 @@ class Sandbox:
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
-    def request(self, op, deadline, **fields):
-        """``(reply, seconds)``: send one request and wait for its reply
-        until ``deadline`` (monotonic); at the deadline the tree is killed
-        and :class:`Stopped` ``("timeout")`` raised (``"hard"`` past the hard
-        deadline)."""
+    def request(self, op, limit, **fields):
+        """``(reply, seconds)``: send one request and wait for its reply for
+        at most ``limit`` seconds of the student's time (:class:`_Clock`);
+        then the tree is killed and :class:`Stopped` ``("timeout")`` raised
+        (``"hard"`` past the hard deadline)."""
         self._ids += 1
         rid = self._ids
-        t0 = time.monotonic()
-        deadline = min(deadline, self.hard_deadline)
-        hard = deadline >= self.hard_deadline
+        clock = _Clock(limit, self.hard_deadline)
         try:
             self._write((json.dumps(dict(fields, op=op, id=rid), allow_nan=True) + "\n").encode(),
-                        deadline)
+                        clock)
             while True:
-                line = self._readline(deadline)
+                line = self._readline(clock)
                 try:
                     reply = json.loads(line)
                 except (ValueError, RecursionError):
@@ -342,9 +363,10 @@ class Sandbox:
                         and reply.get("nonce") == self.nonce):
                     break
         except TimeoutError:
-            self.kill("hard" if hard else "timeout")
+            self.kill("hard" if time.monotonic() >= self.hard_deadline else "timeout")
             raise Stopped(self.killed, self.detail) from None
-        elapsed = time.monotonic() - t0
+        clock.left()
+        elapsed = clock.used
         self._check_memory()
         if self.killed is not None:
             raise Stopped(self.killed, self.detail)
@@ -428,8 +450,8 @@ class Budget:
     def __init__(self, limit):
         self.limit, self.used = limit, 0.0
 
-    def deadline(self):
-        return time.monotonic() + max(self.limit - self.used, 0.0)
+    def left(self):
+        return max(self.limit - self.used, 0.0)
 
 
 def remote_function(box, notebook, name, budget, guard_hit):
@@ -449,7 +471,7 @@ def remote_function(box, notebook, name, budget, guard_hit):
         except child.Unsendable as exc:
             raise TypeError(str(exc)) from None
         k0 = box.evaluator_cpu()
-        reply, seconds = box.request("call", budget.deadline(), nb=notebook, fn=name, args=enc)
+        reply, seconds = box.request("call", budget.left(), nb=notebook, fn=name, args=enc)
         k1 = box.evaluator_cpu()
         budget.used += seconds
         # CPU time: the evaluator's own precise count, trusted only within two
