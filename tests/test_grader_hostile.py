@@ -277,6 +277,17 @@ def _attacks(tmp, port):
                     break
             return 0
         """))
+    # the speed test's clock: a right but O(n^2) count, with the process's clock stopped
+    a["fake_cpu_clock"] = textwrap.dedent("""
+        import time
+        import numpy as np
+        class _Clock:
+            time.process_time = lambda: 0.0
+            time.perf_counter = lambda: 0.0
+        def count_pairs(y):
+            y = np.asarray(y)
+            return int(np.sum(y[:, None] > y[None, :]))
+        """)
     a["network"] = WRONG + textwrap.dedent(f"""
         import socket
         class _Call:
@@ -494,3 +505,10 @@ def _nested_json(n):
     for _ in range(n):
         v = {"t": [v]}
     return v
+
+
+def test_speed_tests_use_a_clock_the_student_cannot_stop(graded):
+    for student in ("guard_off", "fake_cpu_clock"):   # right counts, compared pair by pair
+        r = graded["rows"][student]["04.count_pairs"]
+        assert r["status"] == "failed" and "too slow" in r["message"], (student, r)
+        assert float(r["score"]) < float(r["max_score"])
