@@ -89,9 +89,9 @@ def main(argv=None):
     g.add_argument("--timeout", type=float, default=30.0,
                    help="seconds the student's code may run per exercise (default 30)")
     g.add_argument("--memory-mb", type=int, default=4096,
-                   help="address-space limit of each worker process in MiB (default 4096)")
+                   help="memory limit of each student's process tree in MiB (default 4096)")
     g.add_argument("--hard-timeout", type=float, default=1800.0,
-                   help="seconds one worker process may live, checkers included (default 1800)")
+                   help="seconds one student's sandbox may live, checkers included (default 1800)")
     g.add_argument("--jobs", type=int, default=1, help="students graded at once (default 1)")
     g.add_argument("--no-warm-up", action="store_true",
                    help="do not compile the solvers before grading (svmlab.warm_up())")

@@ -11,30 +11,31 @@ by default the ``notebooks/`` folder of this checkout) say which exercises
 exist and their points: a submission's own metadata is never trusted for
 points.
 
-What runs: each student in a fresh worker process (:mod:`._worker`) with an
-address-space limit; in it only the definitions of each notebook (imports,
-functions, classes, call-free constants) run, in notebook order, so the
-last definition of a function wins as in "Restart and Run All", the
-explorers and fits in between do not run, and a deleted or edited check cell
-changes nothing.  The checker of every exercise is called by the grader
-itself.  The time limit counts only the time spent inside the student's own
-code (the worker reports every entry and exit); when an exercise's total
-passes the limit, the parent kills the worker, records ``timeout``, and
-starts a new worker for the exercises left.  A worker that dies (a
-segfault, ``os._exit``) gives ``crash`` for the exercise in progress, and
-the rest is graded in a new worker the same way.
+What runs: each student's code in a sandbox (:mod:`._sandbox`: its own
+process tree, as ``nobody`` in its own namespaces when the grader runs as
+root, with a memory limit for the whole tree); in it only the definitions
+of each notebook (imports, functions, classes, call-free constants) run, in
+notebook order, so the last definition of a function wins as in "Restart
+and Run All", the explorers and fits in between do not run, and a deleted
+or edited check cell changes nothing.  The checkers run here, in the
+grader's process, on a stand-in of each student function that calls it in
+the sandbox and gets plain values back: the student's code can reach
+neither the checkers nor the scores.  The time limit counts only the time
+spent inside the student's own code, on this process's clock; when an
+exercise's total passes the limit, the tree is killed, the exercise is a
+``timeout``, and a new sandbox grades the exercises left.  A sandbox that
+dies (a segfault, ``os._exit``) gives ``crash`` for the exercise in
+progress, and the rest is graded in a new one the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
-import json
+import marshal
 import os
 import re
-import select
 import signal
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -163,10 +164,12 @@ def _pick(files: list[Path], ref: str) -> tuple[Path, str]:
 @dataclass
 class Limits:
     """``timeout``: seconds of the student's own code per exercise;
-    ``memory_mb``: the worker's address space; ``hard_timeout``: seconds one
-    worker process may live at all (the checkers' own work included: a
-    first run in a fresh environment compiles the solvers the checkers
-    replay, which can take minutes)."""
+    ``memory_mb``: the memory of the student's whole process tree (and the
+    address space of each of its processes); ``hard_timeout``: seconds one
+    sandbox may live at all (the checkers' own work included: a first run
+    in a fresh environment compiles the solvers the checkers replay, which
+    can take minutes); ``file_mb``: the largest file, and the size of the
+    sandbox's private ``/tmp``."""
 
     timeout: float = 30.0
     memory_mb: int = 4096
@@ -174,15 +177,34 @@ class Limits:
     file_mb: int = 256
 
 
+#: the instructor's solutions (hidden from the students' processes wherever
+#: they are; the whole checkout of the package is hidden too)
+SOLUTIONS_DIR = Path(__file__).resolve().parents[2] / "notebooks" / "solutions"
+
+
 def _worker_env():
-    env = dict(os.environ)
-    pkg_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join([pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(
-        os.pathsep) if p and p != pkg_parent])
+    """The environment of a student's process: nothing of the grader's own
+    (no PYTHONPATH), one thread per library."""
+    env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "NUMBA_CACHE_DIR")
+           if k in os.environ}
     env.update(MPLBACKEND="Agg", SVMLAB_PROGRESS="0", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
     return env
+
+
+def _hidden_paths(extra=()):
+    """What a student's process must not read: the svmlab package, its
+    checkout when it is one, the solutions, and ``extra`` (the submissions,
+    the reference notebooks and the grader's working folder, where grade
+    sheets tend to be; what the Python installation needs stays)."""
+    import svmlab
+
+    pkg = Path(svmlab.__file__).resolve().parent
+    out = [pkg, SOLUTIONS_DIR]
+    if any((pkg.parent / m).exists() for m in ("pyproject.toml", ".git")):
+        out.append(pkg.parent)
+    return [str(p) for p in out + [Path(e).resolve() for e in extra]]
 
 
 def _signal_name(code):
@@ -192,111 +214,58 @@ def _signal_name(code):
         return f"signal {-code}"
 
 
-class _Run:
-    """One worker process and what it reported."""
+def _compiled_cells(name, nb):
+    """``([index, marshalled code]...)`` of a notebook's definitions, compiled
+    here (the student's process never parses anything of the grader's), and
+    the cells skipped for a syntax error."""
+    cells, errors = [], []
+    for index, src in _nb.code_cells(nb):
+        tree, err = _nb.definitions(src)
+        if tree is None:
+            errors.append(f"cell {index} was skipped: syntax error, {err}")
+            continue
+        if not tree.body:
+            continue
+        code = compile(tree, f"<{name} cell {index}>", "exec")
+        cells.append([index, base64.b64encode(marshal.dumps(code)).decode("ascii")])
+    return cells, errors
 
-    def __init__(self, task, limits, workdir):
-        self.limits = limits
-        self.results = {}
-        self.current = None        # exercise id in progress
-        self.notebook = None       # notebook whose definitions are running
-        self.entered = None        # monotonic time the student's code was entered
-        self.student_time = 0.0
-        self.done = False
-        self.events = 0
-        self.killed = None         # "timeout" | "hard"
-        self.defs_errors = {}
-        rfd, wfd = os.pipe()
-        task = dict(task, fd=wfd, memory_bytes=limits.memory_mb * 2**20,
-                    file_bytes=limits.file_mb * 2**20)
-        task_path = Path(workdir) / "task.json"
-        task_path.write_text(json.dumps(task), encoding="utf-8")
-        self.err_path = Path(workdir) / "worker.log"
-        with open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "svmlab.course._worker", str(task_path)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                cwd=workdir, env=_worker_env(), pass_fds=(wfd,), start_new_session=True)
-        os.close(wfd)
-        self.rfd = rfd
 
-    def _event(self, line):
-        self.events += 1
-        if line.startswith(("E ", "L ")):
-            t = float(line[2:])
-            if line[0] == "E":
-                self.entered = t
-            elif self.entered is not None:
-                self.student_time += t - self.entered
-                self.entered = None
-            return
-        ev = json.loads(line)
-        kind = ev.pop("ev")
-        if kind == "notebook":
-            self.notebook, self.current = ev["nb"], None
-            self.student_time, self.entered = 0.0, None
-        elif kind == "defs":
-            self.defs_errors[ev["nb"]] = ev["errors"]
-            self.notebook = None
-        elif kind == "start":
-            self.current = ev["ex"]
-            self.student_time, self.entered = 0.0, None
-        elif kind == "result":
-            ev["student_time"] = self.student_time
-            self.results[ev.pop("ex")] = ev
-            self.current, self.entered = None, None
-        elif kind == "done":
-            self.done = True
+def _result_fields(res) -> dict:
+    """The fields of the checker's result the grade sheet uses."""
+    d = res.as_dict()
+    return {k: d.get(k) for k in ("status", "message", "score", "n_passed", "n_total",
+                                  "n_cases", "case_number", "guard_fired")}
 
-    def _kill(self, why):
-        self.killed = why
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
-    def used(self, now):
-        return self.student_time + (now - self.entered if self.entered is not None else 0.0)
-
-    def wait(self):
-        start = time.monotonic()
-        buf = b""
-        with os.fdopen(self.rfd, "rb", buffering=0) as pipe:
-            while True:
-                ready, _, _ = select.select([pipe], [], [], 0.05)
-                if ready:
-                    chunk = pipe.read(1 << 16)
-                    if not chunk:
-                        break
-                    buf += chunk
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        if line.strip():
-                            self._event(line.decode("utf-8", "replace"))
-                now = time.monotonic()
-                if self.used(now) > self.limits.timeout:
-                    self._kill("timeout")
-                    break
-                if now - start > self.limits.hard_timeout:
-                    self._kill("hard")
-                    break
-                if not ready and self.proc.poll() is not None:
-                    # exited; a grandchild may still hold the pipe open
-                    ready, _, _ = select.select([pipe], [], [], 0.2)
-                    if not ready:
-                        break
-        self.proc.wait()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)   # what the student's code left running
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def log_tail(self, n=600):
-        try:
-            text = self.err_path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            return ""
-        return text[-n:]
+def _stop_row(student, ex, stop, limits, box, where, note):
+    """The row of an exercise during which the sandbox was stopped."""
+    why = stop.why
+    if why == "timeout":
+        status = TIMEOUT
+        msg = (f"the student's code ran more than {limits.timeout:g} s in all on the "
+               f"checker's cases, and was stopped")
+    elif why == "hard":
+        status = ERROR
+        msg = (f"the grading process for this student ran more than {limits.hard_timeout:g} s "
+               f"in all and was stopped")
+    elif why == "memory":
+        status = CRASH
+        msg = (f"the student's processes used more than {limits.memory_mb} MiB of memory "
+               f"together" + (f" ({stop.detail})" if stop.detail else "") + " and were stopped")
+    elif why == "exit":
+        status = CRASH
+        msg = (f"the checker was stopped by {stop.detail} raised in {ex.function} "
+               f"(a function must return, not exit)")
+    elif stop.detail:
+        status, msg = CRASH, f"the grading process was stopped: {stop.detail}"
+    else:
+        status = CRASH
+        code = box.proc.returncode
+        msg = "the grading process died " + (
+            f"of {_signal_name(128 - code)}" if code and code > 128 else
+            f"of {_signal_name(code)}" if code and code < 0 else f"with exit code {code}")
+    return _row(student, ex, status, f"{status}: {msg}{where}." + note)
 
 
 def _row(student, ex, status, message, res=None):
@@ -312,6 +281,7 @@ def _row(student, ex, status, message, res=None):
         cases_total = n_cases
     frac = res.get("score")
     frac = (1.0 if passed else 0.0) if frac is None else float(frac)
+    frac = min(max(frac, 0.0), 1.0)     # never more than the exercise's points
     msg = (message or "").strip()
     if len(msg) > MESSAGE_LIMIT:
         msg = msg[:MESSAGE_LIMIT] + " ..."
@@ -319,11 +289,21 @@ def _row(student, ex, status, message, res=None):
                cases_passed, cases_total, status, bool(res.get("guard_fired", False)), msg)
 
 
-def grade_student(student, files, expected, limits=Limits(), tmp_root=None) -> list[Row]:
+def grade_student(student, files, expected, limits=Limits(), tmp_root=None,
+                  hide=()) -> list[Row]:
     """The rows of one student: ``files`` maps reference notebooks to the
-    submitted files, ``expected`` the reference notebooks to their exercises."""
+    submitted files, ``expected`` the reference notebooks to their exercises.
+
+    The student's definitions run in a :class:`._sandbox.Sandbox`; the
+    checkers run here, on a stand-in of each function that calls it there.
+    ``hide``: more paths the student's process must not read."""
+    from svmlab import exercises
+    from svmlab.exercises._core import GuardHit
+
+    from ._sandbox import Budget, Sandbox, Stopped, remote_function
+
     rows = {}
-    pending = []  # (notebook stem, path, note, exercises), in notebook order
+    pending = []  # [notebook stem, cells, errors, note, exercises left], in notebook order
     for ref, exs in expected.items():
         if ref not in files:
             for ex in exs:
@@ -336,69 +316,79 @@ def grade_student(student, files, expected, limits=Limits(), tmp_root=None) -> l
             for ex in exs:
                 rows[ex.id] = _row(student, ex, ERROR, str(exc))
             continue
-        pending.append((ref, nb, note, exs))
-
-    def task_for(items):
-        return {"notebooks": [
-            {"name": ref, "cells": _nb.code_cells(nb),
-             "exercises": [{"id": ex.id, "function": ex.function, "checker": ex.checker}
-                           for ex in exs]}
-            for ref, nb, _, exs in items if exs]}
-
-    notes = {ref: note for ref, _, note, _ in pending}
-    by_id = {ex.id: ex for _, _, _, exs in pending for ex in exs}
+        cells, errors = _compiled_cells(ref, nb)
+        pending.append([ref, cells, errors, note, list(exs)])
+    hidden = _hidden_paths(hide)
+    env = _worker_env()
     with tempfile.TemporaryDirectory(prefix=f"svmlab-grade-{_safe(student)}-",
                                      dir=tmp_root) as workdir:
-        while any(exs for _, _, _, exs in pending):
-            run = _Run(task_for(pending), limits, workdir)
-            run.wait()
-            for ex_id, res in run.results.items():
-                ex = by_id[ex_id]
-                status = res.get("status", ERROR)
-                rows[ex_id] = _row(student, ex, status, res.get("message", "") + notes[ex.notebook],
-                                   res)
-            if run.done:
-                break
-            # the worker stopped early: blame the exercise (or the definitions) in progress
-            code = run.proc.returncode
-            if run.killed == "timeout":
-                what = "timeout"
-                why = (f"the student's code ran more than {limits.timeout:g} s in all on "
-                       f"the checker's cases, and was stopped")
-            elif run.killed == "hard":
-                what = ERROR
-                why = (f"the grading process for this student ran more than "
-                       f"{limits.hard_timeout:g} s in all and was stopped")
-            else:
-                what = CRASH
-                why = ("the grading process died "
-                       + (f"of {_signal_name(code)}" if code and code < 0 else f"with exit code {code}"))
-                tail = run.log_tail()
-                if tail:
-                    why += f"; its last words: {tail.splitlines()[-1][:300]}"
-            blamed = []
-            if run.current is not None:
-                blamed = [run.current]
-                where = f" while checking {by_id[run.current].function}"
-            elif run.notebook is not None:
-                blamed = [ex.id for ref, _, _, exs in pending if ref == run.notebook for ex in exs
-                          if ex.id not in run.results]
-                where = f" while running the definitions (imports, functions) of {run.notebook}"
-            elif not run.results and not run.defs_errors:
-                blamed = [ex.id for _, _, _, exs in pending for ex in exs]
-                where = " before it could start grading"
-            else:  # pragma: no cover - between two events
-                blamed = [ex.id for _, _, _, exs in pending for ex in exs
-                          if ex.id not in run.results][:1]
-                where = ""
-            for ex_id in blamed:
-                ex = by_id[ex_id]
-                rows[ex_id] = _row(student, ex, what, f"{what}: {why}{where}." + notes[ex.notebook])
-            done = set(run.results) | set(blamed)
-            pending = [(ref, nb, note, [ex for ex in exs if ex.id not in done])
-                       for ref, nb, note, exs in pending]
+        while any(item[4] for item in pending):
+            box = Sandbox(workdir=workdir, memory_bytes=limits.memory_mb * 2**20,
+                          file_bytes=limits.file_mb * 2**20,
+                          hard_deadline=time.monotonic() + limits.hard_timeout,
+                          hide=hidden, env=env)
+            try:
+                _grade_in(box, student, pending, rows, limits, exercises, GuardHit, Budget,
+                          Stopped, remote_function)
+            finally:
+                box.close()
+            pending = [item for item in pending if item[4]]
     order = [ex.id for exs in expected.values() for ex in exs]
     return [rows[i] for i in order]
+
+
+def _grade_in(box, student, pending, rows, limits, exercises, guard_hit, Budget, Stopped,
+              remote_function):
+    """Grade what is left of ``pending`` in one sandbox; returns when done or
+    when the sandbox was stopped (the exercise in progress gets its row, and
+    is removed from ``pending``)."""
+    for item in pending:
+        ref, cells, syntax_errors, note, exs = item
+        if not exs:
+            continue
+        budget = Budget(limits.timeout)
+        try:
+            reply, budget.used = box.request("defs", budget.left(), nb=ref, cells=cells,
+                                             want=[ex.function for ex in exs])
+        except Stopped as stop:
+            where = f" while running the definitions (imports, functions) of {ref}"
+            if not box.isolated and stop.why == "crash" and box.proc.returncode == 70:
+                where += f"; {box.log_tail().splitlines()[-1][:300]}"
+            for ex in exs:
+                rows[ex.id] = _stop_row(student, ex, stop, limits, box, where, note)
+            exs.clear()
+            return
+        errors = syntax_errors + [str(e)[:500] for e in reply.get("errors", [])][:50]
+        kinds = reply.get("kinds") if isinstance(reply.get("kinds"), dict) else {}
+        while exs:
+            ex = exs[0]
+            kind = kinds.get(ex.function, "missing")
+            if kind != "function":
+                why = ("is not defined" if kind == "missing"
+                       else f"is a {str(kind)[:60]}, not a function")
+                rows[ex.id] = _row(student, ex, MISSING, f"{ex.function} {why} in the notebook"
+                                   + (f" ({'; '.join(errors)})" if errors else "") + "." + note)
+                exs.pop(0)
+                continue
+            budget = Budget(limits.timeout)
+            fn = remote_function(box, ref, ex.function, budget, guard_hit)
+            try:
+                res = getattr(exercises, ex.checker)(fn)
+            except Stopped as stop:
+                rows[ex.id] = _stop_row(student, ex, stop, limits, box,
+                                        f" while checking {ex.function}", note)
+                exs.pop(0)
+                if stop.why == "exit":
+                    continue
+                return
+            except Exception as exc:  # noqa: BLE001 - a checker's own failure on odd values
+                rows[ex.id] = _row(student, ex, ERROR, f"the checker failed: "
+                                   f"{type(exc).__name__}: {exc}" + note)
+            else:
+                fields = _result_fields(res)
+                rows[ex.id] = _row(student, ex, fields.get("status", ERROR),
+                                   (fields.get("message") or "") + note, fields)
+            exs.pop(0)
 
 
 def _safe(name):
@@ -448,7 +438,8 @@ def grade(submissions, release=None, *, notebooks=None, limits=Limits(), jobs=1,
 
     def one(student):
         t0 = time.monotonic()
-        rows = grade_student(student, students[student], expected, limits)
+        rows = grade_student(student, students[student], expected, limits,
+                             hide=(submissions, release, os.getcwd()))
         if progress:
             got = sum(r.score for r in rows)
             top = sum(r.max_score for r in rows)
@@ -463,12 +454,26 @@ def grade(submissions, release=None, *, notebooks=None, limits=Limits(), jobs=1,
 
 
 def write_csv(rows, path):
-    """The grade sheet, one row per student and exercise (columns :data:`COLUMNS`)."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            d = asdict(r)
-            d["cases_passed"] = "" if d["cases_passed"] is None else d["cases_passed"]
-            d["cases_total"] = "" if d["cases_total"] is None else d["cases_total"]
-            w.writerow(d)
+    """The grade sheet, one row per student and exercise (columns
+    :data:`COLUMNS`), written to a new file beside ``path`` and renamed over
+    it (a reader never sees half a sheet; written only by this process,
+    after every student's processes are gone)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            for r in rows:
+                d = asdict(r)
+                d["cases_passed"] = "" if d["cases_passed"] is None else d["cases_passed"]
+                d["cases_total"] = "" if d["cases_total"] is None else d["cases_total"]
+                w.writerow(d)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
