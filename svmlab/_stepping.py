@@ -163,6 +163,9 @@ def iteration_cap(n_samples):
     at every call, so tests can lower it.)"""
     return max(int(MAX_ITER_CAP_MIN), int(MAX_ITER_CAP_PER_SAMPLE) * int(n_samples))
 
+#: the step limit of a run whose parts enforce their own (SequentialRun)
+_NO_LIMIT = 1 << 62
+
 #: target duration of one fast-path chunk (seconds), see SolverRun.run
 CHUNK_SECONDS = 0.25
 
@@ -750,8 +753,20 @@ class SequentialRun(SolverRun):
         return n
 
     @property
+    def step_limit(self):
+        """No limit of its own: each part's run enforces its ``max_iter``
+        (or the safeguard cap) on its own steps, and ends.  (A limit here
+        on the sum of the parts' steps once made a one-vs-one fit whose
+        first pairs used it up ask for zero more steps forever.)
+        Subclasses that know the parts' limits give their sum."""
+        return _NO_LIMIT
+
+    @property
     def finished(self):
-        return self.converged or self.stopped or self.interrupted or self.done
+        # a stall or a spent budget of the whole run ends it too: the loops
+        # of run() and iter never spin on a run that cannot advance
+        return (self.converged or self.stopped or self.interrupted or self.done
+                or self.stalled or self.budget == 0)
 
     @property
     def stop_reason(self):
@@ -767,6 +782,8 @@ class SequentialRun(SolverRun):
             return "callback"
         if self.stalled:
             return "stalled"
+        if self.budget == 0:
+            return "max_iter" if self.max_iter >= 0 else "iteration_cap"
         return "running"
 
     def _step(self):

@@ -3,7 +3,7 @@
 Problem.  A fit of :mod:`svmlab.svm` solves one problem (SVR, NuSVR,
 OneClassSVM, a binary classifier) or one per pair of classes.  svmlab's
 contract for every estimator holds here too: ``fit`` runs the fast path (in
-chunks, with a progress bar after 2 s, Ctrl-C completing the chunk in flight
+chunks, with a progress bar after 2 s when ``verbose`` is set, Ctrl-C completing the chunk in flight
 and returning the feasible model reached), ``fit(..., callback=f)`` calls
 ``f`` after every step, ``iter_fit`` yields the records, ``start`` returns
 the run whose ``step()`` advances one step; ``max_iter`` bounds each
@@ -114,7 +114,10 @@ class FamilyRun(SequentialRun):
     of problem i (its base points)."""
 
     def __init__(self, estimator, n_parts, n_samples, opener, pairs, rows, labels=None):
-        super().__init__(estimator, n_parts, n_samples, progress=True)
+        # silent unless asked (scikit-learn's classes print nothing by
+        # default): the progress bar is opt-in through ``verbose``
+        super().__init__(estimator, n_parts, n_samples,
+                         progress=bool(getattr(estimator, "verbose", False)))
         self._opener = opener
         self.pairs = pairs
         self.labels = labels
