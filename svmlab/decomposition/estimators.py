@@ -87,13 +87,16 @@ def restore_equality(a_new, a_old, yB, C):
     The engines keep the constraint to their own tolerance (the line-search
     mode accepts ``|sum beta - s0| <= 1e-9 (1 + C m)``), and the clip and
     snap to the box above add rounding of their own.  Drift beyond
-    ``1e-12 (1 + max C)`` is taken out of the free multipliers of the working
+    ``1e-12 (1 + min(max C, 1e6 max(1, max alpha)))`` is taken out of the free multipliers of the working
     set in equal shares (a projection onto the constraint along the free
     coordinates), clipped to the box, at most three times; smaller drift is
     left alone, so an exact engine answer is returned bit for bit.  Returns
     the corrected copy (or ``a_new`` itself)."""
     Cb = np.broadcast_to(np.asarray(C, dtype=float), a_new.shape)
-    limit = 1e-12 * (1.0 + float(Cb.max(initial=0.0)))
+    # the scale of the drift is the multipliers' own; C stands for it unless
+    # it is far above them (a huge C: 1e-12 C would accept any drift)
+    scale = max(1.0, float(a_new.max(initial=0.0)), float(a_old.max(initial=0.0)))
+    limit = 1e-12 * (1.0 + min(float(Cb.max(initial=0.0)), 1e6 * scale))
     resid = float(yB @ a_new - yB @ a_old)
     if abs(resid) <= limit:
         return a_new
@@ -260,10 +263,18 @@ class DecompositionRun(_OuterStepRun):
         r = v[B] + Kbb @ beta_B  # = y_B - G_in
         # the working set's bounds: C, or its examples' own C_i
         C = self.Cb if np.ndim(self.Cb) == 0 else self.Cb[B]
-        a_new, b, n_inner = solve_subproblem(self.engine, Kbb, y[B], aB, r, C, 0.5 * self.tol)
+        # a step to a bound of C = 1e300 overflows to inf (never reached),
+        # which is the answer; the interpreted tier would warn about it
+        with np.errstate(over="ignore"):
+            a_new, b, n_inner = solve_subproblem(self.engine, Kbb, y[B], aB, r, C,
+                                                 0.5 * self.tol)
         a_new = np.clip(a_new, 0.0, C)
-        snap = 1e-12 * C  # rounding residue next to a bound is the bound
-        a_new[a_new < snap] = 0.0
+        # rounding residue next to a bound is the bound: within 1e-12 C of
+        # C, and within 1e-12 of the multipliers' magnitude (at most C) of
+        # 0 (a band of 1e-12 C at 0 zeroed every multiplier for C = 1e300)
+        snap = 1e-12 * C
+        scale = max(float(aB.max(initial=0.0)), float(a_new.max(initial=0.0)))
+        a_new[a_new < 1e-12 * np.minimum(C, scale)] = 0.0
         high = a_new > C - snap
         a_new[high] = C if np.ndim(C) == 0 else C[high]
         a_new = restore_equality(a_new, aB, y[B], C)
