@@ -116,6 +116,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import os
 import signal
@@ -124,6 +125,7 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
+from typing import Any, Optional
 
 import numpy as np
 import sklearn
@@ -148,7 +150,7 @@ except ImportError:  # pragma: no cover - older scikit-learn
     def with_callbacks(method):
         return method
 
-__all__ = ["SequentialRun", "SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
+__all__ = ["FitOptions", "SequentialRun", "SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
            "MAX_ITER_CAP_PER_SAMPLE", "HAVE_SKLEARN_CALLBACKS"]
 
 #: LIBSVM's safeguard for ``max_iter=-1`` (svm.cpp, ``Solver::Solve``):
@@ -162,6 +164,73 @@ def iteration_cap(n_samples):
     ``max(10_000_000, 100 * n_samples)``.  (Read from the module constants
     at every call, so tests can lower it.)"""
     return max(int(MAX_ITER_CAP_MIN), int(MAX_ITER_CAP_PER_SAMPLE) * int(n_samples))
+
+@dataclasses.dataclass(frozen=True)
+class FitOptions:
+    """What a solver run needs to know, converted once from an estimator's
+    parameters (as scikit-learn's ``_base.py`` converts them before it
+    calls libsvm) and handed to the run: runs read this, never the
+    estimator's attributes, and write nothing back.
+
+    ``C`` the box bound and ``Cv`` the per-example bounds ``C_i`` (None: C
+    for every example); ``tol``; ``max_iter`` (-1: the safeguard
+    :func:`iteration_cap`); ``cache_size`` (MB) and ``cache_dtype`` of the
+    kernel rows; ``progress`` (a tqdm bar); the kernel (``kernel``,
+    ``degree``, ``coef0``: for runs that build kernels of their own, the
+    one-vs-one pairs); and the solvers' own options (``eps``, ``shrinking``,
+    ``selection``, ``working_set_size``, ``random_state``), None where a
+    solver has none.  The estimator stays what :meth:`SolverRun.finish`
+    stores the fitted attributes on."""
+
+    C: float = 1.0
+    tol: float = 1e-3
+    max_iter: int = -1
+    cache_size: float = 200.0
+    cache_dtype: str = "float64"
+    progress: bool = False
+    Cv: Optional[np.ndarray] = None
+    kernel: Any = "rbf"
+    degree: int = 3
+    coef0: float = 0.0
+    eps: Optional[float] = None
+    shrinking: Optional[bool] = None
+    selection: Optional[str] = None
+    working_set_size: Optional[int] = None
+    random_state: Any = None
+
+    __hash__ = None  # holds an array
+
+    @classmethod
+    def of(cls, estimator, **overrides):
+        """The options of ``estimator``'s parameters (and ``cache_dtype_``,
+        ``_fit_Cv`` when its ``start`` set them), with ``overrides``."""
+        d = estimator.__dict__
+        vals = {}
+        for f in dataclasses.fields(cls):
+            if f.name == "cache_dtype":
+                v = d.get("cache_dtype_", "float64")
+            elif f.name == "Cv":
+                v = d.get("_fit_Cv")
+            else:
+                v = d.get(f.name, f.default)
+            vals[f.name] = v
+        vals["C"] = float(vals["C"])
+        vals["tol"] = float(vals["tol"])
+        vals["max_iter"] = int(vals["max_iter"])
+        vals["cache_size"] = float(vals["cache_size"])
+        vals["progress"] = bool(vals["progress"])
+        vals.update(overrides)
+        return cls(**vals)
+
+    def bounds(self, n):
+        """The upper bounds a run works with: the scalar ``C`` when every
+        example has it (the unweighted path, unchanged), else the (n,)
+        array ``Cv``."""
+        Cv = self.Cv
+        if Cv is None or len(Cv) != n or np.all(Cv == self.C):
+            return self.C
+        return np.ascontiguousarray(Cv, dtype=np.float64)
+
 
 #: the step limit of a run whose parts enforce their own (SequentialRun)
 _NO_LIMIT = 1 << 62

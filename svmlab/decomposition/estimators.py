@@ -67,13 +67,13 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSVC, example_bounds
+from .._base import BaseKernelSVC
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
 from ._engines import ENGINES, solve_subproblem
 from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
-from .._stepping import SolverRun
+from .._stepping import FitOptions, SolverRun
 from ._working_set import break_cycle, chunk_select, steepest_feasible
 from ..kernels.cache import KernelCache
 
@@ -163,19 +163,21 @@ class DecompositionRun(_OuterStepRun):
     #: small dense sub-problems: one BLAS thread (svmlab._stepping.blas_thread_limit)
     blas_threads = 1
 
-    def __init__(self, est, X, y, kernel, scheme, q, engine, shrinking):
-        super().__init__(est, est.max_iter, est.progress)
+    def __init__(self, est, X, y, kernel, scheme, q, engine, shrinking, opts):
+        # opts: a svmlab._stepping.FitOptions (the run reads nothing of est,
+        # which only receives the fitted attributes at finish)
+        super().__init__(est, opts.max_iter, opts.progress)
         n = len(y)
         self.n, self.y = n, y
         self.n_samples = n
-        self.C = float(est.C)
+        self.C = float(opts.C)
         # the upper bounds: the scalar C, or per-example C_i = C * weight_i
         # when weights differ (numpy broadcasts either; see svmlab._base)
-        self.Cb = example_bounds(est, n)
-        self.tol = float(est.tol)
+        self.Cb = opts.bounds(n)
+        self.tol = float(opts.tol)
         self.scheme, self.q, self.engine, self.shrinking = scheme, q, engine, shrinking
         self.shrink_after = 100
-        self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
+        self.cache = KernelCache(kernel, opts.cache_size, dtype=opts.cache_dtype)
         self.kernel = kernel
         self.kd = kernel.data
         self.alpha = np.zeros(n)
@@ -332,18 +334,18 @@ class BlockedDecompositionRun(_OuterStepRun):
     #: the sub-problem is compiled code that calls no BLAS)
     blas_threads = None
 
-    def __init__(self, est, X, y, kernel, q):
-        super().__init__(est, est.max_iter, est.progress)
+    def __init__(self, est, X, y, kernel, q, opts):
+        super().__init__(est, opts.max_iter, opts.progress)
         n = len(y)
         self.n, self.y = n, y
         self.n_samples = n
         self.q = int(min(q, n))
         self.half = max(self.q // 2, 1) if self.q < n else 0
-        self.Cb = example_bounds(est, n)
+        self.Cb = opts.bounds(n)
         self.Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(self.Cb, float), (n,)))
-        self.tol = float(est.tol)
-        dtype = est.cache_dtype_
-        self.store = RowStore(kernel, n, float(est.cache_size), self.q, dtype)
+        self.tol = float(opts.tol)
+        dtype = opts.cache_dtype
+        self.store = RowStore(kernel, n, float(opts.cache_size), self.q, dtype)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
         self.keep_half = np.zeros(0, np.int64)
@@ -567,7 +569,8 @@ class DecompositionClassifier(_DecompositionBase):
         fit = int(float(self.cache_size) * (1 << 20) // (item * max(n, 1)))
         return max(2, min(self._default_blocked_ws, n, fit // 2))
 
-    def _make_run(self, X, y, kernel):
+    def _make_run(self, X, y, kernel, opts=None):
+        o = FitOptions.of(self) if opts is None else opts
         n = len(y)
         q_user = self.working_set_size
         blocked = self.selection == "blocked" or (
@@ -577,9 +580,9 @@ class DecompositionClassifier(_DecompositionBase):
                 q = int(self.working_set_size)
             else:
                 q = self.blocked_default_ws(n)
-            return BlockedDecompositionRun(self, X, y, kernel, q)
+            return BlockedDecompositionRun(self, X, y, kernel, q, o)
         return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(n),
-                                self.engine, self.shrinking)
+                                self.engine, self.shrinking, o)
 
 
 class ChunkingClassifier(_DecompositionBase):
@@ -616,6 +619,6 @@ class ChunkingClassifier(_DecompositionBase):
         k: v for k, v in _DecompositionBase._parameter_constraints.items() if k != "shrinking"
     }
 
-    def _make_run(self, X, y, kernel):
+    def _make_run(self, X, y, kernel, opts=None):
         return DecompositionRun(self, X, y, kernel, "chunking", self._ws(len(y)),
-                                self.engine, False)
+                                self.engine, False, FitOptions.of(self) if opts is None else opts)
