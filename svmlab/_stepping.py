@@ -178,7 +178,7 @@ class FitOptions:
     kernel rows; ``progress`` (a tqdm bar); the kernel (``kernel``,
     ``degree``, ``coef0``: for runs that build kernels of their own, the
     one-vs-one pairs); and the solvers' own options (``eps``, ``shrinking``,
-    ``selection``, ``working_set_size``, ``random_state``), None where a
+    ``selection``, ``working_set_size``, ``engine``, ``random_state``), None where a
     solver has none.  The estimator stays what :meth:`SolverRun.finish`
     stores the fitted attributes on."""
 
@@ -196,6 +196,7 @@ class FitOptions:
     shrinking: Optional[bool] = None
     selection: Optional[str] = None
     working_set_size: Optional[int] = None
+    engine: Optional[str] = None
     random_state: Any = None
 
     __hash__ = None  # holds an array

@@ -565,24 +565,31 @@ class DecompositionClassifier(_DecompositionBase):
         and at most half the rows that ``cache_size`` holds in
         ``cache_dtype``, so that rows outlive their working set (at least
         2)."""
-        item = np.dtype(self.cache_dtype_).itemsize
-        fit = int(float(self.cache_size) * (1 << 20) // (item * max(n, 1)))
-        return max(2, min(self._default_blocked_ws, n, fit // 2))
+        return _blocked_default_ws(type(self), self.cache_dtype_, self.cache_size, n)
 
     def _make_run(self, X, y, kernel, opts=None):
+        # reads the options only (one-vs-one calls this while its fit runs)
         o = FitOptions.of(self) if opts is None else opts
+        cls = type(self)
         n = len(y)
-        q_user = self.working_set_size
-        blocked = self.selection == "blocked" or (
-            self.selection == "auto" and self.engine == "smo" and (q_user is None or q_user > 2))
+        q_user = o.working_set_size
+        blocked = o.selection == "blocked" or (
+            o.selection == "auto" and o.engine == "smo" and (q_user is None or q_user > 2))
         if blocked:
-            if self.working_set_size is not None:
-                q = int(self.working_set_size)
+            if q_user is not None:
+                q = int(q_user)
             else:
-                q = self.blocked_default_ws(n)
+                q = _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n)
             return BlockedDecompositionRun(self, X, y, kernel, q, o)
-        return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(n),
-                                self.engine, self.shrinking, o)
+        ws = min(cls._default_ws, n) if q_user is None else int(q_user)
+        return DecompositionRun(self, X, y, kernel, "decomposition", ws, o.engine, o.shrinking, o)
+
+
+def _blocked_default_ws(cls, cache_dtype, cache_size, n):
+    """:meth:`DecompositionClassifier.blocked_default_ws` from its values."""
+    item = np.dtype(cache_dtype).itemsize
+    fit = int(float(cache_size) * (1 << 20) // (item * max(n, 1)))
+    return max(2, min(cls._default_blocked_ws, n, fit // 2))
 
 
 class ChunkingClassifier(_DecompositionBase):
@@ -620,5 +627,8 @@ class ChunkingClassifier(_DecompositionBase):
     }
 
     def _make_run(self, X, y, kernel, opts=None):
-        return DecompositionRun(self, X, y, kernel, "chunking", self._ws(len(y)),
-                                self.engine, False, FitOptions.of(self) if opts is None else opts)
+        o = FitOptions.of(self) if opts is None else opts
+        n = len(y)
+        ws = min(type(self)._default_ws, n) if o.working_set_size is None \
+            else int(o.working_set_size)
+        return DecompositionRun(self, X, y, kernel, "chunking", ws, o.engine, False, o)
