@@ -61,6 +61,7 @@ One step (record) is one outer iteration: one sub-problem solved.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -149,10 +150,13 @@ class _OuterStepRun(SolverRun):
 
     def _advance(self, max_steps):
         k = 0
+        t0 = time.perf_counter()
         while k < max_steps:
             if self._step_impl(False) is None:
                 break
             k += 1
+            if self._chunk_should_end(t0):  # Ctrl-C within one step
+                break
         return k
 
 

@@ -69,6 +69,7 @@ Our additions to the paper, each a decision with its measurements in
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -288,7 +289,10 @@ class IRWLSRun(SolverRun):
 
     def _advance(self, max_steps):
         k = 0
+        t0 = time.perf_counter()
         while k < max_steps:
+            if k and self._chunk_should_end(t0):  # Ctrl-C within one step
+                break
             sub = self.sub
             if sub is not None and not sub.done and sub.mode == "line":
                 # no records: the line-search iterations run compiled

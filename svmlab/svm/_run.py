@@ -11,14 +11,13 @@ problem, and a stop before the optimality conditions hold is never
 reported as convergence.
 
 Contract.  :class:`FamilyRun` is a :class:`svmlab._stepping.SequentialRun`
-over the problems: each is a part, made when its turn comes (its kernel
-matrix, for the generalised solver, is computed then).  Two kinds of part:
-
-* :class:`GeneralisedDualRun`: one problem of the generalised dual
-  (:mod:`svmlab.reference.dual`), records :class:`svmlab.reference.dual.DualStep`;
-* the compiled C-SVC estimator's own run (:class:`svmlab.smo.SMORun`, its
-  one-vs-one :class:`svmlab._multiclass.MulticlassRun`, or the IRWLS and
-  decomposition runs) as the one part of a fit, with its own records.
+over the problems: each is a part, made when its turn comes.  The parts are
+the compiled generalised dual's runs (:class:`svmlab.smo.DualRun`, records
+:class:`svmlab.smo.DualStep`), the compiled SMO on a pair's whole kernel
+matrix (``solver="full"``), or the compiled C-SVC estimator's own run
+(:class:`svmlab.smo.SMORun`, its one-vs-one
+:class:`svmlab._multiclass.MulticlassRun`, or the IRWLS and decomposition
+runs) as the one part of a fit, with its own records.
 
 A step's record is a :class:`FamilyStep`: the problem's index and, for
 classifiers, its pair of labels, around the solver's record (whose indices
@@ -32,12 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from .._stepping import SequentialRun
 
-from .._stepping import SequentialRun, SolverRun, iteration_cap
-from ..reference import dual as ref_dual
-
-__all__ = ["FamilyStep", "FamilyRun", "GeneralisedDualRun"]
+__all__ = ["FamilyStep", "FamilyRun"]
 
 
 @dataclass(frozen=True)
@@ -60,51 +56,6 @@ class FamilyStep:
         if name == "record" or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.record, name)
-
-
-class GeneralisedDualRun(SolverRun):
-    """One problem of the generalised dual on the readable solver
-    (:class:`svmlab.reference.dual.Dual`), as a :class:`SolverRun`.  The
-    problem (a :class:`svmlab.reference.dual.DualProblem`) is made by
-    ``make_problem()`` when the run is created."""
-
-    step_name = "pair step"
-    steps_per_task = 1000
-
-    def __init__(self, estimator, prob, *, tol, max_iter, a0=None):
-        self.n_samples = len(prob.y)
-        super().__init__(estimator, max_iter=max_iter, progress=False)
-        if a0 is not None:
-            prob = prob._replace(a0=np.asarray(a0, dtype=np.float64))
-        self.prob = prob
-        self.dual = ref_dual.Dual(prob, tol=tol)
-
-    @property
-    def step_limit(self):
-        # max_iter=-1: no limit but LIBSVM's safeguard (svmlab's rule)
-        return self.max_iter if self.max_iter >= 0 else iteration_cap(self.n_samples)
-
-    def _step(self):
-        rec = self.dual.step()
-        if rec is None:
-            if self.dual.converged:
-                self.converged = True
-            else:
-                self._mark_stalled(
-                    "a violating pair exists on which no step can move (a kernel that is "
-                    "not positive semi-definite, duplicate points with different labels, or "
-                    "a tolerance below rounding)")
-        return rec
-
-    def result(self):
-        """``coef`` over the base points, ``rho``, ``r``, ``alpha``,
-        ``objective`` of the state reached."""
-        res = ref_dual.DualResult(self.dual.alpha.copy(), self.dual.G, *self.dual.rho(),
-                                  self.dual.objective(), self.dual.n_iter,
-                                  self.dual.converged, "", [])
-        coef, intercept = ref_dual.model(self.prob, res)
-        return {"coef": coef, "rho": -intercept, "alpha": res.alpha, "r": res.r,
-                "objective": res.objective}
 
 
 class FamilyRun(SequentialRun):
