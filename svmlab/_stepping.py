@@ -29,8 +29,11 @@ All records have ``iteration`` (1-based step count).
 ``max_iter`` counts steps (SMO: successful joint steps; cutting plane:
 cutting-plane iterations; ...).  Hitting it stops cleanly with a
 :class:`~sklearn.exceptions.ConvergenceWarning` that says what to do.  Long
-fits show a tqdm progress bar (after 2 s; ``progress=False`` turns it off,
-and so does the environment variable ``SVMLAB_PROGRESS=0``).
+fits of the lab estimators show a tqdm progress bar (after 2 s;
+``progress=False`` turns it off, and so does the environment variable
+``SVMLAB_PROGRESS=0``); the drop-in classes of :mod:`svmlab.svm` are silent
+unless ``verbose=True``, as scikit-learn's are
+(``docs/decisions/27f01-svm-family-stops-and-silence.md``).
 
 Honest stops.  A fit ends for exactly one reason, stored by the estimators
 as ``stop_reason_`` (``converged_`` is True only for the first):
