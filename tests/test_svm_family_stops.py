@@ -84,8 +84,8 @@ def iris_split():
 def test_ovo_pair_at_the_cap_ends_the_fit(iris_split, monkeypatch, solver):
     """scikit-learn's plot_rbf_parameters grid point SVC(C=1e10, gamma=1e-4)
     on a 120-row iris split: LIBSVM's third pair takes ~386,000 steps on its
-    float32 kernel; in float64 it is far from converged at svmlab's cap (here
-    lowered to 20,000 steps per pair).  That pair stops at the cap, the other
+    float32 kernel, svmlab's about 7 million in float64; with the cap lowered
+    to 20,000 steps per pair, that pair stops at the cap, the other
     two converge to LIBSVM's objective, and the fit returns with a
     ConvergenceWarning (it used to ask for zero more steps forever once the
     pairs' steps reached the whole fit's cap)."""
