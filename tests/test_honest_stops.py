@@ -159,8 +159,10 @@ class _FrozenIRWLSRun(IRWLSRun):
 
 
 class _FrozenIRWLS(IRWLSClassifier):
-    def _make_run(self, X, y, kernel):
-        return _FrozenIRWLSRun(self, X, y, kernel)
+    def _make_run(self, X, y, kernel, opts=None):
+        from svmlab._stepping import FitOptions
+
+        return _FrozenIRWLSRun(self, X, y, kernel, FitOptions.of(self) if opts is None else opts)
 
 
 @pytest.mark.parametrize("with_callback", [False, True])

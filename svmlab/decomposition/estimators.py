@@ -276,11 +276,13 @@ class DecompositionRun(_OuterStepRun):
                                                  0.5 * self.tol)
         a_new = np.clip(a_new, 0.0, C)
         # rounding residue next to a bound is the bound: within 1e-12 C of
-        # C, and within 1e-12 of the multipliers' magnitude (at most C) of
-        # 0 (a band of 1e-12 C at 0 zeroed every multiplier for C = 1e300)
+        # C, and within 1e-12 C of 0 unless C is far above the multipliers
+        # (then 1e-6 of their magnitude: a band of 1e-12 C at 0 zeroed every
+        # multiplier for C = 1e300; for C up to 1e6 max(1, alpha) the band
+        # is the same as before, on which the engines' steps were tuned)
         snap = 1e-12 * C
-        scale = max(float(aB.max(initial=0.0)), float(a_new.max(initial=0.0)))
-        a_new[a_new < 1e-12 * np.minimum(C, scale)] = 0.0
+        scale = max(1.0, float(aB.max(initial=0.0)), float(a_new.max(initial=0.0)))
+        a_new[a_new < 1e-12 * np.minimum(C, 1e6 * scale)] = 0.0
         high = a_new > C - snap
         a_new[high] = C if np.ndim(C) == 0 else C[high]
         a_new = restore_equality(a_new, aB, y[B], C)
