@@ -24,7 +24,9 @@ Decisions (the details SVC leaves to LIBSVM):
   positions in that list: ``run.pair_rows(p)`` maps them to rows of X
   (after the removal of zero-weight rows, ``run.kept``).
 * The pairs are fitted one after the other by the estimator's own binary
-  run (``_make_run``), each with ``max_iter`` (per pair, as SVC); one
+  run (``_make_run``, given the estimator's options converted once, a
+  :class:`svmlab._stepping.FitOptions`, with the pair's bounds), each with
+  ``max_iter`` (per pair, as SVC); one
   :class:`MulticlassRun` drives them, so ``fit``, ``iter_fit``, ``start``,
   callbacks, Ctrl-C, the progress bar and scikit-learn callbacks work on
   the concatenation of the pairs' steps (``n_iter`` counts them all).
@@ -55,12 +57,13 @@ each pair's multipliers over the rows of X (0 outside the pair).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._stepping import SequentialRun, iteration_cap
+from ._stepping import FitOptions, SequentialRun, iteration_cap
 from ._validation import class_and_sample_weights
 from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
@@ -130,7 +133,7 @@ class MulticlassRun(SequentialRun):
     Parameters
     ----------
     estimator : BaseKernelSVC
-        Its ``_make_run(X, y_pm, kernel)`` makes each pair's run.
+        Its ``_make_run(X, y_pm, kernel, opts)`` makes each pair's run (unless ``make_run`` is given).
     kernel : Kernel
         Over the training rows (kept rows only) ordered by class.
     perm : (N,) int
@@ -141,9 +144,20 @@ class MulticlassRun(SequentialRun):
     threads : BLAS threads (``n_jobs``).
     """
 
-    def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads):
+    def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads,
+                 opts=None, make_run=None):
+        # the estimator's parameters, converted once (FitOptions); each
+        # pair's run gets them with the pair's bounds, and is made by
+        # ``make_run(X, y, kernel, opts)`` (the estimator's ``_make_run``):
+        # no run reads or writes the estimator's attributes
+        if opts is None:
+            opts = FitOptions.of(estimator)
+        if make_run is None:
+            make_run = estimator._make_run
+        self.opts = opts
+        self._make_run = make_run
         pairs = class_pairs(len(classes))
-        super().__init__(estimator, len(pairs), kernel.n_samples, estimator.progress)
+        super().__init__(estimator, len(pairs), kernel.n_samples, opts.progress)
         self.kernel = kernel
         self.perm = np.asarray(perm, dtype=np.int64)
         self.coff = np.asarray(class_offsets, dtype=np.int64)
@@ -154,9 +168,9 @@ class MulticlassRun(SequentialRun):
         self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
                                      np.arange(self.coff[b], self.coff[b + 1])])
                      for a, b in self.pairs]
-        self.store = SharedRowStore(kernel, self.coff, float(estimator.cache_size),
-                                    estimator.cache_dtype_)
-        mi = int(estimator.max_iter)
+        self.store = SharedRowStore(kernel, self.coff, float(opts.cache_size),
+                                    opts.cache_dtype)
+        mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
         self.max_iter = P * mi if mi >= 0 else -1
         self._current()  # validates the first pair's run (and gives step_name etc.)
@@ -171,7 +185,7 @@ class MulticlassRun(SequentialRun):
         return self.perm[self._pos[p]]
 
     def _open_part(self, p):
-        est = self.estimator
+        o = self.opts
         pos = self._pos[p]
         a, b = self.pairs[p]
         k = self.kernel
@@ -179,12 +193,12 @@ class MulticlassRun(SequentialRun):
         Xp = Xs[pos]
         na = int(self.coff[a + 1] - self.coff[a])
         yp = np.concatenate([np.ones(na), -np.ones(len(pos) - na)])
-        kp = Kernel(Xp, est.kernel, k.gamma_, est.degree, est.coef0, binary=bool(k.binary))
-        if est.cache_dtype_ == "float32":
+        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
+        if o.cache_dtype == "float32":
             kp.ensure_float32()
         self.store.attach(kp, a, b)
-        est._fit_Cv = np.ascontiguousarray(self.Cv[pos])
-        run = est._make_run(Xp, yp, kp)
+        run = self._make_run(Xp, yp, kp,
+                             dataclasses.replace(o, Cv=np.ascontiguousarray(self.Cv[pos])))
         run.progress = False
         run.n_jobs = self.threads
         if run.blas_threads is None:

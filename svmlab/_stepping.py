@@ -29,8 +29,11 @@ All records have ``iteration`` (1-based step count).
 ``max_iter`` counts steps (SMO: successful joint steps; cutting plane:
 cutting-plane iterations; ...).  Hitting it stops cleanly with a
 :class:`~sklearn.exceptions.ConvergenceWarning` that says what to do.  Long
-fits show a tqdm progress bar (after 2 s; ``progress=False`` turns it off,
-and so does the environment variable ``SVMLAB_PROGRESS=0``).
+fits of the lab estimators show a tqdm progress bar (after 2 s;
+``progress=False`` turns it off, and so does the environment variable
+``SVMLAB_PROGRESS=0``); the drop-in classes of :mod:`svmlab.svm` are silent
+unless ``verbose=True``, as scikit-learn's are
+(``docs/decisions/27f01-svm-family-stops-and-silence.md``).
 
 Honest stops.  A fit ends for exactly one reason, stored by the estimators
 as ``stop_reason_`` (``converged_`` is True only for the first):
@@ -116,6 +119,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 import os
 import signal
@@ -124,6 +128,7 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from contextlib import contextmanager, nullcontext
+from typing import Any, Optional
 
 import numpy as np
 import sklearn
@@ -148,7 +153,7 @@ except ImportError:  # pragma: no cover - older scikit-learn
     def with_callbacks(method):
         return method
 
-__all__ = ["SequentialRun", "SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
+__all__ = ["FitOptions", "SequentialRun", "SolverRun", "SteppedFitMixin", "blas_thread_limit", "iteration_cap", "MAX_ITER_CAP_MIN",
            "MAX_ITER_CAP_PER_SAMPLE", "HAVE_SKLEARN_CALLBACKS"]
 
 #: LIBSVM's safeguard for ``max_iter=-1`` (svm.cpp, ``Solver::Solve``):
@@ -162,6 +167,82 @@ def iteration_cap(n_samples):
     ``max(10_000_000, 100 * n_samples)``.  (Read from the module constants
     at every call, so tests can lower it.)"""
     return max(int(MAX_ITER_CAP_MIN), int(MAX_ITER_CAP_PER_SAMPLE) * int(n_samples))
+
+@dataclasses.dataclass(frozen=True)
+class FitOptions:
+    """What a solver run needs to know, converted once from an estimator's
+    parameters (as scikit-learn's ``_base.py`` converts them before it
+    calls libsvm) and handed to the run: runs read this, never the
+    estimator's attributes, and write nothing back.
+
+    ``C`` the box bound and ``Cv`` the per-example bounds ``C_i`` (None: C
+    for every example); ``tol``; ``max_iter`` (-1: the safeguard
+    :func:`iteration_cap`); ``cache_size`` (MB) and ``cache_dtype`` of the
+    kernel rows; ``progress`` (a tqdm bar); the kernel (``kernel``,
+    ``degree``, ``coef0``: for runs that build kernels of their own, the
+    one-vs-one pairs); and the solvers' own options (``eps``, ``shrinking``,
+    ``selection``, ``working_set_size``, ``engine``, ``random_state``), None where a
+    solver has none.  The estimator stays what :meth:`SolverRun.finish`
+    stores the fitted attributes on."""
+
+    C: float = 1.0
+    tol: float = 1e-3
+    max_iter: int = -1
+    cache_size: float = 200.0
+    cache_dtype: str = "float64"
+    progress: bool = False
+    Cv: Optional[np.ndarray] = None
+    kernel: Any = "rbf"
+    degree: int = 3
+    coef0: float = 0.0
+    eps: Optional[float] = None
+    shrinking: Optional[bool] = None
+    selection: Optional[str] = None
+    working_set_size: Optional[int] = None
+    engine: Optional[str] = None
+    random_state: Any = None
+
+    __hash__ = None  # holds an array
+
+    @classmethod
+    def of(cls, estimator, **overrides):
+        """The options of ``estimator``'s parameters (and ``cache_dtype_``,
+        ``_fit_Cv`` when its ``start`` set them), with ``overrides``."""
+        d = estimator.__dict__
+        vals = {}
+        for f in dataclasses.fields(cls):
+            if f.name == "cache_dtype":
+                v = d.get("cache_dtype_", "float64")
+            elif f.name == "Cv":
+                v = d.get("_fit_Cv")
+            else:
+                v = d.get(f.name, f.default)
+            vals[f.name] = v
+        vals["C"] = float(vals["C"])
+        vals["tol"] = float(vals["tol"])
+        vals["max_iter"] = int(vals["max_iter"])
+        vals["cache_size"] = float(vals["cache_size"])
+        vals["progress"] = bool(vals["progress"])
+        vals.update(overrides)
+        return cls(**vals)
+
+    def bounds(self, n):
+        """The upper bounds a run works with: the scalar ``C`` when every
+        example has it (the unweighted path, unchanged), else the (n,)
+        array ``Cv``."""
+        Cv = self.Cv
+        if Cv is None or len(Cv) != n or np.all(Cv == self.C):
+            return self.C
+        return np.ascontiguousarray(Cv, dtype=np.float64)
+
+
+#: set while a Ctrl-C noted by SolverRun.deferred_interrupt is pending (the
+#: main thread's handler; read by the parts of a SequentialRun, whose own
+#: flags the handler does not know)
+_PENDING_INTERRUPT = [False]
+
+#: the step limit of a run whose parts enforce their own (SequentialRun)
+_NO_LIMIT = 1 << 62
 
 #: target duration of one fast-path chunk (seconds), see SolverRun.run
 CHUNK_SECONDS = 0.25
@@ -475,6 +556,7 @@ class SolverRun(ABC):
 
                 def _note(signum, frame):
                     self._interrupt_requested = True
+                    _PENDING_INTERRUPT[0] = True  # seen by the parts' runs too
                     signal.signal(signal.SIGINT, previous)
 
                 signal.signal(signal.SIGINT, _note)
@@ -484,6 +566,21 @@ class SolverRun(ABC):
         finally:
             if installed:
                 signal.signal(signal.SIGINT, previous)
+                _PENDING_INTERRUPT[0] = False
+
+    def _chunk_should_end(self, t0):
+        """For solvers whose fast path loops over steps in Python (the
+        IRWLS and decomposition runs, whose one step can take tenths of a
+        second): end the chunk begun at ``t0`` (``time.perf_counter()``)
+        after the step in flight when Ctrl-C was noted (by this run or by
+        the run it is a part of) or when the chunk has lasted twice
+        ``CHUNK_SECONDS``.  So a Ctrl-C is served within one step, not one
+        chunk of up to 64 steps (5.2 s on 60,000 rows, issue 33 item 21),
+        and is not lost to a chunk that then runs to convergence.  Chunk
+        ends do not change the iterates."""
+        if self._interrupt_requested or _PENDING_INTERRUPT[0]:
+            return True
+        return time.perf_counter() - t0 > 2.0 * CHUNK_SECONDS
 
     def _check_interrupt(self):
         if self._interrupt_requested and not self.converged:
@@ -750,8 +847,20 @@ class SequentialRun(SolverRun):
         return n
 
     @property
+    def step_limit(self):
+        """No limit of its own: each part's run enforces its ``max_iter``
+        (or the safeguard cap) on its own steps, and ends.  (A limit here
+        on the sum of the parts' steps once made a one-vs-one fit whose
+        first pairs used it up ask for zero more steps forever.)
+        Subclasses that know the parts' limits give their sum."""
+        return _NO_LIMIT
+
+    @property
     def finished(self):
-        return self.converged or self.stopped or self.interrupted or self.done
+        # a stall or a spent budget of the whole run ends it too: the loops
+        # of run() and iter never spin on a run that cannot advance
+        return (self.converged or self.stopped or self.interrupted or self.done
+                or self.stalled or self.budget == 0)
 
     @property
     def stop_reason(self):
@@ -767,6 +876,8 @@ class SequentialRun(SolverRun):
             return "callback"
         if self.stalled:
             return "stalled"
+        if self.budget == 0:
+            return "max_iter" if self.max_iter >= 0 else "iteration_cap"
         return "running"
 
     def _step(self):

@@ -23,7 +23,6 @@ from sklearn.utils.estimator_checks import check_estimator
 import reference as R
 import svmlab
 from svmlab.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
-from svmlab.svm._solve import dual_run_available
 
 SAMPLE_WEIGHT_XFAIL = {
     "check_sample_weight_equivalence_on_dense_data":
@@ -268,7 +267,6 @@ def test_solver_choice_and_validation():
     assert SVC().fit(X, y).solver_ == "wss2"  # every row fits the cache
     # the other formulations and a precomputed kernel: WSS 2 on the compiled
     # generalised dual (svmlab.smo.DualRun), on kernel rows
-    assert dual_run_available()
     assert SVR().fit(X, y).solver_ == "wss2"
     assert SVC(kernel="precomputed").fit(X @ X.T, y).solver_ == "wss2"
     assert SVC(cache_size=0.1).fit(X, y).solver_ == "wss2"  # few features: rows

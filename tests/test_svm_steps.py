@@ -145,15 +145,10 @@ class _Blocks:
 @pytest.mark.parametrize("est,kind", [CASES[0], CASES[3]], ids=["SVR", "NuSVC"])
 def test_sklearn_callbacks(est, kind, monkeypatch):
     pytest.importorskip("sklearn.callback", reason="sklearn.callback needs scikit-learn >= 1.9")
-    from svmlab.svm._run import GeneralisedDualRun
+    from svmlab.smo import DualRun
 
-    # several blocks: 5 steps a block, for the readable and the compiled solver
-    monkeypatch.setattr(GeneralisedDualRun, "steps_per_task", 5)
-    try:
-        from svmlab.smo import DualRun
-        monkeypatch.setattr(DualRun, "steps_per_task", 5)
-    except ImportError:
-        pass
+    # several blocks: 5 steps a block
+    monkeypatch.setattr(DualRun, "steps_per_task", 5)
     X, y = _fit_args(est, kind)
     plain = type(est)(**est.get_params()).fit(X, y)
     rec = _Blocks()

@@ -61,19 +61,20 @@ One step (record) is one outer iteration: one sub-problem solved.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSVC, example_bounds
+from .._base import BaseKernelSVC
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
 from ._engines import ENGINES, solve_subproblem
 from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low
-from .._stepping import SolverRun
+from .._stepping import FitOptions, SolverRun
 from ._working_set import break_cycle, chunk_select, steepest_feasible
 from ..kernels.cache import KernelCache
 
@@ -87,13 +88,16 @@ def restore_equality(a_new, a_old, yB, C):
     The engines keep the constraint to their own tolerance (the line-search
     mode accepts ``|sum beta - s0| <= 1e-9 (1 + C m)``), and the clip and
     snap to the box above add rounding of their own.  Drift beyond
-    ``1e-12 (1 + max C)`` is taken out of the free multipliers of the working
+    ``1e-12 (1 + min(max C, 1e6 max(1, max alpha)))`` is taken out of the free multipliers of the working
     set in equal shares (a projection onto the constraint along the free
     coordinates), clipped to the box, at most three times; smaller drift is
     left alone, so an exact engine answer is returned bit for bit.  Returns
     the corrected copy (or ``a_new`` itself)."""
     Cb = np.broadcast_to(np.asarray(C, dtype=float), a_new.shape)
-    limit = 1e-12 * (1.0 + float(Cb.max(initial=0.0)))
+    # the scale of the drift is the multipliers' own; C stands for it unless
+    # it is far above them (a huge C: 1e-12 C would accept any drift)
+    scale = max(1.0, float(a_new.max(initial=0.0)), float(a_old.max(initial=0.0)))
+    limit = 1e-12 * (1.0 + min(float(Cb.max(initial=0.0)), 1e6 * scale))
     resid = float(yB @ a_new - yB @ a_old)
     if abs(resid) <= limit:
         return a_new
@@ -146,10 +150,13 @@ class _OuterStepRun(SolverRun):
 
     def _advance(self, max_steps):
         k = 0
+        t0 = time.perf_counter()
         while k < max_steps:
             if self._step_impl(False) is None:
                 break
             k += 1
+            if self._chunk_should_end(t0):  # Ctrl-C within one step
+                break
         return k
 
 
@@ -160,19 +167,21 @@ class DecompositionRun(_OuterStepRun):
     #: small dense sub-problems: one BLAS thread (svmlab._stepping.blas_thread_limit)
     blas_threads = 1
 
-    def __init__(self, est, X, y, kernel, scheme, q, engine, shrinking):
-        super().__init__(est, est.max_iter, est.progress)
+    def __init__(self, est, X, y, kernel, scheme, q, engine, shrinking, opts):
+        # opts: a svmlab._stepping.FitOptions (the run reads nothing of est,
+        # which only receives the fitted attributes at finish)
+        super().__init__(est, opts.max_iter, opts.progress)
         n = len(y)
         self.n, self.y = n, y
         self.n_samples = n
-        self.C = float(est.C)
+        self.C = float(opts.C)
         # the upper bounds: the scalar C, or per-example C_i = C * weight_i
         # when weights differ (numpy broadcasts either; see svmlab._base)
-        self.Cb = example_bounds(est, n)
-        self.tol = float(est.tol)
+        self.Cb = opts.bounds(n)
+        self.tol = float(opts.tol)
         self.scheme, self.q, self.engine, self.shrinking = scheme, q, engine, shrinking
         self.shrink_after = 100
-        self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
+        self.cache = KernelCache(kernel, opts.cache_size, dtype=opts.cache_dtype)
         self.kernel = kernel
         self.kd = kernel.data
         self.alpha = np.zeros(n)
@@ -260,10 +269,20 @@ class DecompositionRun(_OuterStepRun):
         r = v[B] + Kbb @ beta_B  # = y_B - G_in
         # the working set's bounds: C, or its examples' own C_i
         C = self.Cb if np.ndim(self.Cb) == 0 else self.Cb[B]
-        a_new, b, n_inner = solve_subproblem(self.engine, Kbb, y[B], aB, r, C, 0.5 * self.tol)
+        # a step to a bound of C = 1e300 overflows to inf (never reached),
+        # which is the answer; the interpreted tier would warn about it
+        with np.errstate(over="ignore"):
+            a_new, b, n_inner = solve_subproblem(self.engine, Kbb, y[B], aB, r, C,
+                                                 0.5 * self.tol)
         a_new = np.clip(a_new, 0.0, C)
-        snap = 1e-12 * C  # rounding residue next to a bound is the bound
-        a_new[a_new < snap] = 0.0
+        # rounding residue next to a bound is the bound: within 1e-12 C of
+        # C, and within 1e-12 C of 0 unless C is far above the multipliers
+        # (then 1e-6 of their magnitude: a band of 1e-12 C at 0 zeroed every
+        # multiplier for C = 1e300; for C up to 1e6 max(1, alpha) the band
+        # is the same as before, on which the engines' steps were tuned)
+        snap = 1e-12 * C
+        scale = max(1.0, float(aB.max(initial=0.0)), float(a_new.max(initial=0.0)))
+        a_new[a_new < 1e-12 * np.minimum(C, 1e6 * scale)] = 0.0
         high = a_new > C - snap
         a_new[high] = C if np.ndim(C) == 0 else C[high]
         a_new = restore_equality(a_new, aB, y[B], C)
@@ -321,18 +340,18 @@ class BlockedDecompositionRun(_OuterStepRun):
     #: the sub-problem is compiled code that calls no BLAS)
     blas_threads = None
 
-    def __init__(self, est, X, y, kernel, q):
-        super().__init__(est, est.max_iter, est.progress)
+    def __init__(self, est, X, y, kernel, q, opts):
+        super().__init__(est, opts.max_iter, opts.progress)
         n = len(y)
         self.n, self.y = n, y
         self.n_samples = n
         self.q = int(min(q, n))
         self.half = max(self.q // 2, 1) if self.q < n else 0
-        self.Cb = example_bounds(est, n)
+        self.Cb = opts.bounds(n)
         self.Cv = np.ascontiguousarray(np.broadcast_to(np.asarray(self.Cb, float), (n,)))
-        self.tol = float(est.tol)
-        dtype = est.cache_dtype_
-        self.store = RowStore(kernel, n, float(est.cache_size), self.q, dtype)
+        self.tol = float(opts.tol)
+        dtype = opts.cache_dtype
+        self.store = RowStore(kernel, n, float(opts.cache_size), self.q, dtype)
         self.alpha = np.zeros(n)
         self.G = np.zeros(n)
         self.keep_half = np.zeros(0, np.int64)
@@ -552,23 +571,31 @@ class DecompositionClassifier(_DecompositionBase):
         and at most half the rows that ``cache_size`` holds in
         ``cache_dtype``, so that rows outlive their working set (at least
         2)."""
-        item = np.dtype(self.cache_dtype_).itemsize
-        fit = int(float(self.cache_size) * (1 << 20) // (item * max(n, 1)))
-        return max(2, min(self._default_blocked_ws, n, fit // 2))
+        return _blocked_default_ws(type(self), self.cache_dtype_, self.cache_size, n)
 
-    def _make_run(self, X, y, kernel):
+    def _make_run(self, X, y, kernel, opts=None):
+        # reads the options only (one-vs-one calls this while its fit runs)
+        o = FitOptions.of(self) if opts is None else opts
+        cls = type(self)
         n = len(y)
-        q_user = self.working_set_size
-        blocked = self.selection == "blocked" or (
-            self.selection == "auto" and self.engine == "smo" and (q_user is None or q_user > 2))
+        q_user = o.working_set_size
+        blocked = o.selection == "blocked" or (
+            o.selection == "auto" and o.engine == "smo" and (q_user is None or q_user > 2))
         if blocked:
-            if self.working_set_size is not None:
-                q = int(self.working_set_size)
+            if q_user is not None:
+                q = int(q_user)
             else:
-                q = self.blocked_default_ws(n)
-            return BlockedDecompositionRun(self, X, y, kernel, q)
-        return DecompositionRun(self, X, y, kernel, "decomposition", self._ws(n),
-                                self.engine, self.shrinking)
+                q = _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n)
+            return BlockedDecompositionRun(self, X, y, kernel, q, o)
+        ws = min(cls._default_ws, n) if q_user is None else int(q_user)
+        return DecompositionRun(self, X, y, kernel, "decomposition", ws, o.engine, o.shrinking, o)
+
+
+def _blocked_default_ws(cls, cache_dtype, cache_size, n):
+    """:meth:`DecompositionClassifier.blocked_default_ws` from its values."""
+    item = np.dtype(cache_dtype).itemsize
+    fit = int(float(cache_size) * (1 << 20) // (item * max(n, 1)))
+    return max(2, min(cls._default_blocked_ws, n, fit // 2))
 
 
 class ChunkingClassifier(_DecompositionBase):
@@ -605,6 +632,9 @@ class ChunkingClassifier(_DecompositionBase):
         k: v for k, v in _DecompositionBase._parameter_constraints.items() if k != "shrinking"
     }
 
-    def _make_run(self, X, y, kernel):
-        return DecompositionRun(self, X, y, kernel, "chunking", self._ws(len(y)),
-                                self.engine, False)
+    def _make_run(self, X, y, kernel, opts=None):
+        o = FitOptions.of(self) if opts is None else opts
+        n = len(y)
+        ws = min(type(self)._default_ws, n) if o.working_set_size is None \
+            else int(o.working_set_size)
+        return DecompositionRun(self, X, y, kernel, "chunking", ws, o.engine, False, o)

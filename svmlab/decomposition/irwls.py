@@ -69,6 +69,7 @@ Our additions to the paper, each a decision with its measurements in
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -76,11 +77,11 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseKernelSVC, example_bounds
+from .._base import BaseKernelSVC
 from .._kkt import intercept_from_v
 from ._active_set import S1, S2, S3, ActiveSetSubproblem
 from ._kblock import add_rows, kernel_block_into
-from .._stepping import SolverRun
+from .._stepping import FitOptions, SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
 from ..kernels.cache import KernelCache
@@ -156,23 +157,25 @@ class IRWLSRun(SolverRun):
     #: small dense blocks: one BLAS thread (see svmlab._stepping.blas_thread_limit)
     blas_threads = 1
 
-    def __init__(self, est, X, y, kernel):
-        super().__init__(est, est.max_iter, est.progress)
+    def __init__(self, est, X, y, kernel, opts):
+        # opts: a svmlab._stepping.FitOptions (the run reads nothing of est,
+        # which only receives the fitted attributes at finish)
+        super().__init__(est, opts.max_iter, opts.progress)
         n = len(y)
         self.n = n
         self.n_samples = n
         self.y = y
-        self.C = float(est.C)
+        self.C = float(opts.C)
         # the upper bounds: the scalar C, or per-example C_i = C * weight_i
         # when weights differ (0 <= y_i beta_i <= C_i; see svmlab._base)
-        self.Cb = example_bounds(est, n)
-        self.tol = float(est.tol)
-        ws = est.working_set_size
+        self.Cb = opts.bounds(n)
+        self.tol = float(opts.tol)
+        ws = opts.working_set_size
         # None: see default_working_set and IRWLSClassifier's docstring
         self.m = default_working_set(n) if ws is None else int(ws)
-        self.strategy = est.selection
-        self.rng = check_random_state(est.random_state)
-        self.cache = KernelCache(kernel, est.cache_size, dtype=est.cache_dtype_)
+        self.strategy = opts.selection
+        self.rng = check_random_state(opts.random_state)
+        self.cache = KernelCache(kernel, opts.cache_size, dtype=opts.cache_dtype)
         self.kd = kernel.data
         self.beta = np.zeros(n)
         self.G = np.zeros(n)  # G = K beta (no b)
@@ -286,7 +289,10 @@ class IRWLSRun(SolverRun):
 
     def _advance(self, max_steps):
         k = 0
+        t0 = time.perf_counter()
         while k < max_steps:
+            if k and self._chunk_should_end(t0):  # Ctrl-C within one step
+                break
             sub = self.sub
             if sub is not None and not sub.done and sub.mode == "line":
                 # no records: the line-search iterations run compiled
@@ -464,5 +470,5 @@ class IRWLSClassifier(BaseKernelSVC):
                 "800, else 400)."
             )
 
-    def _make_run(self, X, y, kernel):
-        return IRWLSRun(self, X, y, kernel)
+    def _make_run(self, X, y, kernel, opts=None):
+        return IRWLSRun(self, X, y, kernel, FitOptions.of(self) if opts is None else opts)

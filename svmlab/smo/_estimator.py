@@ -68,7 +68,7 @@ from . import _platt as platt
 from ._dual import DualState
 from ._records import R_BUFFER, SMOStep, decode_record, smo_step_of
 from .._base import BaseKernelSVC
-from .._stepping import SolverRun
+from .._stepping import FitOptions, SolverRun
 from .._validation import RANDOM_STATE_CONSTRAINT
 from ..kernels.cache import KernelCache, cache_from_buffer, new_cache
 
@@ -118,7 +118,8 @@ class SMORun(SolverRun):
     steps_per_task = 1000
 
     def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
-                 selection, seed, max_iter, progress, Cv=None, full_kernel=False):
+                 selection, seed, max_iter, progress, Cv=None, full_kernel=False,
+                 cache_dtype="float64"):
         super().__init__(estimator, max_iter=max_iter, progress=progress)
         n = X.shape[0]
         self.n_samples = n
@@ -145,11 +146,11 @@ class SMORun(SolverRun):
         # Platt's linear SMO folds w and caches no full rows; a parked phase
         # caches rows against its layout in the same memory
         self.e_from_w = self.linear and self.selection == PLATT
-        # cache rows of the estimator's cache_dtype (float32: LIBSVM's
-        # Qfloat, twice the rows); the parked phases' compact cache views
-        # the same memory, so it has the same dtype (the loop reads either);
-        # full_kernel: the whole matrix at once (the caller checks it fits)
-        cdt = np.dtype(getattr(estimator, "cache_dtype_", "float64"))
+        # cache rows of cache_dtype (float32: LIBSVM's Qfloat, twice the
+        # rows); the parked phases' compact cache views the same memory, so
+        # it has the same dtype (the loop reads either); full_kernel: the
+        # whole matrix at once (the caller checks it fits)
+        cdt = np.dtype(cache_dtype)
         self.cache = KernelCache(kernel, cache_size if not self.e_from_w else 1e-9, dtype=cdt,
                                  full=bool(full_kernel) and not self.e_from_w)
         self.kd = kernel.data  # with the float32 copy of dense X when cdt is float32
@@ -573,9 +574,13 @@ class SMOClassifier(BaseKernelSVC):
         self.progress = progress
         self.class_weight = class_weight
 
-    def _make_run(self, X, y, kernel):
-        seed = _seed_from(self.random_state)
-        return SMORun(self, X, y, kernel, C=self.C, tol=self.tol, eps=self.eps,
-                      cache_size=self.cache_size, shrinking=self.shrinking,
-                      selection=self.selection, seed=seed, max_iter=self.max_iter,
-                      progress=self.progress, Cv=self._fit_Cv)
+    def _make_run(self, X, y, kernel, opts=None):
+        """The run over ``(X, y)`` with the options ``opts`` (a
+        :class:`svmlab._stepping.FitOptions`; None: this estimator's, once
+        ``start`` resolved ``cache_dtype_`` and the bounds)."""
+        o = FitOptions.of(self) if opts is None else opts
+        seed = _seed_from(o.random_state)
+        return SMORun(self, X, y, kernel, C=o.C, tol=o.tol, eps=o.eps,
+                      cache_size=o.cache_size, shrinking=o.shrinking,
+                      selection=o.selection, seed=seed, max_iter=o.max_iter,
+                      progress=o.progress, Cv=o.Cv, cache_dtype=o.cache_dtype)

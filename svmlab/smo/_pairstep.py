@@ -86,8 +86,9 @@ def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
     ends are equally good within ``eps``, or when the change of ``a2`` is
     below ``eps (a2 + a2_new + eps)`` (Platt's takeStep); the old values are
     then returned.  ``a2_unclipped`` is the unconstrained maximiser along the
-    line (NaN when ``eta <= 0``).  A new multiplier within ``1e-12 C_i`` of a
-    bound is snapped onto it.
+    line (NaN when ``eta <= 0``).  A new multiplier within ``1e-12 C_i`` of
+    ``C_i``, or within ``1e-12 min(C_i, max(a1, a2, a1_new, a2_new))`` of 0,
+    is snapped onto that bound (rounding residue).
 
     An infinite bound (``C_i = inf``, a hard margin) makes ``H`` infinite
     when ``y1 != y2``.  With ``eta > 0`` the step is finite as usual; with
@@ -130,17 +131,23 @@ def pair_step_box(y1, y2, a1, a2, E1, E2, b, K11, K12, K22, C1, C2, eps):
         return False, a1, a2, a2_unc, L, H, eta
     s = y1 * y2
     a1_new = a1 + s * (a2 - a2_new)
-    # Both lie in their box in exact arithmetic.  Snap rounding residue within
-    # 1e-12 C_i onto the bounds, as Platt's code does: otherwise a multiplier
-    # left at C - 1e-16 counts as free (and, for the working-set rules, as
-    # movable with an empty segment).  (C_i = inf: no band.)
+    # Both lie in their box in exact arithmetic.  Snap rounding residue onto
+    # the bounds, as Platt's code does: otherwise a multiplier left at
+    # C - 1e-16 counts as free (and, for the working-set rules, as movable
+    # with an empty segment).  The residue is a few ulps of the numbers the
+    # step combined: within 1e-12 C_i of C_i, and within 1e-12 of the pair's
+    # magnitude (at most C_i) of 0.  (A band of 1e-12 C_i at 0 too would, for
+    # a huge C, zero legitimate multipliers and break sum y a = Delta by up to
+    # 1e-12 C per step: with C = 1e10 the fit never converged.  C_i = inf: no
+    # upper band.)
+    scale = max(a1, a2, a1_new, a2_new)
     bt1 = 1e-12 * C1 if C1 < np.inf else 0.0
-    if a1_new < bt1:
+    if a1_new < 1e-12 * min(C1, scale):
         a1_new = 0.0
     elif a1_new > C1 - bt1:
         a1_new = C1
     bt2 = 1e-12 * C2 if C2 < np.inf else 0.0
-    if a2_new < bt2:
+    if a2_new < 1e-12 * min(C2, scale):
         a2_new = 0.0
     elif a2_new > C2 - bt2:
         a2_new = C2

@@ -57,12 +57,12 @@ from sklearn.utils.multiclass import _ovr_decision_function, check_classificatio
 from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
-from .._stepping import SteppedFitMixin, with_callbacks
+from .._stepping import FitOptions, SteppedFitMixin, with_callbacks
 from .._validation import check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
-from ._run import FamilyRun, GeneralisedDualRun
+from ._run import FamilyRun
 
 try:  # scikit-learn >= 1.8: the sparse container the configuration asks for
     from sklearn.utils._sparse import _align_api_if_sparse
@@ -80,6 +80,17 @@ DENSIFY_MAX_BYTES = 1 << 20
 def class_pairs(k):
     """One-vs-one pairs ``(a, b)``, ``a < b``, in LIBSVM's order."""
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+
+def base_kernel(kern, Xt, rows, gamma, degree, coef0):
+    """A :class:`svmlab.kernels.Kernel` over the training rows ``rows`` (the
+    base points of a problem): the named kernel on those rows, or the Gram
+    matrix's block as a precomputed kernel."""
+    from ..kernels import Kernel
+
+    if kern.named:
+        return Kernel(Xt[rows], kern.name, gamma, degree, coef0)
+    return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
 
 
 class BaseSVM(SteppedFitMixin, BaseEstimator):
@@ -241,27 +252,23 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
 
         n_vars = 2 * len(keep) if self._impl in ("epsilon_svr", "nu_svr") else len(keep)
         last = self._check_warm_sizes([n_vars])
-        if bk == "dual":
-            self._check_kernel_finite(kern, keep)
-            kernel = self._base_kernel(kern, Xt, keep)
-            prob = build(None)
-            self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk,
-                             "probs": [prob], "n_base": [len(keep)]}
+        # every formulation runs on the compiled generalised dual here
+        # (svmlab.smo.DualRun; "full": the whole kernel matrix at once)
+        self._check_kernel_finite(kern, keep)
+        kernel = self._base_kernel(kern, Xt, keep)
+        prob = build(None)
+        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk,
+                         "probs": [prob], "n_base": [len(keep)]}
 
-            def opener(i):
-                a0 = None if last is None else project_start(
-                    prob, last[0][0], last[1][0], kernel_rows=kernel.block)
-                return _solve.compiled_dual_run(self, kernel, prob,
-                                                full_kernel=self.solver_ == "full", a0=a0)
-
-            return FamilyRun(self, 1, len(keep), opener, None, [keep])
-        prob = build(self._gram(kern, keep))
-        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk}
+        # the openers run while the fit runs: they read no estimator
+        # attribute (the options are converted here, once)
+        opts, est, full = FitOptions.of(self), self, self.solver_ == "full"
 
         def opener(i):
-            a0 = None if last is None else project_start(prob, last[0][0], last[1][0])
-            return GeneralisedDualRun(self, prob, tol=float(self.tol),
-                                      max_iter=int(self.max_iter), a0=a0)
+            a0 = None if last is None else project_start(
+                prob, last[0][0], last[1][0], kernel_rows=kernel.block)
+            return _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
+                                            estimator=est)
 
         return FamilyRun(self, 1, len(keep), opener, None, [keep])
 
@@ -270,11 +277,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         (the base points of a problem) for the compiled solvers: the named
         kernel on those rows, or the Gram matrix's block as a precomputed
         kernel."""
-        from ..kernels import Kernel
-
-        if kern.named:
-            return Kernel(Xt[rows], kern.name, self._gamma, self.degree, self.coef0)
-        return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
+        return base_kernel(kern, Xt, rows, self._gamma, self.degree, self.coef0)
 
     def _check_kernel_finite(self, kern, rows):
         """scikit-learn's error before any solver work when the kernel
@@ -578,13 +581,8 @@ def _problem_results(run, ctx):
             out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, obj, r,
                                      run.part_messages[i] or ""))
             continue
-        if ctx.get("backend") == "full":
-            coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])
-            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
-                                     run.part_messages[i] or ""))
-            continue
-        out.append(ProblemResult(res["coef"], float(res["rho"]), res["alpha"], int(steps[i]),
-                                 reason, res["objective"], res["r"],
+        coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])  # "full"
+        out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
                                  run.part_messages[i] or ""))
     return out
 
@@ -652,22 +650,27 @@ class BaseSVC(BaseSVM):
 
             return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
         last = self._check_warm_sizes([len(r) for r in rows])
+        # the openers run while the fit runs: they read no estimator
+        # attribute (the options are converted here, once)
+        opts, est, full = FitOptions.of(self), self, self.solver_ == "full"
+        impl, nu = self._impl, float(getattr(self, "nu", 0.5))
+        kparams = (self._gamma, self.degree, self.coef0)
         if bk == "dual":
             self._check_kernel_finite(kern, keep)
-            self._fit_ctx["probs"] = [None] * len(pairs)
+            probs = self._fit_ctx["probs"] = [None] * len(pairs)
             self._fit_ctx["n_base"] = [len(r) for r in rows]
 
             def opener(p):
-                kernel = self._base_kernel(kern, Xt, rows[p])
-                if self._impl == "c_svc":
+                kernel = base_kernel(kern, Xt, rows[p], *kparams)
+                if impl == "c_svc":
                     prob = ref_dual.c_svc(None, signs[p], 1.0, weight=U[rows[p]])
                 else:
-                    prob = ref_dual.nu_svc(None, signs[p], float(self.nu), weight=U[rows[p]])
-                self._fit_ctx["probs"][p] = prob
+                    prob = ref_dual.nu_svc(None, signs[p], nu, weight=U[rows[p]])
+                probs[p] = prob
                 a0 = None if last is None else project_start(
                     prob, last[0][p], last[1][p], kernel_rows=kernel.block)
-                return _solve.compiled_dual_run(self, kernel, prob,
-                                                full_kernel=self.solver_ == "full", a0=a0)
+                return _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
+                                                estimator=est)
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
                              labels=self.classes_)
@@ -676,24 +679,13 @@ class BaseSVC(BaseSVM):
         if bk == "full":
 
             def opener(p):
-                G = self._checked(blocks.pair_gram(*pairs[p]))
-                return _solve.full_pair_run(self, G, signs[p], U[rows[p]], seed, blocks.dtype)
+                G = BaseSVM._checked(blocks.pair_gram(*pairs[p]))
+                return _solve.full_pair_run(opts, G, signs[p], U[rows[p]], seed, blocks.dtype,
+                                            estimator=est)
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
                              labels=self.classes_)
-
-        def opener(p):
-            G = self._checked(blocks.pair_gram(*pairs[p]))
-            if self._impl == "c_svc":
-                prob = ref_dual.c_svc(G, signs[p], 1.0, weight=U[rows[p]])
-            else:
-                prob = ref_dual.nu_svc(G, signs[p], float(self.nu), weight=U[rows[p]])
-            a0 = None if last is None else project_start(prob, last[0][p], last[1][p])
-            return GeneralisedDualRun(self, prob, tol=float(self.tol),
-                                      max_iter=int(self.max_iter), a0=a0)
-
-        return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
-                         labels=self.classes_)
+        raise AssertionError(f"unknown backend {bk!r}")  # pragma: no cover
 
     def _fitted_attributes(self, run):
         ctx = self._fit_ctx
@@ -799,7 +791,8 @@ class BaseSVC(BaseSVM):
                 prob = ref_dual.c_svc(None, y_pm, 1.0, weight=U)
             else:
                 prob = ref_dual.nu_svc(None, y_pm, float(self.nu), weight=U)
-            run = _solve.compiled_dual_run(self, kernel, prob, full_kernel=False)
+            run = _solve.compiled_dual_run(FitOptions.of(self), kernel, prob, full_kernel=False,
+                                           estimator=self)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 run.run()
@@ -807,20 +800,15 @@ class BaseSVC(BaseSVM):
                                                              len(train_rows))
         elif bk == "full":
             G = self._checked(kern.gram(train_rows, train_rows))
-            run = _solve.full_pair_run(self, G, y_pm, U, seed,
-                                       getattr(self, "cache_dtype_", "float64"))
+            run = _solve.full_pair_run(FitOptions.of(self), G, y_pm, U, seed,
+                                       _solve.gram_dtype(self, len(train_rows), bk),
+                                       estimator=self)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 run.run()
             coef, rho, _ = _solve.full_pair_result(run.result(), y_pm)
-        else:
-            K = self._gram(kern, train_rows)
-            if self._impl == "c_svc":
-                prob = ref_dual.c_svc(K, y_pm, 1.0, weight=U)
-            else:
-                prob = ref_dual.nu_svc(K, y_pm, float(self.nu), weight=U)
-            res = _solve.solve_dual(prob, tol=float(self.tol), max_iter=int(self.max_iter))
-            coef, rho = res.coef, res.rho
+        else:  # pragma: no cover
+            raise AssertionError(f"unknown backend {bk!r}")
         sv = np.flatnonzero(coef != 0)
         if len(sv) == 0:
             return np.full(len(test_rows), -rho)

@@ -30,7 +30,10 @@ What differs from scikit-learn, on purpose:
 * A fit that stalls (no pair step can move although the optimality
   conditions do not hold) ends with ``fit_status_ = 1`` and a
   ConvergenceWarning saying so, never reported as converged.
-* ``verbose`` is accepted and ignored (there is no LIBSVM log to print).
+* ``verbose``: the fit is silent by default, as scikit-learn's classes are;
+  ``verbose=True`` shows svmlab's progress bar (tqdm, after 2 s) for long
+  fits (there is no LIBSVM log to print).  Decision:
+  ``docs/decisions/27f01-svm-family-stops-and-silence.md``.
 """
 
 from __future__ import annotations
@@ -92,7 +95,8 @@ class SVC(ClassifierMixin, BaseSVC):
         Kernel cache in MB.
     class_weight : dict, "balanced" or None, default=None
     verbose : bool, default=False
-        Ignored.
+        Silent when False (scikit-learn's convention); True shows a progress
+        bar for fits longer than 2 s.
     max_iter : int, default=-1
         Steps per pair (SMO: pair steps; IRWLS: IRWLS iterations; blocked:
         outer steps).  -1: no limit but LIBSVM's safeguard of

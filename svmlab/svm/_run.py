@@ -3,7 +3,7 @@
 Problem.  A fit of :mod:`svmlab.svm` solves one problem (SVR, NuSVR,
 OneClassSVM, a binary classifier) or one per pair of classes.  svmlab's
 contract for every estimator holds here too: ``fit`` runs the fast path (in
-chunks, with a progress bar after 2 s, Ctrl-C completing the chunk in flight
+chunks, with a progress bar after 2 s when ``verbose`` is set, Ctrl-C completing the chunk in flight
 and returning the feasible model reached), ``fit(..., callback=f)`` calls
 ``f`` after every step, ``iter_fit`` yields the records, ``start`` returns
 the run whose ``step()`` advances one step; ``max_iter`` bounds each
@@ -11,14 +11,13 @@ problem, and a stop before the optimality conditions hold is never
 reported as convergence.
 
 Contract.  :class:`FamilyRun` is a :class:`svmlab._stepping.SequentialRun`
-over the problems: each is a part, made when its turn comes (its kernel
-matrix, for the generalised solver, is computed then).  Two kinds of part:
-
-* :class:`GeneralisedDualRun`: one problem of the generalised dual
-  (:mod:`svmlab.reference.dual`), records :class:`svmlab.reference.dual.DualStep`;
-* the compiled C-SVC estimator's own run (:class:`svmlab.smo.SMORun`, its
-  one-vs-one :class:`svmlab._multiclass.MulticlassRun`, or the IRWLS and
-  decomposition runs) as the one part of a fit, with its own records.
+over the problems: each is a part, made when its turn comes.  The parts are
+the compiled generalised dual's runs (:class:`svmlab.smo.DualRun`, records
+:class:`svmlab.smo.DualStep`), the compiled SMO on a pair's whole kernel
+matrix (``solver="full"``), or the compiled C-SVC estimator's own run
+(:class:`svmlab.smo.SMORun`, its one-vs-one
+:class:`svmlab._multiclass.MulticlassRun`, or the IRWLS and decomposition
+runs) as the one part of a fit, with its own records.
 
 A step's record is a :class:`FamilyStep`: the problem's index and, for
 classifiers, its pair of labels, around the solver's record (whose indices
@@ -32,12 +31,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from .._stepping import SequentialRun
 
-from .._stepping import SequentialRun, SolverRun, iteration_cap
-from ..reference import dual as ref_dual
-
-__all__ = ["FamilyStep", "FamilyRun", "GeneralisedDualRun"]
+__all__ = ["FamilyStep", "FamilyRun"]
 
 
 @dataclass(frozen=True)
@@ -62,51 +58,6 @@ class FamilyStep:
         return getattr(self.record, name)
 
 
-class GeneralisedDualRun(SolverRun):
-    """One problem of the generalised dual on the readable solver
-    (:class:`svmlab.reference.dual.Dual`), as a :class:`SolverRun`.  The
-    problem (a :class:`svmlab.reference.dual.DualProblem`) is made by
-    ``make_problem()`` when the run is created."""
-
-    step_name = "pair step"
-    steps_per_task = 1000
-
-    def __init__(self, estimator, prob, *, tol, max_iter, a0=None):
-        self.n_samples = len(prob.y)
-        super().__init__(estimator, max_iter=max_iter, progress=False)
-        if a0 is not None:
-            prob = prob._replace(a0=np.asarray(a0, dtype=np.float64))
-        self.prob = prob
-        self.dual = ref_dual.Dual(prob, tol=tol)
-
-    @property
-    def step_limit(self):
-        # max_iter=-1: no limit but LIBSVM's safeguard (svmlab's rule)
-        return self.max_iter if self.max_iter >= 0 else iteration_cap(self.n_samples)
-
-    def _step(self):
-        rec = self.dual.step()
-        if rec is None:
-            if self.dual.converged:
-                self.converged = True
-            else:
-                self._mark_stalled(
-                    "a violating pair exists on which no step can move (a kernel that is "
-                    "not positive semi-definite, duplicate points with different labels, or "
-                    "a tolerance below rounding)")
-        return rec
-
-    def result(self):
-        """``coef`` over the base points, ``rho``, ``r``, ``alpha``,
-        ``objective`` of the state reached."""
-        res = ref_dual.DualResult(self.dual.alpha.copy(), self.dual.G, *self.dual.rho(),
-                                  self.dual.objective(), self.dual.n_iter,
-                                  self.dual.converged, "", [])
-        coef, intercept = ref_dual.model(self.prob, res)
-        return {"coef": coef, "rho": -intercept, "alpha": res.alpha, "r": res.r,
-                "objective": res.objective}
-
-
 class FamilyRun(SequentialRun):
     """The problems of one family fit, one after the other (module
     docstring).  ``opener(i)`` returns part i's run; ``pairs`` the label
@@ -114,7 +65,10 @@ class FamilyRun(SequentialRun):
     of problem i (its base points)."""
 
     def __init__(self, estimator, n_parts, n_samples, opener, pairs, rows, labels=None):
-        super().__init__(estimator, n_parts, n_samples, progress=True)
+        # silent unless asked (scikit-learn's classes print nothing by
+        # default): the progress bar is opt-in through ``verbose``
+        super().__init__(estimator, n_parts, n_samples,
+                         progress=bool(getattr(estimator, "verbose", False)))
         self._opener = opener
         self.pairs = pairs
         self.labels = labels

@@ -34,23 +34,14 @@ the kernel by name.  Which code runs a fit (:func:`backend`):
     C-SVC, named kernel, finite C, gamma > 0, cold start: svmlab's compiled
     C-SVC estimators (SMO, IRWLS, blocked decomposition) on kernel rows;
 ``"full"``
-    C-SVC with ``solver="full"`` when the kernel room takes precomputed Gram
-    matrices and full-kernel caches (:func:`full_path_available`): each
-    pair's whole kernel matrix (from class blocks, :class:`ClassBlocks`) in
-    the compiled SMO with WSS 2;
+    C-SVC with ``solver="full"``: each pair's whole kernel matrix (from
+    class blocks, :class:`ClassBlocks`) in the compiled SMO with WSS 2;
 ``"dual"``
-    everything else, when the SMO room's compiled generalised dual
-    (``svmlab.smo.DualRun``) is installed (:func:`dual_run_available`):
-    kernel rows, or the whole matrix for ``solver="full"``;
-``"reference"``
-    otherwise the readable :mod:`svmlab.reference.dual` on the whole kernel
-    matrix (pure NumPy, tens of microseconds a step; it refuses matrices
-    above :data:`DENSE_DUAL_MAX_BYTES`).
+    everything else: the compiled generalised dual (``svmlab.smo.DualRun``)
+    on kernel rows, or on the whole matrix for ``solver="full"``.
 
-C-SVC with ``C = inf`` (a hard margin: the compiled C-SVC step puts values
-within ``1e-12 C`` of a bound onto it, meaningless for ``C = inf``) or a warm
-start (the compiled C-SVC runs take no start) always goes to the generalised
-dual.
+C-SVC with ``C = inf`` (a hard margin) or a warm start (the compiled C-SVC
+runs take no start) always goes to the generalised dual.
 
 ``solver="auto"`` (:func:`choose_solver`):
 
@@ -59,9 +50,7 @@ dual.
   computed once; WSS 2's steps are then the cheapest), or the data is
   sparse or has fewer than :data:`BLOCKED_MIN_FEATURES` features; else the
   blocked decomposition (its kernel blocks are matrix products);
-* everything else: ``"wss2"`` on the compiled generalised dual; without it
-  ``"full"`` (the readable solver always holds the whole matrix) when the
-  matrix fits ``cache_size``, else ``"wss2"``.
+* everything else: ``"wss2"`` on the compiled generalised dual.
 
 The rules and the measurements behind them:
 ``docs/decisions/2501-svm-family-solver-choice.md``.
@@ -69,7 +58,6 @@ The rules and the measurements behind them:
 
 from __future__ import annotations
 
-import functools
 import warnings
 from typing import NamedTuple
 
@@ -78,16 +66,13 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..kernels.cache import n_slots_for
-from ..reference import dual as ref_dual
 
-__all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "choose_solver", "solve_dual",
-           "solve_csvc_compiled", "DENSE_DUAL_MAX_BYTES", "BLOCKED_MIN_FEATURES"]
+__all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "choose_solver",
+           "solve_csvc_compiled", "BLOCKED_MIN_FEATURES"]
 
 SOLVERS = ("auto", "platt", "wss2", "irwls", "blocked", "full")
 #: the solvers written for the C-SVC dual only
 C_SVC_ONLY = ("platt", "irwls", "blocked")
-#: the largest kernel matrix (bytes, float64) the dense dual solver takes
-DENSE_DUAL_MAX_BYTES = 2 << 30
 #: fewest features for which "auto" takes the blocked decomposition on
 #: large dense C-SVC problems
 BLOCKED_MIN_FEATURES = 16
@@ -159,30 +144,10 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
     if solver != "auto":
         return solver
     if impl != "c_svc" or rows_reason(est, kernel_kind) is not None:
-        # the compiled generalised dual on kernel rows; the readable solver
-        # works on the whole matrix, so it is called "full" when that fits
-        if dual_run_available() or not fits:
-            return "wss2"
-        return "full"
+        return "wss2"  # the compiled generalised dual on kernel rows
     if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
-
-
-@functools.lru_cache(maxsize=None)
-def full_path_available():
-    """Whether the kernel room takes precomputed Gram matrices and the SMO
-    room a full-kernel cache (``SMORun(full_kernel=True)``): then the
-    ``"full"`` solver runs compiled for C-SVC."""
-    try:
-        import inspect
-
-        from ..kernels import ALL_KERNELS
-        from ..smo._estimator import SMORun
-    except ImportError:
-        return False
-    return ("precomputed" in ALL_KERNELS
-            and "full_kernel" in inspect.signature(SMORun.__init__).parameters)
 
 
 def hard_reason(est):
@@ -209,17 +174,15 @@ def rows_reason(est, kernel_kind):
 def backend(est, impl, kernel_kind):
     """Which code runs the fit: ``"rows"`` (svmlab's compiled C-SVC
     estimators on kernel rows), ``"full"`` (the compiled SMO with WSS 2 on
-    each pair's whole kernel matrix), ``"dual"`` (the compiled generalised
-    dual, ``svmlab.smo.DualRun``, when the SMO room has it) or
-    ``"reference"`` (the readable generalised dual solver on the whole
-    kernel matrix)."""
+    each pair's whole kernel matrix) or ``"dual"`` (the compiled
+    generalised dual, ``svmlab.smo.DualRun``)."""
     if impl == "c_svc" and hard_reason(est) is None:
-        if est.solver_ == "full" and full_path_available():
+        if est.solver_ == "full":
             return "full"
         if est.solver_ in ("wss2", "platt", "irwls", "blocked") \
                 and rows_reason(est, kernel_kind) is None:
             return "rows"
-    return "dual" if dual_run_available() else "reference"
+    return "dual"
 
 
 def uses_compiled_csvc(est, impl, kernel_kind):
@@ -227,21 +190,25 @@ def uses_compiled_csvc(est, impl, kernel_kind):
     return backend(est, impl, kernel_kind) == "rows"
 
 
-def full_pair_run(est, G, y_pm, U, seed, cache_dtype):
-    """The compiled SMO (WSS 2, shrinking as ``est.shrinking``) on the whole
+def full_pair_run(opts, G, y_pm, U, seed, cache_dtype, estimator=None):
+    """The compiled SMO (WSS 2, shrinking as ``opts.shrinking``) on the whole
     kernel matrix ``G`` of one pair (``y_pm`` +1 for the pair's first
     class, bounds ``U``): an ``SMORun`` over a precomputed kernel whose
-    cache holds every row (one gather; rows in ``cache_dtype``)."""
+    cache holds every row (one gather; rows in ``cache_dtype``).  ``opts``:
+    the estimator's :class:`svmlab._stepping.FitOptions` (``tol``,
+    ``cache_size``, ``shrinking``, ``max_iter``); ``estimator`` is only
+    held (named in messages), never read."""
     from ..kernels import Kernel
     from ..smo._estimator import SMORun
 
-    est.cache_dtype_ = cache_dtype  # SMORun reads the estimator's cache dtype
     same = bool(np.all(U == U[0]))
-    run = SMORun(est, G, y_pm, Kernel(G, "precomputed"), C=float(U[0]) if same else 1.0,
-                 tol=float(est.tol), eps=1e-12, cache_size=float(est.cache_size),
-                 shrinking=bool(est.shrinking), selection="wss2", seed=int(seed),
-                 max_iter=int(est.max_iter), progress=False,
-                 Cv=None if same else np.ascontiguousarray(U), full_kernel=True)
+    run = SMORun(estimator, G, y_pm, Kernel(G, "precomputed"),
+                 C=float(U[0]) if same else 1.0,
+                 tol=float(opts.tol), eps=1e-12, cache_size=float(opts.cache_size),
+                 shrinking=bool(opts.shrinking), selection="wss2", seed=int(seed),
+                 max_iter=int(opts.max_iter), progress=False,
+                 Cv=None if same else np.ascontiguousarray(U), full_kernel=True,
+                 cache_dtype=cache_dtype)
     run.n_jobs = 1
     run.blas_threads = 1
     return run
@@ -252,33 +219,6 @@ def full_pair_result(res, y_pm):
     over a pair whose +1 is the first class."""
     alpha = np.asarray(res["alpha"], dtype=np.float64)
     return alpha * y_pm, -float(res["intercept"]), alpha
-
-
-# ------------------------------------------------------------ generalised dual
-
-def solve_dual(prob, *, tol, max_iter, kdiag=None, a0=None):
-    """Solve a :class:`svmlab.reference.dual.DualProblem` (optionally from
-    the feasible start ``a0``) with the generalised dual solver; returns
-    :class:`ProblemResult`.  ``max_iter=-1``: no limit."""
-    l = len(prob.y)
-    nbytes = 8.0 * prob.K.shape[0] ** 2
-    if nbytes > DENSE_DUAL_MAX_BYTES:
-        raise ValueError(
-            f"This problem's kernel matrix ({prob.K.shape[0]} rows, {nbytes / 2**30:.1f} GiB) "
-            "is too large for svmlab's dense generalised dual solver. For C-SVC use "
-            "SVC(solver='blocked') or 'wss2' with a named kernel; SVR, NuSVR, OneClassSVM "
-            "and NuSVC on this size need the compiled generalised solver.")
-    if a0 is not None:
-        prob = prob._replace(a0=np.asarray(a0, dtype=np.float64))
-    res = ref_dual.solve(prob, tol=tol, max_iter=max_iter, record=False, kdiag=kdiag)
-    coef, intercept = ref_dual.model(prob, res)
-    message = ""
-    if res.stop_reason == "stalled":
-        message = ("a violating pair exists on which no step can move (a kernel that is not "
-                   "positive semi-definite, or a tolerance below rounding)")
-    assert len(res.alpha) == l
-    return ProblemResult(coef, -intercept, res.alpha, res.n_iter, res.stop_reason,
-                         res.objective, res.r, message)
 
 
 # ------------------------------------------------------------ compiled C-SVC
@@ -421,30 +361,21 @@ class ClassBlocks:
         return np.ascontiguousarray(np.block([[self._diag[a], Kab], [Kab.T, self._diag[b]]]))
 
 
-@functools.lru_cache(maxsize=None)
-def dual_run_available():
-    """Whether the SMO room's compiled generalised dual (``svmlab.smo.DualRun``)
-    is there: then SVR, NuSVR, OneClassSVM, NuSVC and the hard cases of
-    C-SVC run compiled instead of on the readable solver."""
-    try:
-        from ..smo import DualRun  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def compiled_dual_run(est, kernel, prob, *, full_kernel, a0=None):
+def compiled_dual_run(opts, kernel, prob, *, full_kernel, a0=None, estimator=None):
     """``svmlab.smo.DualRun`` on the problem ``prob`` (a
     :class:`svmlab.reference.dual.DualProblem`; its ``K`` is not read) over
-    the base points of ``kernel`` (a :class:`svmlab.kernels.Kernel`)."""
+    the base points of ``kernel`` (a :class:`svmlab.kernels.Kernel`), with
+    the options ``opts`` (:class:`svmlab._stepping.FitOptions`: ``tol``,
+    ``cache_size``, ``shrinking``, ``max_iter``); ``estimator`` is only
+    held (it receives the fit when the run is finished on its own)."""
     from ..smo import DualRun
 
-    cache_dtype = "float64" if gram_fits(kernel.n_samples, est.cache_size) else "float32"
+    cache_dtype = "float64" if gram_fits(kernel.n_samples, opts.cache_size) else "float32"
     run = DualRun(kernel, prob.y, prob.p, prob.U, idx=prob.idx, nu=bool(prob.nu),
-                  alpha0=prob.a0 if a0 is None else a0, tol=float(est.tol),
-                  cache_size=float(est.cache_size), cache_dtype=cache_dtype,
-                  full_kernel=bool(full_kernel), shrinking=bool(est.shrinking),
-                  max_iter=int(est.max_iter), progress=False, estimator=est)
+                  alpha0=prob.a0 if a0 is None else a0, tol=float(opts.tol),
+                  cache_size=float(opts.cache_size), cache_dtype=cache_dtype,
+                  full_kernel=bool(full_kernel), shrinking=bool(opts.shrinking),
+                  max_iter=int(opts.max_iter), progress=False, estimator=estimator)
     run.n_jobs = 1
     return run
 
