@@ -370,12 +370,9 @@ BUILD_FITS = (
     ("2000x10 NuSVR", "svmlab.NuSVR()", "_reg(2000, 10)"),
     ("3000x20 NuSVC", "svmlab.NuSVC()", "_clf(3000, 20)"),
     ("3000x20 OneClassSVM", "svmlab.OneClassSVM()", "_clf(3000, 20)[:1] + (None,)"),
-    ("a9a-like binary SVC", "svmlab.SVC(cache_size=1)", "_binary(3000, 123)"),
-    ("a9a-like binary SMOClassifier", "svmlab.SMOClassifier(progress=False, cache_size=1)",
-     "_binary(3000, 123)"),
-    ("a9a-like binary SMOClassifier linear",
-     "svmlab.SMOClassifier(progress=False, kernel='linear', cache_size=1)",
-     "_binary(3000, 123)"),
+    ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
+    ("a9a rows, small cache: SMOClassifier",
+     "svmlab.SMOClassifier(progress=False, cache_size=1)", "_a9a(3000)"),
 )
 
 
@@ -397,16 +394,14 @@ def _reg(n, d):
     return make_regression(n, d, noise=10.0, random_state=0)
 
 
-def _binary(n, d):
-    """A sparse 0/1 problem shaped like a9a (its rows have 14 of 123 ones)."""
-    import numpy as np
-    import scipy.sparse as sp
+def _a9a(n):
+    """The first ``n`` rows of a9a (0/1 CSR, as svmlab.datasets loads it);
+    with a 1 MB cache they take the paths the full a9a takes (float32 rows,
+    a cache of fewer rows than examples)."""
+    from svmlab import datasets
 
-    rng = np.random.RandomState(0)
-    X = (rng.rand(n, d) < 14 / d).astype(np.float64)
-    w = rng.randn(d)
-    y = np.where(X @ w + 0.5 * rng.randn(n) > 0, 1, -1)
-    return sp.csr_matrix(X), y
+    X, y = datasets.load("a9a", "train")
+    return X[:n], y[:n]
 
 
 def build(folder=None, fits=True, families=()):
@@ -441,8 +436,7 @@ def build(folder=None, fits=True, families=()):
         cpu[fam] = round(time.process_time() - t0, 1)
     if fits:
         t0 = time.process_time()
-        env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg,
-               "_binary": _binary}
+        env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for label, est, data in BUILD_FITS:
@@ -477,10 +471,12 @@ def build_env(folder, cache_dir):
 
 
 def main(argv=None):
-    """``python -m svmlab._shipped build [FOLDER]``: build the shipped folder
-    (default: this package's ``_machine_code``) in a child process with the
-    portable target; ``python -m svmlab._shipped status``: say whether this
-    installation loads shipped code."""
+    """``python -m svmlab._shipped build [FOLDER] [--reuse SRC]``: build the
+    shipped folder (default: this package's ``_machine_code``) in a child
+    process with the portable target, or copy ``SRC`` when its manifest
+    shows it was built from these sources for this numba and Python;
+    ``python -m svmlab._shipped status``: say whether this installation
+    loads shipped code."""
     import subprocess
     import tempfile
 
@@ -493,9 +489,22 @@ def main(argv=None):
     if cmd != "build":
         print(__doc__.split("\n\n")[0])
         return 2
+    reuse = None
+    if "--reuse" in argv:
+        i = argv.index("--reuse")
+        reuse = argv[i + 1]
+        del argv[i:i + 2]
     folder = os.path.abspath(argv[1] if len(argv) > 1 else MACHINE_CODE_DIR)
     import shutil
 
+    if reuse and os.path.abspath(reuse) != folder:
+        ok, why, _ = status(os.path.abspath(reuse))
+        if ok:  # built from these very sources, for this numba and Python
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(reuse, folder)
+            print(f"reused {reuse}: {why}", file=sys.stderr)
+            return 0
+        print(f"not reusing {reuse}: {why}", file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)  # no entry of an older build survives
     os.makedirs(folder)
     with tempfile.TemporaryDirectory(prefix="svmlab-ship-") as cache:
