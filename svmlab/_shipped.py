@@ -240,7 +240,9 @@ def status(folder=None):
         return False, f"this CPU lacks a feature of {magic[1]}", man
     if man.get("source_hash") != source_hash(PACKAGE_DIR, man.get("sources") or None):
         return False, "the package's sources differ from those the code was built from", man
-    return True, f"{man.get('entries', '?')} overloads for {magic[1]}", man
+    return True, (f"{man.get('entries', '?')} overloads for {magic[1]}"
+                  + ("" if man.get("complete", True) else
+                     f" (partial build: {', '.join(man.get('stages') or ['nothing'])})")), man
 
 
 def _build_folder():
@@ -406,7 +408,10 @@ def _a9a(n):
 
 def build(folder=None, fits=True, families=()):
     """Compile svmlab's kernels for the portable target into ``folder``
-    (default :data:`MACHINE_CODE_DIR`) and write its manifest.  Must run in
+    (default :data:`MACHINE_CODE_DIR`): the fits of :data:`BUILD_FITS`, then
+    :func:`svmlab.warm_up` of each family (default: all), writing the
+    manifest after each stage (a build stopped early leaves a folder that
+    loads what it holds; ``complete`` says whether it finished).  Must run in
     a fresh process whose environment has :data:`BUILD_ENV` = ``folder``,
     ``NUMBA_CPU_NAME`` = :data:`PORTABLE_CPU`, ``NUMBA_CPU_FEATURES`` =
     :data:`PORTABLE_FEATURES` and ``SVMLAB_JIT=eager`` (:func:`main` sets
@@ -429,12 +434,23 @@ def build(folder=None, fits=True, families=()):
     from svmlab import _warm
 
     cpu = {}
-    names = list(families) or list(_warm.FAMILIES)
-    for fam in names:
-        t0 = time.process_time()
-        _warm.warm_up(fam)
-        cpu[fam] = round(time.process_time() - t0, 1)
-    if fits:
+    done = []
+
+    def manifest(complete):
+        # written after every stage: a build stopped early leaves a usable
+        # folder of the stages it finished
+        sources = _loaded_sources()
+        man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(magic),
+               "stamp": _build_stamp(), "sources": sources,
+               "source_hash": source_hash(PACKAGE_DIR, sources), "entries": _count(folder),
+               "stages": list(done), "complete": complete, "compile_cpu_s": dict(cpu)}
+        tmp = os.path.join(folder, MANIFEST + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(man, f, indent=1)
+        os.replace(tmp, os.path.join(folder, MANIFEST))
+        return man
+
+    if fits:  # first what users start with, then every family
         t0 = time.process_time()
         env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
         with warnings.catch_warnings():
@@ -445,13 +461,15 @@ def build(folder=None, fits=True, families=()):
                 m.fit(X, y)
                 m.predict(X[:5])
         cpu["user-sized fits"] = round(time.process_time() - t0, 1)
-    man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(magic),
-           "stamp": _build_stamp(), "sources": _loaded_sources(),
-           "source_hash": source_hash(PACKAGE_DIR, _loaded_sources()),
-           "entries": _count(folder), "compile_cpu_s": cpu}
-    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as f:
-        json.dump(man, f, indent=1)
-    return man
+        done.append("user-sized fits")
+        manifest(False)
+    for fam in list(families) or list(_warm.FAMILIES):
+        t0 = time.process_time()
+        _warm.warm_up(fam)
+        cpu[fam] = round(time.process_time() - t0, 1)
+        done.append(f"warm_up({fam!r})")
+        manifest(False)
+    return manifest(True)
 
 
 def _count(folder):
