@@ -479,6 +479,34 @@ def _count(folder):
     return n
 
 
+def seal(folder):
+    """Write the manifest of a build that was stopped before its first stage
+    ended (its index files carry the build's stamp), as a partial build over
+    every ``.py`` file of the package: it then loads what it holds, under
+    the strictest source check.  Returns the manifest."""
+    import pickle
+
+    import numba
+
+    folder = os.path.abspath(folder)
+    stamps = set()
+    for d, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith(".nbi"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    pickle.load(fh)  # numba's version
+                    stamps.add(pickle.loads(fh.read())[0])  # (stamp, overloads)
+    if len(stamps) != 1:
+        raise RuntimeError(f"{folder}: {len(stamps)} build stamps in its index files, not one")
+    man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(portable_magic()),
+           "stamp": stamps.pop(), "sources": None, "source_hash": source_hash(PACKAGE_DIR),
+           "entries": _count(folder), "stages": ["stopped early, sealed"], "complete": False,
+           "compile_cpu_s": {}}
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as f:
+        json.dump(man, f, indent=1)
+    return man
+
+
 def build_env(folder, cache_dir):
     """The environment of a building process (see :func:`build`)."""
     env = dict(os.environ)
@@ -503,6 +531,9 @@ def main(argv=None):
     if cmd == "status":
         ok, reason, _ = status()
         print(("loads" if ok else "does not load") + f" shipped machine code: {reason}")
+        return 0
+    if cmd == "seal" and len(argv) > 1:
+        print(json.dumps({k: v for k, v in seal(argv[1]).items() if k != "sources"}))
         return 0
     if cmd != "build":
         print(__doc__.split("\n\n")[0])

@@ -203,3 +203,24 @@ def test_svmlab_kernels_get_the_shipped_cache_in_a_build(tmp_path):
     assert proc.stdout.splitlines()[0] == "ShippedCache"
     assert any(f.endswith(".nbc") and f.startswith("svmlab.smo._simd") for f in _files(shipped)), \
         _files(shipped)
+
+
+def test_seal_makes_a_stopped_build_loadable(tmp_path):
+    """A build stopped before its first manifest is sealed: the manifest
+    takes the stamp its index files carry, and hashes every source file."""
+    src, shipped = tmp_path / "src", tmp_path / "shipped"
+    src.mkdir()
+    (src / "shipmod.py").write_text(MODULE)
+    _run(tmp_path, src, shipped, tmp_path / "bc", {
+        _shipped.BUILD_ENV: str(shipped), "NUMBA_CPU_NAME": _shipped.PORTABLE_CPU,
+        "NUMBA_CPU_FEATURES": _shipped.PORTABLE_FEATURES})
+    man = _shipped.seal(str(shipped))
+    assert man["stamp"] == _shipped.source_hash(str(src)) and not man["complete"]
+    assert man["entries"] == 2
+    _shipped.status.cache_clear()
+    try:
+        if _shipped.host_has_features():
+            ok, why, _ = _shipped.status(str(shipped))
+            assert ok and "partial build" in why, why
+    finally:
+        _shipped.status.cache_clear()
