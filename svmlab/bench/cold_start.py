@@ -39,9 +39,10 @@ of this process plus its children).
 
 ``--install wheel`` (``python -m svmlab.bench --suite cold-start --install
 wheel``, or :envvar:`SVMLAB_BENCH_INSTALL` = ``wheel``) measures what a user
-of the wheel meets: the suite builds the wheel (``pip wheel
---no-build-isolation``, which compiles the shipped machine code,
-:mod:`svmlab._shipped`), creates a new venv in a temporary directory,
+of the wheel meets: the suite builds the wheel (``pip wheel``, which
+compiles the shipped machine code, :mod:`svmlab._shipped`, or copies the
+checkout's ``svmlab/_machine_code`` when it was built from the same
+sources), creates a new venv in a temporary directory,
 installs the wheel there with ``--no-deps`` and makes the running
 interpreter's site-packages importable by a ``.pth`` file (the
 dependencies without a download; svmlab itself is the wheel's), and runs
@@ -252,8 +253,10 @@ def install_wheel(tmp, python=None):
     python = python or sys.executable
     dist = os.path.join(tmp, "dist")
     t0 = time.perf_counter()
-    subprocess.run([python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-q",
-                    "-w", dist, ROOT], check=True)
+    # pip's isolated build, as a user's: the build backend asks for
+    # svmlab's dependencies (build_backend/_svmlab_build.py)
+    subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT],
+                   check=True)
     build_s = time.perf_counter() - t0
     (wheel,) = glob.glob(os.path.join(dist, "svmlab-*.whl"))
     venv = os.path.join(tmp, "venv")
