@@ -87,12 +87,8 @@ ESTIMATORS = [
 ]
 PEER = ("SVC() (LIBSVM)", "sklearn.svm.SVC()")
 
-_SCRIPT = textwrap.dedent("""
-    import json, sys, time
-    t0 = time.perf_counter()
-    import numpy as np, scipy.sparse as sp
-    import svmlab, sklearn.svm
-    from svmlab import _jit
+#: counts the compilations in the measured process (``compiled``)
+_COUNT = textwrap.dedent("""
     from numba.core import event
     compiled = []
     class _Count(event.Listener):
@@ -101,6 +97,15 @@ _SCRIPT = textwrap.dedent("""
         def on_end(self, e):
             pass
     event.register("numba:compile", _Count())
+""")
+
+_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    t0 = time.perf_counter()
+    import numpy as np, scipy.sparse as sp
+    import svmlab, sklearn.svm
+    from svmlab import _jit
+""") + _COUNT + textwrap.dedent("""
     expr, kind, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     est = eval(expr)
     t1 = time.perf_counter()
@@ -151,14 +156,7 @@ _SIZED_SCRIPT = textwrap.dedent("""
     import numpy as np
     import svmlab
     from svmlab import _shipped
-    from numba.core import event
-    compiled = []
-    class _Count(event.Listener):
-        def on_start(self, e):
-            compiled.append(e.data["dispatcher"].py_func.__qualname__)
-        def on_end(self, e):
-            pass
-    event.register("numba:compile", _Count())
+""") + _COUNT + textwrap.dedent("""
     expr, data = sys.argv[1], sys.argv[2]
     from sklearn import datasets as skd
     if data == "digits":
