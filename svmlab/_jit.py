@@ -91,6 +91,8 @@ import types as pytypes
 import numpy as np
 from numba import njit as _numba_njit
 
+from . import _shipped
+
 __all__ = ["njit", "set_mode", "get_mode", "interpreted", "is_small", "SMALL_ROWS",
            "SMALL_ELEMENTS"]
 
@@ -162,6 +164,7 @@ def njit(*args, **kwargs):
 
     def wrap(fn):
         disp = _numba_njit(**kwargs)(fn)
+        _shipped.attach(disp)  # machine code shipped in a wheel (svmlab._shipped)
         if TieredDispatcher is not None and isinstance(disp, _CPUDispatcher):
             disp.__class__ = TieredDispatcher
             disp._svmlab_interpret_ok = interpret_ok

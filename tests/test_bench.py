@@ -314,3 +314,24 @@ def test_cold_start_suite_smoke_runs_every_estimator_cold(tmp_path):
             assert r["extra"]["import_s"] > 0 and r["extra"]["second_s"] > 0
             if label.startswith(("SMOClassifier", "SVC", "NuSVC", "SVR", "NuSVR", "OneClass")):
                 assert r["extra"]["compiled_in_first_fits"] == 0, (label, r)
+
+
+def test_cold_start_sized_case_runs_in_a_fresh_process():
+    """The sized cases' script (issue 29) fits twice in a fresh process with
+    an empty numba cache and reports what was compiled there and whether
+    shipped machine code was loaded; run on a tiny problem here."""
+    from svmlab.bench.cold_start import SIZED, measure_sized
+
+    assert {d for *_, d in SIZED} == {"digits", "clf", "reg", "one", "a9a"}
+    m = measure_sized("svmlab.SVC()", "tiny", timeout=1800)
+    assert m["first_s"] > 0 and m["second_s"] > 0
+    assert isinstance(m["compiled_in_first_fits"], int) and m["compiled_in_first_fits"] >= 0
+    assert m["svmlab_file"].startswith(os.path.dirname(os.path.dirname(__file__)))
+    assert isinstance(m["shipped"], str) and m["shipped"]
+
+
+def test_cold_start_install_kind_is_checked():
+    from svmlab.bench.cold_start import Install
+
+    with pytest.raises(ValueError, match="editable.*wheel"):
+        Install("sdist")

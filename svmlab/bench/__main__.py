@@ -148,12 +148,17 @@ def build_parser():
     p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     p.add_argument("--no-plots", action="store_true", help="do not save figures")
     p.add_argument("--list", action="store_true", help="list the suites and exit")
+    p.add_argument("--install", choices=["editable", "wheel"], default=None,
+                   help="cold-start suite: measure this checkout (editable, default) or its "
+                        "wheel installed into a new venv (wheel)")
     return p
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     os.environ.setdefault("MPLBACKEND", "Agg")
+    if args.install:
+        os.environ["SVMLAB_BENCH_INSTALL"] = args.install
     if "SVMLAB_JIT" not in os.environ:
         # the suites time compiled code: a small fit in the default mode
         # could run interpreted while a background process compiles

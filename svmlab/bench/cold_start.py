@@ -27,6 +27,28 @@ Binder or Colab session or a CI run.  Columns:
     the first fit with ``SVMLAB_JIT=eager``: numba's own behaviour, compile
     before running; what every first fit cost before the tiers.
 
+The sizes users start with (:data:`SIZED`: scikit-learn's digits with
+``SVC()``, ``make_classification(3000, 20)`` with ``SVC()`` and
+``SMOClassifier()``, ``SVR()`` on ``make_regression(2000, 10)``,
+``OneClassSVM()`` on 3000 x 20, ``SVC()`` on a9a in full) are measured the
+same way, one fresh process each: ``first fit``, ``second fit`` (a new
+estimator, same data, same process: the warm fit), and ``compiled here``.
+At full size the suite also reports :func:`svmlab.warm_up` per family in a
+fresh process with an empty cache, as CPU-seconds (``time.process_time``
+of this process plus its children).
+
+``--install wheel`` (``python -m svmlab.bench --suite cold-start --install
+wheel``, or :envvar:`SVMLAB_BENCH_INSTALL` = ``wheel``) measures what a user
+of the wheel meets: the suite builds the wheel (``pip wheel``, which
+compiles the shipped machine code, :mod:`svmlab._shipped`, or copies the
+checkout's ``svmlab/_machine_code`` when it was built from the same
+sources), creates a new venv in a temporary directory,
+installs the wheel there with ``--no-deps`` and makes the running
+interpreter's site-packages importable by a ``.pth`` file (the
+dependencies without a download; svmlab itself is the wheel's), and runs
+every case with that venv's Python from an empty directory.  The default,
+``editable``, runs this checkout.
+
 At ``--size smoke`` (CI) only the first columns are measured, on the dense
 input and one more kind per estimator, and the background process is
 stopped at once: the suite shows that a cold first fit runs, not how long a
@@ -38,10 +60,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 from ._harness import Result, suite
 
@@ -63,12 +87,8 @@ ESTIMATORS = [
 ]
 PEER = ("SVC() (LIBSVM)", "sklearn.svm.SVC()")
 
-_SCRIPT = textwrap.dedent("""
-    import json, sys, time
-    t0 = time.perf_counter()
-    import numpy as np, scipy.sparse as sp
-    import svmlab, sklearn.svm
-    from svmlab import _jit
+#: counts the compilations in the measured process (``compiled``)
+_COUNT = textwrap.dedent("""
     from numba.core import event
     compiled = []
     class _Count(event.Listener):
@@ -77,6 +97,15 @@ _SCRIPT = textwrap.dedent("""
         def on_end(self, e):
             pass
     event.register("numba:compile", _Count())
+""")
+
+_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    t0 = time.perf_counter()
+    import numpy as np, scipy.sparse as sp
+    import svmlab, sklearn.svm
+    from svmlab import _jit
+""") + _COUNT + textwrap.dedent("""
     expr, kind, wait = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     est = eval(expr)
     t1 = time.perf_counter()
@@ -109,24 +138,194 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def measure(expr, kind="dense", mode="auto", wait=False, timeout=1800):
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+#: the sizes users start with: (case, estimator label, expression, data name)
+SIZED = [
+    ("digits 1797x64", "SVC()", "svmlab.SVC()", "digits"),
+    ("3000x20", "SVC()", "svmlab.SVC()", "clf"),
+    ("3000x20", "SMOClassifier()", "svmlab.SMOClassifier()", "clf"),
+    ("2000x10 regression", "SVR()", "svmlab.SVR()", "reg"),
+    ("3000x20", "OneClassSVM()", "svmlab.OneClassSVM()", "one"),
+    ("a9a 32561x123", "SVC()", "svmlab.SVC()", "a9a"),
+]
+
+_SIZED_SCRIPT = textwrap.dedent("""
+    import json, sys, time
+    t0 = time.perf_counter()
+    import numpy as np
+    import svmlab
+    from svmlab import _shipped
+""") + _COUNT + textwrap.dedent("""
+    expr, data = sys.argv[1], sys.argv[2]
+    from sklearn import datasets as skd
+    if data == "digits":
+        X, y = skd.load_digits(return_X_y=True)
+    elif data in ("clf", "one"):
+        X, y = skd.make_classification(3000, 20, random_state=0)
+        if data == "one":
+            y = None
+    elif data == "reg":
+        X, y = skd.make_regression(2000, 10, noise=10.0, random_state=0)
+    elif data == "a9a":
+        X, y = svmlab.datasets.load("a9a", "train")
+    elif data == "tiny":
+        X, y = skd.make_classification(200, 5, random_state=0)
+    t1 = time.perf_counter()
+    est = eval(expr); est.fit(X, y); t2 = time.perf_counter()
+    n_first = len(compiled)
+    eval(expr).fit(X, y); t3 = time.perf_counter()
+    w = svmlab._jit._the_worker
+    if w is not None and w.proc is not None:
+        w.proc.kill()
+    print(json.dumps(dict(import_s=t1 - t0, first_s=t2 - t1, second_s=t3 - t2,
+                          compiled_in_first_fits=n_first,
+                          compiled_in_second_fit=len(compiled) - n_first,
+                          shipped=_shipped.status()[1], svmlab_file=svmlab.__file__)))
+""")
+
+_WARM_SCRIPT = textwrap.dedent("""
+    import json, resource, sys, time
+    import svmlab
+    out = {}
+    for fam in sys.argv[1:]:
+        c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0, w0 = time.process_time(), time.perf_counter()
+        svmlab.warm_up(fam)
+        c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        child = (c1.ru_utime + c1.ru_stime) - (c0.ru_utime + c0.ru_stime)
+        out[fam] = dict(cpu_s=time.process_time() - t0 + child,
+                        wall_s=time.perf_counter() - w0)
+    print(json.dumps(out))
+""")
+
+
+class Install:
+    """Where the measured processes take svmlab from: this checkout
+    (``editable``) or a wheel installed into a new venv (``wheel``)."""
+
+    def __init__(self, kind="editable"):
+        if kind not in ("editable", "wheel"):
+            raise ValueError(f"install must be 'editable' or 'wheel', got {kind!r}")
+        self.kind = kind
+        self.python = sys.executable
+        self.tmp = None
+        self.build_s = None
+        self.wheel = None
+
+    def __enter__(self):
+        if self.kind == "wheel":
+            self.tmp = tempfile.mkdtemp(prefix="svmlab-wheel-")
+            self.python, self.wheel, self.build_s = install_wheel(self.tmp)
+        return self
+
+    def __exit__(self, *exc):
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
+
+    def run(self, args, env_extra, timeout):
+        """Run ``python args`` in a fresh process with an empty numba cache."""
+        with tempfile.TemporaryDirectory(prefix="svmlab-cold-") as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache, SVMLAB_PROGRESS="0", **env_extra)
+            if self.kind == "editable":
+                env["PYTHONPATH"] = ROOT + (os.pathsep + os.environ["PYTHONPATH"]
+                                            if os.environ.get("PYTHONPATH") else "")
+                cwd = None
+            else:
+                env.pop("PYTHONPATH", None)
+                cwd = cache  # an empty directory: no source tree on sys.path
+            return subprocess.run([self.python, *args], env=env, cwd=cwd,
+                                  capture_output=True, text=True, timeout=timeout)
+
+
+def install_wheel(tmp, python=None):
+    """Build svmlab's wheel (with the shipped machine code) into ``tmp/dist``,
+    create the venv ``tmp/venv`` (no system site-packages) and install the
+    wheel there; the dependencies come from ``python``'s site-packages
+    (default: the running interpreter's) through a ``.pth`` file.  Returns
+    (the venv's python, the wheel's path, seconds spent building)."""
+    import glob
+    import sysconfig
+
+    python = python or sys.executable
+    dist = os.path.join(tmp, "dist")
+    t0 = time.perf_counter()
+    # pip's isolated build, as a user's: the build backend asks for
+    # svmlab's dependencies (build_backend/_svmlab_build.py)
+    subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT],
+                   check=True)
+    build_s = time.perf_counter() - t0
+    (wheel,) = glob.glob(os.path.join(dist, "svmlab-*.whl"))
+    venv = os.path.join(tmp, "venv")
+    subprocess.run([python, "-m", "venv", venv], check=True)
+    vpy = os.path.join(venv, "bin", "python")
+    subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-deps", wheel], check=True)
+    site = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    deps = sysconfig.get_paths()["purelib"] if python == sys.executable else subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True).stdout.strip()
+    with open(os.path.join(site, "zz_svmlab_bench_deps.pth"), "w") as f:
+        f.write(deps + "\n")  # appended after the venv's own site-packages
+    return vpy, wheel, build_s
+
+
+_INSTALL = Install()
+
+
+def measure(expr, kind="dense", mode="auto", wait=False, timeout=1800, install=None):
     """Run the cold-start script in a fresh process with an empty numba cache;
     returns its measurements (a dict of seconds), or raises RuntimeError."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with tempfile.TemporaryDirectory(prefix="svmlab-cold-") as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, SVMLAB_JIT=mode, SVMLAB_PROGRESS="0",
-                   PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
-                                      if os.environ.get("PYTHONPATH") else ""))
-        proc = subprocess.run([sys.executable, "-c", _SCRIPT, expr, kind, "1" if wait else "0"],
-                              env=env, capture_output=True, text=True, timeout=timeout)
+    install = install or _INSTALL
+    proc = install.run(["-c", _SCRIPT, expr, kind, "1" if wait else "0"],
+                       {"SVMLAB_JIT": mode}, timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{expr} on {kind}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_sized(expr, data, timeout=3600, install=None):
+    """First and second fit of ``expr`` on the named data (:data:`SIZED`, or
+    ``"tiny"``) in a fresh process with an empty numba cache."""
+    install = install or _INSTALL
+    proc = install.run(["-c", _SIZED_SCRIPT, expr, data], {"SVMLAB_JIT": "auto"}, timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{expr} on {data}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_warm_up(families=(), timeout=7200, install=None):
+    """``svmlab.warm_up(family)`` for each family in turn, in one fresh
+    process with an empty numba cache: {family: {cpu_s, wall_s}}."""
+    install = install or _INSTALL
+    if not families:
+        from svmlab._warm import FAMILIES
+
+        families = tuple(FAMILIES)
+    proc = install.run(["-c", _WARM_SCRIPT, *families], {}, timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"warm_up: exit {proc.returncode}: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @suite("cold-start", "first fit of every default estimator in a fresh process with an empty "
        "numba cache (import, first, second, compiled-after, warm and eager first fit)")
 def cold_start(ctx):
+    kind = os.environ.get("SVMLAB_BENCH_INSTALL", "editable") or "editable"
+    with Install(kind) as install:
+        global _INSTALL
+        old, _INSTALL = _INSTALL, install
+        try:
+            if install.build_s is not None:
+                ctx.log(f"wheel {os.path.basename(install.wheel)} built in "
+                        f"{install.build_s:.0f} s, installed into a new venv")
+            _cold_start(ctx, kind)
+        finally:
+            _INSTALL = old
+
+
+def _cold_start(ctx, install):
     full = ctx.size == "full"
     rows = []
     peer = measure(PEER[1])
@@ -144,7 +343,7 @@ def cold_start(ctx):
                 m["eager_first_s"] = measure(expr, kind, mode="eager")["first_s"]
             rows.append((label, kind, m))
             ctx.emit(Result(case=f"300x5 {kind}", solver=label, time_s=m["first_s"],
-                            extra={k: round(v, 4) for k, v in m.items()}))
+                            extra={"install": install, **{k: round(v, 4) for k, v in m.items()}}))
             ctx.log(f"{label} {kind}: " + ", ".join(f"{k} {v:.3f}" for k, v in m.items()))
     cols = ["import_s", "first_s", "second_s", "compiled_in_first_fits", "compiled_after_s",
             "warm_s", "eager_first_s"]
@@ -160,3 +359,44 @@ def cold_start(ctx):
     table = "\n".join(lines)
     ctx.log("cold start (seconds):\n" + table)
     print(table)
+    _sized(ctx, install, full)
+    if full:
+        _warm_up(ctx, install)
+
+
+def _sized(ctx, install, full):
+    """The sizes users start with (smoke: only where shipped code loads, as
+    the compilation would take minutes)."""
+    from svmlab import _shipped
+
+    shipped = install == "wheel" or _shipped.status()[0]
+    if not full and not shipped:
+        ctx.log("sized cases skipped at smoke size: no shipped machine code here "
+                f"({_shipped.status()[1]})")
+        return
+    head = ("case", "estimator", "install", "first fit", "warm fit", "first - warm",
+            "compiled in first fit", "shipped code")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, label, expr, data in SIZED:
+        if data == "a9a" and not full:
+            continue
+        m = measure_sized(expr, data)
+        ctx.emit(Result(case=case, solver=f"{label} first fit", time_s=m["first_s"],
+                        extra={"install": install, **m}))
+        ctx.emit(Result(case=case, solver=f"{label} warm fit", time_s=m["second_s"],
+                        extra={"install": install}))
+        lines.append(f"| {case} | {label} | {install} | {m['first_s']:.2f} | "
+                     f"{m['second_s']:.2f} | {m['first_s'] - m['second_s']:.2f} | "
+                     f"{m['compiled_in_first_fits']} | {m['shipped']} |")
+    table = "\n".join(lines)
+    ctx.log("first fits at the sizes users start with (seconds):\n" + table)
+    print(table)
+
+
+def _warm_up(ctx, install):
+    m = measure_warm_up()
+    for fam, v in m.items():
+        ctx.emit(Result(case="warm_up() in a fresh process", solver=f"warm_up({fam!r})",
+                        time_s=v["wall_s"], extra={"install": install, **v}))
+    ctx.log("warm_up() per family (CPU-seconds, this process and its children): "
+            + ", ".join(f"{f} {v['cpu_s']:.1f}" for f, v in m.items()))

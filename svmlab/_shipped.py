@@ -1,0 +1,573 @@
+"""Machine code shipped inside the package: a fresh install fits at compiled
+speed at once.
+
+The problem
+-----------
+numba compiles svmlab's kernels on first use and keeps the machine code in
+its on-disk cache (``cache=True``).  An installed wheel starts with that
+cache empty, so every new environment (a Colab session, a new venv, a CI
+run) pays minutes of compilation in its first fits.  numba's cache cannot
+simply be copied into the wheel, for two reasons:
+
+* its location is derived from the absolute path of the source file
+  (:envvar:`NUMBA_CACHE_DIR` plus a hash of the directory), which an install
+  changes;
+* every entry's index key contains the exact CPU of the machine that
+  compiled it (``codegen.magic_tuple()``: triple, host CPU name, host
+  feature string), so code built on one x86-64 machine is never found on
+  another.
+
+The contract
+------------
+A wheel built by ``setup.py`` contains ``svmlab/_machine_code/``: numba
+cache entries of every kernel that :func:`svmlab.warm_up` and the sizes
+users start with (:data:`BUILD_FITS`) compile, built for the portable target
+:data:`PORTABLE_CPU` with exactly :data:`PORTABLE_FEATURES`, plus
+``manifest.json``.  On import of a kernel module, each svmlab dispatcher's
+cache (:func:`attach`) first looks an overload up in that folder, under the
+*portable* key (the manifest's target instead of the host's), then falls back
+to numba's own cache in the user-writable folder (host-tuned code, compiled
+and saved as before).  The shipped folder is read only when all of this holds
+(:func:`status`):
+
+* the manifest's numba version, Python tag and target triple are this
+  process's;
+* the host CPU has every feature of :data:`PORTABLE_FEATURES` (else the code
+  could stop on an illegal instruction);
+* the SHA-256 of the package's ``.py`` files that the build imported (the
+  manifest lists them) equals the manifest's (:func:`source_hash`): the
+  shipped code is the code of these sources, and an edited checkout never
+  loads stale kernels.  This is stricter than numba's own per-file stamp on
+  purpose: numba's key ignores the sources of the kernels a kernel calls
+  (their code is inlined or linked into its machine code).
+
+Otherwise nothing changes: the dispatchers keep numba's cache.
+``SVMLAB_SHIPPED=0`` turns the shipped folder off.
+
+Building (:func:`build`, run by ``setup.py``'s ``build_py`` step in a
+separate process with ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` set to the
+portable target and ``SVMLAB_SHIP_BUILD`` naming the output folder): every
+compilation in that process is saved to the shipped folder under its
+portable key.
+
+Why ``x86-64-v3`` (AVX2, FMA, BMI2: Intel Haswell 2013+, AMD Excavator/Zen
+2015+, every current cloud and Colab machine) and not plain ``x86-64``: the
+kernels' row loops are vectorised, and the 4-lane double vectors of
+:mod:`svmlab.smo._simd` need AVX for one instruction per vector.  The
+measurement against host-tuned code is in
+``docs/decisions/27a01-shipped-machine-code.md``.
+
+Private numba API
+-----------------
+numba's cache classes are not public.  Every use of them is in this module
+and listed in :data:`INTERNALS`; :func:`check_internals` says which one is
+missing or changed (``tests/test_shipped_cache.py`` calls it), and
+``pyproject.toml`` pins the numba range this was tested with.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import time
+
+__all__ = ["status", "attach", "build", "source_hash", "check_internals", "PORTABLE_CPU",
+           "PORTABLE_FEATURES", "MACHINE_CODE_DIR"]
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: the folder a wheel ships (absent in a source checkout unless built there)
+MACHINE_CODE_DIR = os.path.join(PACKAGE_DIR, "_machine_code")
+MANIFEST = "manifest.json"
+#: the portable target of the shipped code (LLVM's name for x86-64 level 3)
+PORTABLE_CPU = "x86-64-v3"
+#: exactly the features x86-64-v3 defines (psABI); the host must have all
+PORTABLE_FEATURES = ("+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+crc32,+cx16,+cx8,+f16c,+fma,+fxsr,"
+                     "+lzcnt,+mmx,+movbe,+popcnt,+sahf,+sse,+sse2,+sse3,+sse4.1,+sse4.2,"
+                     "+ssse3,+xsave")
+#: where a build writes (set by setup.py in the building process only)
+BUILD_ENV = "SVMLAB_SHIP_BUILD"
+
+#: numba internals this module relies on: (class path, methods) ...
+INTERNALS = (
+    ("numba.core.caching.FunctionCache", ("_index_key", "_load_overload", "_save_overload")),
+    ("numba.core.caching.IndexDataCacheFile", ("load", "save")),
+    ("numba.core.caching.CompileResultCacheImpl", ("filename_base", "rebuild", "reduce",
+                                                   "check_cachable")),
+    ("numba.core.codegen.CPUCodegen", ("magic_tuple",)),
+)
+#: ... and instance attributes: of a cached dispatcher's FunctionCache
+CACHE_ATTRS = ("_impl", "_py_func", "_enabled", "_cache_file")
+#: ... and of its IndexDataCacheFile
+FILE_ATTRS = ("_cache_path",)
+
+
+def check_internals():
+    """The numba internals this module uses (:data:`INTERNALS`,
+    :data:`CACHE_ATTRS`, :data:`FILE_ATTRS`, a dispatcher's ``_cache``) that
+    are missing or changed, as a list of messages (empty when all are
+    there), including a check that a cache index key still has numba's shape
+    ``(signature, codegen.magic_tuple(), hashes)``."""
+    import importlib
+
+    problems = []
+    for path, attrs in INTERNALS:
+        mod, name = path.rsplit(".", 1)
+        try:
+            obj = getattr(importlib.import_module(mod), name)
+        except (ImportError, AttributeError):
+            problems.append(f"{path} is gone")
+            continue
+        problems += [f"{path}.{a} is gone" for a in attrs if not hasattr(obj, a)]
+    if problems:
+        return problems
+    import numba
+    from numba import types
+    from numba.core import caching
+
+    @numba.njit(cache=True)
+    def probe(x):  # pragma: no cover - compiled
+        return x + 1
+
+    cache = getattr(probe, "_cache", None)
+    if type(cache) is not caching.FunctionCache:
+        return [f"a cached dispatcher's _cache is {type(cache).__name__}, "
+                "not numba.core.caching.FunctionCache"]
+    problems += [f"numba.core.caching.FunctionCache instance attribute {a} is gone"
+                 for a in CACHE_ATTRS if not hasattr(cache, a)]
+    problems += [f"numba.core.caching.IndexDataCacheFile instance attribute {a} is gone"
+                 for a in FILE_ATTRS if not hasattr(getattr(cache, "_cache_file", None), a)]
+    if problems:
+        return problems
+    codegen = probe.targetctx.codegen()
+    key = cache._index_key((types.int64,), codegen)
+    if not (isinstance(key, tuple) and len(key) == 3 and key[1] == codegen.magic_tuple()):
+        problems.append("numba.core.caching.Cache._index_key no longer returns "
+                        "(signature, codegen.magic_tuple(), hashes)")
+    return problems
+
+
+# --------------------------------------------------------------------------
+# What is shipped, and whether it may be used here
+
+def source_hash(root=PACKAGE_DIR, files=None):
+    """SHA-256 (hex) of the ``.py`` files ``files`` (paths relative to
+    ``root``, ``/``-separated; default: every one under ``root``), over their
+    names and bytes in sorted order; a missing file counts as empty."""
+    if files is None:
+        files = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "_machine_code")]
+            files += [os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
+                      for f in filenames if f.endswith(".py")]
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        try:
+            with open(os.path.join(root, *rel.split("/")), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            data = b""
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def _loaded_sources():
+    """The package's source files imported in this process (relative paths):
+    every module a shipped kernel's code can depend on."""
+    files = set()
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if (name == "svmlab" or name.startswith("svmlab.")) and f and f.endswith(".py"):
+            rel = os.path.relpath(os.path.abspath(f), PACKAGE_DIR)
+            if not rel.startswith(".."):
+                files.add(rel.replace(os.sep, "/"))
+    return sorted(files)
+
+
+def _python_tag():
+    return f"py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+
+
+def portable_magic(triple=None):
+    """The ``magic_tuple`` of code compiled for the portable target."""
+    if triple is None:
+        from numba.core.registry import cpu_target
+
+        triple = cpu_target.target_context.codegen().magic_tuple()[0]
+    return (triple, PORTABLE_CPU, PORTABLE_FEATURES)
+
+
+def host_has_features(features=PORTABLE_FEATURES):
+    """Whether this CPU has every ``+feature`` of ``features``."""
+    import llvmlite.binding as ll
+
+    try:
+        host = ll.get_host_cpu_features()
+    except RuntimeError:
+        return False
+    return all(host.get(f[1:], False) for f in features.split(",") if f.startswith("+"))
+
+
+@functools.lru_cache(maxsize=None)
+def status(folder=None):
+    """``(usable, reason, manifest)`` for the shipped folder ``folder``
+    (default :data:`MACHINE_CODE_DIR`): whether this process loads from it,
+    and why not."""
+    folder = folder or MACHINE_CODE_DIR
+    if os.environ.get("SVMLAB_SHIPPED", "1") == "0":
+        return False, "SVMLAB_SHIPPED=0", None
+    path = os.path.join(folder, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            man = json.load(f)
+    except FileNotFoundError:
+        return False, f"no shipped machine code ({path} absent: a source checkout or sdist)", None
+    except (OSError, ValueError) as e:
+        return False, f"unreadable {path}: {e}", None
+    import numba
+
+    if man.get("numba") != numba.__version__:
+        return False, f"built with numba {man.get('numba')}, this is {numba.__version__}", man
+    if man.get("python") != _python_tag():
+        return False, f"built for {man.get('python')}, this is {_python_tag()}", man
+    magic = tuple(man.get("magic") or ())
+    if magic != portable_magic():
+        return False, f"built for target {magic[:2]}, portable here is {portable_magic()[:2]}", man
+    if not host_has_features(magic[2]):
+        return False, f"this CPU lacks a feature of {magic[1]}", man
+    if man.get("source_hash") != source_hash(PACKAGE_DIR, man.get("sources") or None):
+        return False, "the package's sources differ from those the code was built from", man
+    return True, (f"{man.get('entries', '?')} overloads for {magic[1]}"
+                  + ("" if man.get("complete", True) else
+                     f" (partial build: {', '.join(man.get('stages') or ['nothing'])})")), man
+
+
+def _build_folder():
+    return os.environ.get(BUILD_ENV) or None
+
+
+# --------------------------------------------------------------------------
+# The cache
+
+from numba.core import caching as _caching  # noqa: E402  (private API, see INTERNALS)
+
+
+class _Magic:
+    """A stand-in codegen for :meth:`Cache._index_key`: only its magic tuple
+    is read."""
+
+    def __init__(self, magic):
+        self._magic = magic
+
+    def magic_tuple(self):
+        return self._magic
+
+
+class ShippedCache(_caching.FunctionCache):
+    """numba's ``FunctionCache`` with the shipped folder in front: loads look
+    there first under the portable key, then in numba's cache (host code);
+    saves go to numba's cache, or, in a build, to the shipped folder."""
+
+    def _shipped_file(self):
+        f = self.__dict__.get("_svmlab_shipped_file")
+        if f is None:
+            folder, stamp = self._svmlab_store
+            # one folder per module: the module's name does not depend on
+            # where the package is installed (numba's folders do)
+            sub = self._py_func.__module__
+            f = _caching.IndexDataCacheFile(cache_path=os.path.join(folder, sub),
+                                            filename_base=self._impl.filename_base,
+                                            source_stamp=stamp)
+            self._svmlab_shipped_file = f
+        return f
+
+    def _load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        key = self._index_key(sig, _Magic(self._svmlab_magic))
+        data = self._shipped_file().load(key)
+        if data is not None:
+            return self._impl.rebuild(target_context, data)
+        if _build_folder():
+            return None  # a build compiles what is not shipped yet
+        return super()._load_overload(sig, target_context)
+
+    def _save_overload(self, sig, data):
+        if not _build_folder():
+            return super()._save_overload(sig, data)
+        if not self._enabled or not self._impl.check_cachable(data):
+            return None
+        magic = data.codegen.magic_tuple()
+        if magic != self._svmlab_magic:
+            raise RuntimeError(f"svmlab shipped build: compiled for {magic[:2]}, expected "
+                               f"{self._svmlab_magic[:2]}: set NUMBA_CPU_NAME={PORTABLE_CPU} "
+                               f"and NUMBA_CPU_FEATURES={PORTABLE_FEATURES}")
+        f = self._shipped_file()
+        os.makedirs(f._cache_path, exist_ok=True)
+        key = self._index_key(sig, _Magic(magic))
+        f.save(key, self._impl.reduce(data))
+        _saved[0] += 1
+        return None
+
+
+_saved = [0]
+
+
+@functools.lru_cache(maxsize=None)
+def _store():
+    """(folder, stamp, magic) of the store this process reads (and, in a
+    build, writes), or None when there is none."""
+    build = _build_folder()
+    if build:
+        return build, _build_stamp(), portable_magic()
+    ok, _, man = status()
+    if not ok:
+        return None
+    return MACHINE_CODE_DIR, man["stamp"], tuple(man["magic"])
+
+
+@functools.lru_cache(maxsize=None)
+def _build_stamp():
+    """The stamp of every index a build writes (numba's is the source file's
+    hash; here the folder is used whole or not at all, by the manifest's
+    hash of the sources, so one random stamp per build suffices)."""
+    import uuid
+
+    return uuid.uuid4().hex
+
+
+def attach(disp, store=None):
+    """Give the dispatcher ``disp`` (``cache=True``) the shipped folder in
+    front of its numba cache, when there is a usable one (or in a build);
+    otherwise leave it as it is.  Returns ``disp``.  ``store`` (tests):
+    ``(folder, stamp, magic)`` instead of the package's own."""
+    cache = getattr(disp, "_cache", None)
+    if type(cache) is not _caching.FunctionCache:
+        return disp
+    store = store or _store()
+    if store is None:
+        return disp
+    cache.__class__ = ShippedCache
+    cache._svmlab_store = store[:2]
+    cache._svmlab_magic = store[2]
+    return disp
+
+
+# --------------------------------------------------------------------------
+# Building
+
+#: the fits a build runs after :func:`svmlab.warm_up` (all families): the
+#: estimators and sizes users start with, so that their first fit meets no
+#: kernel the warm-up left out; (label, estimator expression, data expression)
+BUILD_FITS = (
+    ("digits SVC", "svmlab.SVC()", "_digits()"),
+    ("3000x20 SVC", "svmlab.SVC()", "_clf(3000, 20)"),
+    ("3000x20 SMOClassifier", "svmlab.SMOClassifier(progress=False)", "_clf(3000, 20)"),
+    ("3000x20 SMOClassifier wss2",
+     "svmlab.SMOClassifier(selection='wss2', progress=False)", "_clf(3000, 20)"),
+    ("2000x10 SVR", "svmlab.SVR()", "_reg(2000, 10)"),
+    ("2000x10 NuSVR", "svmlab.NuSVR()", "_reg(2000, 10)"),
+    ("3000x20 NuSVC", "svmlab.NuSVC()", "_clf(3000, 20)"),
+    ("3000x20 OneClassSVM", "svmlab.OneClassSVM()", "_clf(3000, 20)[:1] + (None,)"),
+    ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
+    ("a9a rows, small cache: SMOClassifier",
+     "svmlab.SMOClassifier(progress=False, cache_size=1)", "_a9a(3000)"),
+)
+
+
+def _digits():
+    from sklearn.datasets import load_digits
+
+    return load_digits(return_X_y=True)
+
+
+def _clf(n, d):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, d, random_state=0)
+
+
+def _reg(n, d):
+    from sklearn.datasets import make_regression
+
+    return make_regression(n, d, noise=10.0, random_state=0)
+
+
+def _a9a(n):
+    """The first ``n`` rows of a9a (0/1 CSR, as svmlab.datasets loads it);
+    with a 1 MB cache they take the paths the full a9a takes (float32 rows,
+    a cache of fewer rows than examples)."""
+    from svmlab import datasets
+
+    X, y = datasets.load("a9a", "train")
+    return X[:n], y[:n]
+
+
+def build(folder=None, fits=True, families=()):
+    """Compile svmlab's kernels for the portable target into ``folder``
+    (default :data:`MACHINE_CODE_DIR`): the fits of :data:`BUILD_FITS`, then
+    :func:`svmlab.warm_up` of each family (default: all), writing the
+    manifest after each stage (a build stopped early leaves a folder that
+    loads what it holds; ``complete`` says whether it finished).  Must run in
+    a fresh process whose environment has :data:`BUILD_ENV` = ``folder``,
+    ``NUMBA_CPU_NAME`` = :data:`PORTABLE_CPU`, ``NUMBA_CPU_FEATURES`` =
+    :data:`PORTABLE_FEATURES` and ``SVMLAB_JIT=eager`` (:func:`main` sets
+    them).  Returns the manifest (with CPU-seconds per family)."""
+    import warnings
+
+    import numba
+
+    folder = os.path.abspath(folder or MACHINE_CODE_DIR)
+    if os.path.abspath(os.environ.get(BUILD_ENV, "")) != folder:
+        raise RuntimeError(f"run build() in a process started with {BUILD_ENV}={folder} "
+                           "(python -m svmlab._shipped build)")
+    magic = portable_magic()
+    from numba.core.registry import cpu_target
+
+    if cpu_target.target_context.codegen().magic_tuple() != magic:
+        raise RuntimeError("the process does not compile for the portable target: set "
+                           f"NUMBA_CPU_NAME={PORTABLE_CPU} NUMBA_CPU_FEATURES={PORTABLE_FEATURES}")
+    import svmlab
+    from svmlab import _warm
+
+    cpu = {}
+    done = []
+
+    def manifest(complete):
+        # written after every stage: a build stopped early leaves a usable
+        # folder of the stages it finished
+        sources = _loaded_sources()
+        man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(magic),
+               "stamp": _build_stamp(), "sources": sources,
+               "source_hash": source_hash(PACKAGE_DIR, sources), "entries": _count(folder),
+               "stages": list(done), "complete": complete, "compile_cpu_s": dict(cpu)}
+        tmp = os.path.join(folder, MANIFEST + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(man, f, indent=1)
+        os.replace(tmp, os.path.join(folder, MANIFEST))
+        return man
+
+    if fits:  # first what users start with, then every family
+        t0 = time.process_time()
+        env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for label, est, data in BUILD_FITS:
+                X, y = eval(data, env)
+                m = eval(est, env)
+                m.fit(X, y)
+                m.predict(X[:5])
+        cpu["user-sized fits"] = round(time.process_time() - t0, 1)
+        done.append("user-sized fits")
+        manifest(False)
+    for fam in list(families) or list(_warm.FAMILIES):
+        t0 = time.process_time()
+        _warm.warm_up(fam)
+        cpu[fam] = round(time.process_time() - t0, 1)
+        done.append(f"warm_up({fam!r})")
+        manifest(False)
+    return manifest(True)
+
+
+def _count(folder):
+    n = 0
+    for _, _, files in os.walk(folder):
+        n += sum(f.endswith(".nbc") for f in files)
+    return n
+
+
+def seal(folder):
+    """Write the manifest of a build that was stopped before its first stage
+    ended (its index files carry the build's stamp), as a partial build over
+    every ``.py`` file of the package: it then loads what it holds, under
+    the strictest source check.  Returns the manifest."""
+    import pickle
+
+    import numba
+
+    folder = os.path.abspath(folder)
+    stamps = set()
+    for d, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith(".nbi"):
+                with open(os.path.join(d, f), "rb") as fh:
+                    pickle.load(fh)  # numba's version
+                    stamps.add(pickle.loads(fh.read())[0])  # (stamp, overloads)
+    if len(stamps) != 1:
+        raise RuntimeError(f"{folder}: {len(stamps)} build stamps in its index files, not one")
+    man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(portable_magic()),
+           "stamp": stamps.pop(), "sources": None, "source_hash": source_hash(PACKAGE_DIR),
+           "entries": _count(folder), "stages": ["stopped early, sealed"], "complete": False,
+           "compile_cpu_s": {}}
+    with open(os.path.join(folder, MANIFEST), "w", encoding="utf-8") as f:
+        json.dump(man, f, indent=1)
+    return man
+
+
+def build_env(folder, cache_dir):
+    """The environment of a building process (see :func:`build`)."""
+    env = dict(os.environ)
+    env.update({BUILD_ENV: os.path.abspath(folder), "NUMBA_CPU_NAME": PORTABLE_CPU,
+                "NUMBA_CPU_FEATURES": PORTABLE_FEATURES, "SVMLAB_JIT": "eager",
+                "SVMLAB_PROGRESS": "0", "NUMBA_CACHE_DIR": cache_dir, "SVMLAB_SHIPPED": "1"})
+    return env
+
+
+def main(argv=None):
+    """``python -m svmlab._shipped build [FOLDER] [--reuse SRC]``: build the
+    shipped folder (default: this package's ``_machine_code``) in a child
+    process with the portable target, or copy ``SRC`` when its manifest
+    shows it was built from these sources for this numba and Python;
+    ``python -m svmlab._shipped status``: say whether this installation
+    loads shipped code."""
+    import subprocess
+    import tempfile
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cmd = argv[0] if argv else "status"
+    if cmd == "status":
+        ok, reason, _ = status()
+        print(("loads" if ok else "does not load") + f" shipped machine code: {reason}")
+        return 0
+    if cmd == "seal" and len(argv) > 1:
+        print(json.dumps({k: v for k, v in seal(argv[1]).items() if k != "sources"}))
+        return 0
+    if cmd != "build":
+        print(__doc__.split("\n\n")[0])
+        return 2
+    reuse = None
+    if "--reuse" in argv:
+        i = argv.index("--reuse")
+        reuse = argv[i + 1]
+        del argv[i:i + 2]
+    folder = os.path.abspath(argv[1] if len(argv) > 1 else MACHINE_CODE_DIR)
+    import shutil
+
+    if reuse and os.path.abspath(reuse) != folder:
+        ok, why, _ = status(os.path.abspath(reuse))
+        if ok:  # built from these very sources, for this numba and Python
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.copytree(reuse, folder)
+            print(f"reused {reuse}: {why}", file=sys.stderr)
+            return 0
+        print(f"not reusing {reuse}: {why}", file=sys.stderr)
+    shutil.rmtree(folder, ignore_errors=True)  # no entry of an older build survives
+    os.makedirs(folder)
+    with tempfile.TemporaryDirectory(prefix="svmlab-ship-") as cache:
+        env = build_env(folder, cache)
+        code = ("import json, svmlab._shipped as s; "
+                f"print(json.dumps(s.build({folder!r})))")
+        t0 = time.time()
+        proc = subprocess.run([sys.executable, "-c", code], env=env,
+                              cwd=os.path.dirname(PACKAGE_DIR))
+        if proc.returncode != 0:
+            return proc.returncode
+    print(f"built {folder} in {time.time() - t0:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
