@@ -6,6 +6,8 @@ the benchmark page in a temporary folder and runs Sphinx there; running
 ``sphinx-build`` on this folder directly has no notebooks to render.
 """
 
+import json
+import re
 from pathlib import Path
 
 from svmlab.course import links
@@ -14,6 +16,8 @@ HERE = Path(__file__).parent
 if not (HERE / "_notebooks.json").is_file():
     raise RuntimeError("build the site with `python -m svmlab.course site OUT/` "
                        "(it stages the notebooks next to these sources)")
+#: the repository the staging step resolved (never the placeholder)
+REPOSITORY = json.loads((HERE / "_site.json").read_text())["repository"]
 
 project = "svmlab"
 author = "the svmlab authors"
@@ -65,7 +69,7 @@ html_css_files = ["course.css"]
 html_title = "svmlab course"
 html_theme = "pydata_sphinx_theme"
 html_theme_options = {
-    "github_url": links.repository_url(),
+    "github_url": links.repository_url(REPOSITORY),
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
@@ -99,6 +103,41 @@ def _unlink_problematic(app, doctree, docname):
         node.replace_self(nodes.inline(node.astext(), node.astext()))
 
 
+#: docstrings shown verbatim because they are not valid reST (the site build
+#: reports them; ``tests/test_site.py`` fails when one is added)
+VERBATIM = []
+
+
+def _check_rest(app, what, name, obj, options, lines):
+    """A docstring that docutils cannot read cleanly (a block quote without a
+    blank line, an unclosed literal) is shown verbatim, as written in the
+    source, instead of half-parsed with a warning; its name is recorded."""
+    import io as _io
+
+    from docutils.core import publish_doctree
+
+    text = "\n".join(lines)
+    if not text.strip():
+        return
+    # Sphinx's roles (:class:`x`) are unknown to bare docutils: read them as literals
+    probe = re.sub(r":[\w:.-]+:(`[^`]*`)", r"`\1`", text)
+    stream = _io.StringIO()
+    publish_doctree(probe, settings_overrides={"report_level": 2, "halt_level": 5,
+                                               "warning_stream": stream,
+                                               "file_insertion_enabled": False,
+                                               "raw_enabled": False})
+    if "WARNING" in stream.getvalue() or "ERROR" in stream.getvalue():
+        VERBATIM.append(name)
+        lines[:] = ["::", ""] + ["    " + ln for ln in lines] + [""]
+
+
+def _report_verbatim(app, exception):
+    if exception is None:
+        (Path(app.outdir) / "_verbatim_docstrings.json").write_text(json.dumps(sorted(VERBATIM)))
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", _check_rest, priority=900)
+    app.connect("build-finished", _report_verbatim)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("doctree-resolved", _unlink_problematic)

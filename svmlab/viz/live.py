@@ -695,12 +695,14 @@ class LiveExplorer:
         return self._record_of(self.player.value if k is None else int(k))
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        from ._common import picture_bundle
+
+        return picture_bundle(self.widget, self.player.image, f"{self.name} explorer")
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
-        from IPython.display import display
+        from ._common import show_bundle
 
-        display(self.widget)
+        show_bundle(self._repr_mimebundle_())
 
 
 # --------------------------------------------------------------------------
