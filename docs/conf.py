@@ -116,16 +116,33 @@ def _check_rest(app, what, name, obj, options, lines):
 
     from docutils.core import publish_doctree
 
+    # napoleon ends a field list (``:param x:`` ...) without a blank line
+    # when prose follows at once ("Returns nothing.  ..."): add it
+    fixed, in_fields = [], False
+    for ln in lines:
+        field = re.match(r"^:[\w ]+:", ln) is not None
+        if in_fields and ln and not field and not ln[:1].isspace():
+            fixed.append("")
+        in_fields = field or (in_fields and (ln[:1].isspace() and ln.strip() != ""))
+        fixed.append(ln)
+    lines[:] = fixed
     text = "\n".join(lines)
     if not text.strip():
         return
     # Sphinx's roles (:class:`x`) are unknown to bare docutils: read them as literals
-    probe = re.sub(r":[\w:.-]+:(`[^`]*`)", r"`\1`", text)
+    # (same width, so that simple tables keep their columns)
+    probe = re.sub(r"(:[\w:.-]+:)`([^`]*)`",
+                   lambda m: f"``{m.group(2)}``" + " " * (len(m.group(1)) - 2), text)
+    # and its directives need Sphinx's environment: read them as comments
+    probe = re.sub(r"(?m)^(\s*)\.\. [\w:-]+::.*$", r"\1.. directive", probe)
     stream = _io.StringIO()
-    publish_doctree(probe, settings_overrides={"report_level": 2, "halt_level": 5,
-                                               "warning_stream": stream,
-                                               "file_insertion_enabled": False,
-                                               "raw_enabled": False})
+    try:
+        publish_doctree(probe, settings_overrides={"report_level": 2, "halt_level": 5,
+                                                   "warning_stream": stream,
+                                                   "file_insertion_enabled": False,
+                                                   "raw_enabled": False})
+    except Exception:  # noqa: BLE001 - cannot judge it: Sphinx reads it as it is
+        return
     if "WARNING" in stream.getvalue() or "ERROR" in stream.getvalue():
         VERBATIM.append(name)
         lines[:] = ["::", ""] + ["    " + ln for ln in lines] + [""]

@@ -122,6 +122,43 @@ def test_every_internal_link_and_image_resolves(site):
     assert not broken, "\n".join(broken[:30])
 
 
+def test_nothing_is_loaded_from_another_site(site):
+    """No stylesheet, script, image or frame from a CDN (matplotlib's
+    animations link Font Awesome from one: the staging drops the link and
+    course.css draws the icons); links to other sites are fine."""
+    external = []
+    for page in sorted(site.rglob("*.html")):
+        for tag, ref in _parse(page).refs:
+            if tag != "a" and (urlsplit(ref).scheme in ("http", "https") or ref.startswith("//")):
+                external.append(f"{page.relative_to(site)}: <{tag}> {ref}")
+    assert not external, "\n".join(external[:20])
+    assert "cdn" not in (site / "_static" / "course.css").read_text().lower()
+
+
+def test_the_first_display_equation_of_01_is_not_cut_off(server, browser):
+    """Every displayed equation of notebook 01's page fits its column at
+    1280 px (the first was wider than the page and cut at its right edge)."""
+    page = _page(browser, server)
+    page.goto(urljoin(server, "notebooks/01_smo_geometry.html"), wait_until="load")
+    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue"
+                           " && MathJax.Hub.queue.pending === 0"
+                           " && document.querySelectorAll('.MathJax_Display').length > 0",
+                           timeout=60000)
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('.MathJax_Display'))
+        .map((d, i) => { const box = d.closest('div.math, .cell_output, p, div') || d.parentElement;
+                         const m = d.querySelector('.MathJax') || d;
+                         return [i, Math.ceil(m.getBoundingClientRect().width),
+                                 Math.floor(box.getBoundingClientRect().width)]; })
+        .filter(([i, w, avail]) => w > avail + 1)""")
+    assert not wide, f"equations wider than their column (index, width, room): {wide}"
+    first = page.evaluate("""() => { const d = document.querySelector('.MathJax_Display');
+        const r = d.getBoundingClientRect(), a = document.querySelector('article, main')
+            .getBoundingClientRect(); return [r.right, a.right]; }""")
+    assert first[0] <= first[1] + 1, first
+    assert not page.problems, page.problems
+    page.close()
+
+
 def test_the_site_has_the_course_the_api_and_the_benchmarks(site):
     names = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert sorted(p.stem for p in (site / "notebooks").glob("*.html")) == names
@@ -191,7 +228,13 @@ def _page(browser, base):
     failures and script errors."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.problems = []
-    page.route(re.compile(r"^(?!" + re.escape(base) + ").*"), lambda route: route.abort())
+    def refuse(route):
+        # a request outside the site is a problem (the site works offline)
+        if not route.request.url.startswith("data:"):
+            page.problems.append(f"request outside the site: {route.request.url}")
+        route.abort()
+
+    page.route(re.compile(r"^(?!" + re.escape(base) + ").*"), refuse)
     page.on("pageerror", lambda exc: page.problems.append(f"script error: {exc}"))
     page.on("response", lambda r: page.problems.append(f"HTTP {r.status} {r.url}")
             if r.url.startswith(base) and r.status >= 400 and not r.url.endswith("favicon.ico")
