@@ -150,7 +150,7 @@ def _check_rest(app, what, name, obj, options, lines):
 
 def _report_verbatim(app, exception):
     if exception is None:
-        (Path(app.outdir) / "_verbatim_docstrings.json").write_text(json.dumps(sorted(VERBATIM)))
+        (Path(app.outdir) / "_verbatim_docstrings.json").write_text(json.dumps(sorted(set(VERBATIM))))
 
 
 def setup(app):

@@ -140,3 +140,23 @@ def test_nav_labels():
     assert vlive.nav_label("-1") == "1 step back"
     assert vlive.nav_label("+10", "event") == "10 events forward"
     assert vlive.nav_label("next clipped") == "next clipped"
+
+
+def test_a_kernel_stores_the_picture_beside_the_widget_view(tmp_path):
+    """Run in a real kernel (nbclient), a displayed explorer leaves one
+    output with the widget view, the picture and the text line: what a
+    notebook stored from now on holds."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from svmlab.viz.live import live_smo\nlive = live_smo(C=1.0, n=16, source=None)\nlive")]
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    outs = [o for o in nb.cells[0].outputs if o.get("output_type") in ("display_data",
+                                                                        "execute_result")]
+    assert len(outs) == 1, outs
+    data = outs[0]["data"]
+    assert WIDGET_VIEW in data and "text/plain" in data
+    mime, b64 = _picture(data)
+    _decode(mime, b64)

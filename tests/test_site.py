@@ -132,31 +132,29 @@ def test_nothing_is_loaded_from_another_site(site):
             if tag != "a" and (urlsplit(ref).scheme in ("http", "https") or ref.startswith("//")):
                 external.append(f"{page.relative_to(site)}: <{tag}> {ref}")
     assert not external, "\n".join(external[:20])
-    assert "cdn" not in (site / "_static" / "course.css").read_text().lower()
+    assert "http" not in (site / "_static" / "course.css").read_text().lower()
 
 
-def test_the_first_display_equation_of_01_is_not_cut_off(server, browser):
-    """Every displayed equation of notebook 01's page fits its column at
-    1280 px (the first was wider than the page and cut at its right edge)."""
-    page = _page(browser, server)
-    page.goto(urljoin(server, "notebooks/01_smo_geometry.html"), wait_until="load")
-    page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue"
-                           " && MathJax.Hub.queue.pending === 0"
-                           " && document.querySelectorAll('.MathJax_Display').length > 0",
-                           timeout=60000)
-    wide = page.evaluate("""() => Array.from(document.querySelectorAll('.MathJax_Display'))
-        .map((d, i) => { const box = d.closest('div.math, .cell_output, p, div') || d.parentElement;
-                         const m = d.querySelector('.MathJax') || d;
-                         return [i, Math.ceil(m.getBoundingClientRect().width),
-                                 Math.floor(box.getBoundingClientRect().width)]; })
-        .filter(([i, w, avail]) => w > avail + 1)""")
-    assert not wide, f"equations wider than their column (index, width, room): {wide}"
-    first = page.evaluate("""() => { const d = document.querySelector('.MathJax_Display');
-        const r = d.getBoundingClientRect(), a = document.querySelector('article, main')
-            .getBoundingClientRect(); return [r.right, a.right]; }""")
-    assert first[0] <= first[1] + 1, first
-    assert not page.problems, page.problems
-    page.close()
+#: docstrings that are not valid reST, which the site shows verbatim
+#: (docs/conf.py); the list may shrink as they are fixed, never grow
+VERBATIM_KNOWN = {
+    "svmlab.course.links.quote", "svmlab.cutting_plane.CuttingPlaneOrdinalRegressor",
+    "svmlab.cutting_plane.CuttingPlaneRecord", "svmlab.cutting_plane.OcasRecord",
+    "svmlab.datasets.toy_2d", "svmlab.decomposition.IRWLSClassifier",
+    "svmlab.decomposition.IRWLSRecord", "svmlab.exercises.ExerciseResult",
+    "svmlab.kernels.kernel_block_cols", "svmlab.reference.ordinal",
+    "svmlab.reference.ordinal.sweep_counts", "svmlab.reference.smo", "svmlab.viz",
+    "svmlab.viz.decomposition", "svmlab.viz.family", "svmlab.viz.live",
+    "svmlab.viz.live.LiveExplorer", "svmlab.viz.smo", "svmlab.viz.smo.SMOStepExplorer",
+    "svmlab.viz.smo.SMOStepExplorer.from_estimator",
+}
+
+
+def test_no_new_docstring_is_shown_verbatim(site):
+    import json
+
+    got = set(json.loads((site / "_verbatim_docstrings.json").read_text()))
+    assert got <= VERBATIM_KNOWN, f"not valid reST (fix the docstring): {sorted(got - VERBATIM_KNOWN)}"
 
 
 def test_the_site_has_the_course_the_api_and_the_benchmarks(site):
@@ -283,7 +281,7 @@ def test_the_animation_plays(server, browser):
     page.close()
 
 
-def test_math_is_typeset_without_a_cdn(server, browser):
+def test_math_is_typeset_without_a_cdn_and_fits(server, browser):
     page = _page(browser, server)
     page.goto(urljoin(server, "notebooks/01_smo_geometry.html"), wait_until="load")
     page.wait_for_function("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue"
@@ -293,5 +291,20 @@ def test_math_is_typeset_without_a_cdn(server, browser):
     raw = page.evaluate("""() => Array.from(document.querySelectorAll('span.math'))
         .filter(s => s.textContent.startsWith('\\\\(')).length""")
     assert raw == 0, f"{raw} formulas left as TeX source"
+    # no displayed equation is cut off: each fits its column at 1280 px (the
+    # first one of 01 used to be wider than the page and cut at its right edge)
+    page.wait_for_function("() => document.querySelectorAll('.MathJax_Display').length > 0",
+                           timeout=30000)
+    wide = page.evaluate("""() => Array.from(document.querySelectorAll('.MathJax_Display'))
+        .map((d, i) => { const box = d.closest('div.math, .cell_output, p, div') || d.parentElement;
+                         const m = d.querySelector('.MathJax') || d;
+                         return [i, Math.ceil(m.getBoundingClientRect().width),
+                                 Math.floor(box.getBoundingClientRect().width)]; })
+        .filter(([i, w, avail]) => w > avail + 1)""")
+    assert not wide, f"equations wider than their column (index, width, room): {wide}"
+    first = page.evaluate("""() => { const d = document.querySelector('.MathJax_Display');
+        const r = d.getBoundingClientRect(), a = document.querySelector('article, main')
+            .getBoundingClientRect(); return [r.right, a.right]; }""")
+    assert first[0] <= first[1] + 1, first
     assert not page.problems, page.problems
     page.close()

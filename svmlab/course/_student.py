@@ -277,7 +277,9 @@ python3 -m venv .venv && .venv/bin/pip install "{install}"
 .venv/bin/jupyter lab
 ```
 
-(If your instructor gave you another address or a wheel, install that.)
+(If your instructor gave you another address or a wheel, install that.
+As root, in a container or on many cloud machines, JupyterLab starts only
+with `.venv/bin/jupyter lab --allow-root`.)
 Everything runs offline on the data embedded in the package.  Start with `00_primer.ipynb` (or `00_tour.ipynb` if you know SVMs).
 
 No installation? Open a notebook online (the first cell installs svmlab when
