@@ -34,8 +34,10 @@ from svmlab.course import _grade, _nb, _student, links
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-SOLUTIONS = NOTEBOOKS / "solutions"
+SOLUTIONS = ROOT / _nb.SOLUTIONS_DIR
 TIMEOUT = 8.0
+#: the repository the tests build for (the real one is not named yet)
+REPO = "example-org/svmlab"
 HARD_TIMEOUT = 1500.0
 
 
@@ -109,7 +111,7 @@ def test_submitted_file_names_are_matched_like_an_instructor_would():
 @pytest.fixture(scope="module")
 def student_build(tmp_path_factory):
     out = tmp_path_factory.mktemp("handout") / "course"
-    r = _run_cli("build-student", out)
+    r = _run_cli("build-student", out, "--repository", REPO)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -165,7 +167,16 @@ def test_student_build_marks_every_exercise_the_nbgrader_way(student_build):
             assert f"def {ex.function}(" not in _nb.cell_source(check)
     readme = (student_build / "README.md").read_text()
     assert "solutions" not in readme.lower()
-    assert links.colab_url(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))[0]) in readme
+    assert links.colab_url(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))[0], REPO) in readme
+    assert f'pip install "svmlab[notebooks] @ git+https://github.com/{REPO}.git@main"' in readme
+    # the handout's Colab cells install from the repository, and nothing names the placeholder
+    for path in student_build.glob("*.ipynb"):
+        nb = json.loads(path.read_text())
+        setup = [c for c in nb["cells"] if "colab-setup" in c["metadata"].get("tags", [])]
+        assert [_nb.cell_source(c) for c in setup] == [links.colab_cell_source(REPO)]
+    for path in student_build.rglob("*"):
+        if path.is_file():
+            assert "YOUR-" not in path.read_text(), path.name
 
 
 def _tiny_course(tmp_path, code, outputs=()):
@@ -198,7 +209,7 @@ def test_the_leak_check_finds_an_answer_in_an_output(tmp_path):
     with pytest.raises(_student.LeakError, match="stored outputs"):
         _student.verify_student_build(bad, answers)
     # the build clears outputs, so the same notebook comes out clean
-    _student.build_student(tmp_path / "out", src, log=lambda s: None)
+    _student.build_student(tmp_path / "out", src, repository=REPO, log=lambda s: None)
     nb = json.loads((tmp_path / "out" / "01_tiny.ipynb").read_text())
     assert nb["cells"][0]["outputs"] == []
 
@@ -206,12 +217,12 @@ def test_the_leak_check_finds_an_answer_in_an_output(tmp_path):
 def test_build_refuses_notebooks_that_turn_the_reveal_locks_off(tmp_path):
     src = _tiny_course(tmp_path, "from svmlab.exercises import set_locks\nset_locks(False)")
     with pytest.raises(_student.LeakError, match="reveal locks"):
-        _student.build_student(tmp_path / "out", src, log=lambda s: None)
+        _student.build_student(tmp_path / "out", src, repository=REPO, log=lambda s: None)
     assert not (tmp_path / "out").exists()
 
 
 def test_build_student_refuses_to_overwrite(student_build):
-    r = _run_cli("build-student", student_build)
+    r = _run_cli("build-student", student_build, "--repository", REPO)
     assert r.returncode == 2 and "not empty" in r.stderr
 
 
@@ -357,38 +368,42 @@ def test_grade_reports_a_bad_folder_plainly(tmp_path):
 
 
 # ------------------------------------------------------------------ links
-def test_readme_links_follow_the_one_placeholder():
+def _named():
+    """The repository README and the notebooks are written for: None while
+    ``GITHUB_REPOSITORY`` is the placeholder."""
+    return None if links.is_placeholder() else links.GITHUB_REPOSITORY
+
+
+def test_readme_links_follow_the_one_variable():
     names = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
     readme = (ROOT / "README.md").read_text()
-    assert links.readme_table(names) in readme, (
+    assert links.readme_table(names, _named()) in readme, (
         "README's run-online links are out of date: python -m svmlab.course links --update")
-    assert links.colab_url("01_smo_geometry.ipynb") == (
-        f"https://colab.research.google.com/github/{links.GITHUB_REPOSITORY}/blob/"
+    assert "YOUR-" not in readme, "README shows the placeholder address"
+    assert links.colab_url("01_smo_geometry.ipynb", REPO) == (
+        f"https://colab.research.google.com/github/{REPO}/blob/"
         f"{links.GITHUB_BRANCH}/notebooks/01_smo_geometry.ipynb")
-    assert links.binder_url("01_smo_geometry.ipynb").endswith(
+    assert links.binder_url("01_smo_geometry.ipynb", REPO).endswith(
         "?labpath=notebooks%2F01_smo_geometry.ipynb")
+    assert "| `01_smo_geometry.ipynb` |" in links.readme_table(names, REPO)
 
 
-def test_colab_setup_cells_install_from_the_one_repository_address():
-    """The notebooks' ``colab-setup`` cell (the classroom's) installs svmlab
-    from the address :mod:`svmlab.course.links` builds, so setting the one
-    placeholder moves the install too; every notebook has one once any has."""
-    cells = {}
+def test_colab_setup_cells_follow_the_one_variable():
+    """Every notebook has one ``colab-setup`` cell, which runs only in Colab;
+    while no repository is named it stops there with a message instead of
+    installing from the placeholder."""
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         nb = json.loads(path.read_text())
         setup = [c for c in nb["cells"] if "colab-setup" in c.get("metadata", {}).get("tags", [])]
-        cells[path.name] = setup
-    if not any(cells.values()):
-        pytest.skip("no notebook has a colab-setup cell yet")
-    for name, setup in cells.items():
-        assert len(setup) == 1, f"{name}: {len(setup)} colab-setup cells"
+        assert len(setup) == 1, f"{path.name}: {len(setup)} colab-setup cells"
         src = _nb.cell_source(setup[0])
-        assert links.repository_url() in src, f"{name}: colab-setup does not install from " \
-                                              f"{links.repository_url()}"
-        assert "google.colab" in src, f"{name}: colab-setup must run only in Colab"
+        assert src == links.colab_cell_source(_named()), f"{path.name}: run links --update"
+        assert "google.colab" in src and "YOUR-" not in src
+    assert "raise RuntimeError" in links.colab_cell_source(None)
+    assert f"git+https://github.com/{REPO}.git@main" in links.colab_cell_source(REPO)
 
 
-def test_links_update_moves_the_colab_install_address(tmp_path):
+def test_links_update_rewrites_only_the_colab_setup_cell(tmp_path):
     cell = {"cell_type": "code", "id": "c", "execution_count": None, "outputs": [],
             "metadata": {"tags": ["colab-setup"]},
             "source": ["import sys\n", "if \"google.colab\" in sys.modules:\n",
@@ -399,12 +414,61 @@ def test_links_update_moves_the_colab_install_address(tmp_path):
     raw = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
     (tmp_path / "01_a.ipynb").write_text(raw)
     (tmp_path / "02_b.ipynb").write_text(raw.replace("colab-setup", "other"))
-    assert links.update_colab_cells(tmp_path) == ["01_a.ipynb"]
+    assert links.update_colab_cells(tmp_path, "someone/new") == ["01_a.ipynb"]
     new = json.loads((tmp_path / "01_a.ipynb").read_text())
-    assert links.install_spec() in "".join(new["cells"][0]["source"])
+    assert links.install_spec("", "someone/new") in "".join(new["cells"][0]["source"])
     assert new["cells"][1] == other                      # only the colab-setup cell changes
     assert (tmp_path / "02_b.ipynb").read_text() == raw.replace("colab-setup", "other")
-    assert links.update_colab_cells(tmp_path) == []      # nothing left to change
+    assert links.update_colab_cells(tmp_path, "someone/new") == []   # nothing left to change
+
+
+def test_no_link_or_install_command_from_the_placeholder(tmp_path, monkeypatch):
+    """``build-student``, ``site`` and ``links`` refuse a placeholder: they
+    take ``--repository``, the variable once set, or a GitHub ``origin``."""
+    monkeypatch.setattr(links, "GITHUB_REPOSITORY", "YOUR-GITHUB-ACCOUNT/svmlab")
+    monkeypatch.setattr(links, "origin_repository", lambda root=None: None)
+    with pytest.raises(links.PlaceholderError, match="--repository OWNER/NAME"):
+        links.resolve_repository()
+    with pytest.raises(links.PlaceholderError, match="--repository"):
+        _student.build_student(tmp_path / "out", log=lambda s: None)
+    assert not (tmp_path / "out").exists()
+    from svmlab.course import _site
+
+    with pytest.raises(links.PlaceholderError, match="--repository"):
+        _site.site_notebook(json.loads((NOTEBOOKS / "01_smo_geometry.ipynb").read_text()),
+                            "01_smo_geometry.ipynb")
+    for bad in ("YOUR-GITHUB-ACCOUNT/svmlab", "no-slash", "a/b/c"):
+        with pytest.raises(links.PlaceholderError):
+            links.resolve_repository(bad)
+    assert links.resolve_repository(REPO) == REPO
+    monkeypatch.setattr(links, "GITHUB_REPOSITORY", "the-course/svmlab")
+    assert links.resolve_repository() == "the-course/svmlab"
+
+
+def test_the_cli_says_why_it_refuses_and_the_origin_remote_is_read(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if links.is_placeholder() and links.origin_repository() is None:
+        for cmd in (["links"], ["build-student", str(tmp_path / "h")], ["site", str(tmp_path / "s")]):
+            r = _run_cli(*cmd, timeout=300)
+            assert r.returncode == 2 and "pass --repository OWNER/NAME" in r.stderr, (cmd, r.stderr)
+            assert "YOUR-" not in r.stdout
+    for url in ("https://github.com/owner-1/svm.lab.git", "git@github.com:owner-1/svm.lab.git",
+                "https://github.com/owner-1/svm.lab"):
+        repo = tmp_path / url.replace("/", "_").replace(":", "_")
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", url], check=True)
+        assert links.origin_repository(repo) == "owner-1/svm.lab", url
+    assert links.origin_repository(tmp_path) is None
+
+
+def test_links_closes_quietly_when_the_reader_goes():
+    """``python -m svmlab.course links | head``: no BrokenPipeError traceback."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "svmlab.course", "links", "--repository", REPO],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()                      # the reader is gone before anything is written
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0 and err == "", err
 
 
 def test_the_package_names_resolve_lazily():

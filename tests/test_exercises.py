@@ -1,6 +1,6 @@
 """The notebook exercises (svmlab.exercises) and their instructor solutions.
 
-* every solution in notebooks/solutions passes its checker;
+* every solution in instructor/solutions passes its checker;
 * for every checker, several wrong answers fail, each at the FIRST case where
   it differs from the reference (found here independently, by running the
   wrong function over the checker's own cases), with a hint in words;
@@ -36,7 +36,7 @@ from svmlab.exercises import ordinal as ex_ord
 from svmlab.exercises import smo as ex_smo
 from svmlab.exercises.starters import CELLS, handoff_markdown
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+SOLUTIONS = Path(__file__).resolve().parent.parent / "instructor" / "solutions"
 
 
 def _load(name):
@@ -172,7 +172,7 @@ def step_ignores_eta0(y1, y2, a1, a2, E1, E2, K11, K12, K22, C):
     (step_no_clipping, "a2 must be clipped to [L, H]: you returned 2.4 > H = 1.0"),
     (step_wrong_s, "a1 moved the wrong way"),
     (step_platt_sign, "wrong sign"),
-    (step_one_bounds_rule, "for y1 == y2, L = max(0, a2 + a1 - C)"),
+    (step_one_bounds_rule, "(y1 == y2) the segment is [L, H]"),
     (step_ignores_eta0, "raised ZeroDivisionError"),
     (lambda *a: sol01.take_step(*a)[1], "wrong type or shape"),
     (lambda *a: None, "returned None"),

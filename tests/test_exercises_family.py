@@ -26,7 +26,7 @@ from svmlab.exercises import (EXERCISES, ExerciseResult, check_platt_targets,
 from svmlab.exercises import _registry as reg
 from svmlab.exercises import family as exf
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+SOLUTIONS = Path(__file__).resolve().parent.parent / "instructor" / "solutions"
 
 
 def _load(name):

@@ -526,7 +526,7 @@ def test_the_source_panel_hides_the_segment_until_passed_or_revealed(locks):
         assert not any(s in text for s in _SEGMENT), j
         assert "hidden: exercise 08.svr_pair_bounds" in text
     assert "08.svr_pair_bounds" in live.reveal_button.description
-    path = NB.parent / "solutions" / "solutions_08_family.py"
+    path = NB.parents[1] / "instructor" / "solutions" / "solutions_08_family.py"
     spec = importlib.util.spec_from_file_location("sol08", path)
     sol = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(sol)

@@ -508,7 +508,7 @@ def _solutions(name):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / f"{name}.py"
+    path = Path(__file__).resolve().parents[1] / "instructor" / "solutions" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -9,7 +9,7 @@ the installed package)::
     python -m svmlab.course links [--readme]               # the run-online links
 
 ``build-student`` (:mod:`._student`)
-    The notebooks without ``notebooks/solutions/``, outputs and saved widget
+    The notebooks (the solutions stay in ``instructor/solutions/``), outputs and saved widget
     state cleared, reveal locks on, nbgrader cell metadata on every
     exercise, read back for leaks before it finishes.
 ``grade`` (:mod:`._grade`, :mod:`._worker`)

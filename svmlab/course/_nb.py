@@ -17,6 +17,27 @@ from pathlib import Path
 #: nbgrader's cell-metadata schema version written by ``build-student``
 NBGRADER_SCHEMA = 3
 
+#: where a checkout keeps the instructor's solution modules, relative to its
+#: root: beside ``notebooks/``, never inside it, so that the folder a student
+#: opens (and the student build, and the site) does not hold them.  The one
+#: place that names it (the student build, the site, the grader and the
+#: tests read it from here).
+SOLUTIONS_DIR = Path("instructor") / "solutions"
+
+
+def checkout_root() -> Path | None:
+    """The checkout ``svmlab`` is imported from (``notebooks/`` beside the
+    package: a clone or an editable install), or None."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "notebooks").is_dir() else None
+
+
+def default_solutions() -> Path | None:
+    """``instructor/solutions/`` of this checkout, or None when it has none."""
+    root = checkout_root()
+    path = root / SOLUTIONS_DIR if root else None
+    return path if path is not None and path.is_dir() else None
+
 
 class NotebookError(ValueError):
     """A file that is not a readable Jupyter notebook (the message says why)."""

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from . import _nb
 from ._student import LeakError, find_leaks, hidden_reference_lines, solution_lines
+from . import links
 from .links import binder_url, colab_url, source_url
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -107,6 +108,31 @@ def _widget_pictures(state, model_id):
     return [(m, d) for m, d in pics if m in ("image/png", "image/jpeg")]
 
 
+def embed_pictures(nb: dict) -> int:
+    """Give every stored widget view of ``nb`` the picture its widget showed
+    (from the saved widget state: the largest of its Image/Output pictures)
+    as ``image/*`` and ``text/plain`` in the same output, as the explorers'
+    own display does (:func:`svmlab.viz._common.picture_bundle`) since they
+    do it themselves; for notebooks stored before that.  Returns how many
+    outputs changed."""
+    state = _state(nb)
+    changed = 0
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if WIDGET_VIEW not in data or any(k.startswith("image/") for k in data):
+                continue
+            pics = _widget_pictures(state, data[WIDGET_VIEW].get("model_id", ""))
+            if not pics:
+                continue
+            mime, b64 = max(pics, key=lambda p: len(p[1]))
+            data[mime] = b64
+            data["text/plain"] = ("<svmlab explorer: the picture above is the frame it showed; "
+                                  "run the notebook to use its controls>")
+            changed += 1
+    return changed
+
+
 EXPLORER_NOTE = ("*An interactive explorer: on this page, the picture{s} it showed when the notebook "
                  "was stored. Run the notebook (links at the top) to use its controls.*")
 
@@ -124,31 +150,53 @@ def _snapshot(output, state):
 
 
 # ------------------------------------------------------------------ notebooks
-def _links_cell(name):
-    text = (f"**Run this notebook:** [open in Colab]({colab_url(name)}) · "
-            f"[open in Binder]({binder_url(name)}) · [source on GitHub]({source_url(name)})")
+def _links_cell(name, repository):
+    text = (f"**Run this notebook:** [open in Colab]({colab_url(name, repository)}) · "
+            f"[open in Binder]({binder_url(name, repository)}) · "
+            f"[source on GitHub]({source_url(name, repository)})")
     return {"cell_type": "markdown", "metadata": {"tags": ["run-online-links"]},
             "source": text, "id": "runonline"}
 
 
-def _insert_links(nb, name):
+def _insert_links(nb, name, repository):
     """The run-online line goes right under the notebook's title (the first
     markdown cell is split after its ``# title`` line when it goes on)."""
     cells = nb["cells"]
     k = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"), None)
     if k is None:
-        cells.insert(0, _links_cell(name))
+        cells.insert(0, _links_cell(name, repository))
         return
     lines = _nb.cell_source(cells[k]).splitlines(keepends=True)
     if lines and lines[0].startswith("# ") and "".join(lines[1:]).strip():
         rest = dict(cells[k], source="".join(lines[1:]).lstrip("\n"), id=f"{cells[k].get('id', 'c0')}-b")
         cells[k] = dict(cells[k], source=lines[0].rstrip("\n"))
         cells.insert(k + 1, rest)
-    cells.insert(k + 1, _links_cell(name))
+    cells.insert(k + 1, _links_cell(name, repository))
 
 
-def site_notebook(nb: dict, name: str) -> dict:
-    """The copy of one notebook the site renders (see the module docstring)."""
+#: an output's tag that loads something from outside the site (matplotlib's
+#: ``to_jshtml`` links Font Awesome 4 from a CDN for its buttons; the site's
+#: ``course.css`` draws those icons itself)
+_EXTERNAL = re.compile(r"<(?:link|script)\b[^>]*\b(?:href|src)\s*=\s*[\"']?(?:https?:)?//[^>]*>"
+                       r"(?:\s*</script>)?", re.I)
+
+
+def _offline(out):
+    """``out`` without tags that load from another site (text/html outputs)."""
+    html = out.get("data", {}).get("text/html")
+    if html is None:
+        return out
+    text = "".join(html) if isinstance(html, list) else html
+    if not _EXTERNAL.search(text):
+        return out
+    out = dict(out, data=dict(out["data"], **{"text/html": _EXTERNAL.sub("", text)}))
+    return out
+
+
+def site_notebook(nb: dict, name: str, repository: str | None = None) -> dict:
+    """The copy of one notebook the site renders (see the module docstring);
+    ``repository`` as :func:`.links.resolve_repository` takes it."""
+    repository = links.resolve_repository(repository)
     nb = json.loads(json.dumps(nb))
     state = _state(nb)
     for cell in nb["cells"]:
@@ -163,31 +211,32 @@ def site_notebook(nb: dict, name: str) -> dict:
             if WIDGET_VIEW in out.get("data", {}):
                 outs += _snapshot(out, state)
             else:
-                outs.append(out)
+                outs.append(_offline(out))
         cell["outputs"] = outs
         src = _nb.cell_source(cell)
         if "NBVAL_" in src:   # test scaffolding, not for readers
             cell["source"] = re.sub(r"(?m)^[ \t]*# NBVAL_[A-Z_]+[ \t]*\n?", "", src)
     nb["metadata"].pop("widgets", None)
-    _insert_links(nb, name)
+    _insert_links(nb, name, repository)
     nb["nbformat_minor"] = max(nb.get("nbformat_minor", 4), 5)
     for i, cell in enumerate(nb["cells"]):
         cell.setdefault("id", f"cell{i}")
     return nb
 
 
-def stage(root: Path, staging: Path, answers=None) -> list[str]:
+def stage(root: Path, staging: Path, answers=None, repository=None) -> list[str]:
     """Put the site's sources together in ``staging``; the staged notebooks' names."""
     docs = root / "docs"
     shutil.copytree(docs, staging, ignore=shutil.ignore_patterns(
         "decisions", "_build", "*.png", ".ipynb_checkpoints", "__pycache__"))
-    answers = (solution_lines(root / "notebooks" / "solutions") | hidden_reference_lines()
+    repository = links.resolve_repository(repository, root=root)
+    answers = (solution_lines(root / _nb.SOLUTIONS_DIR) | hidden_reference_lines()
                if answers is None else answers)
     nbdir = staging / "notebooks"
     nbdir.mkdir()
     names = []
     for path in sorted((root / "notebooks").glob("*.ipynb")):
-        nb = site_notebook(_nb.read_notebook(path), path.name)
+        nb = site_notebook(_nb.read_notebook(path), path.name, repository)
         leaks, _ = find_leaks(nb, answers)
         if leaks:
             where = "; ".join(f"{w}: {a!r}" for w, a in leaks[:5])
@@ -216,13 +265,20 @@ def stage(root: Path, staging: Path, answers=None) -> list[str]:
             (dest / part).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / part)
     (staging / "_notebooks.json").write_text(json.dumps(names), encoding="utf-8")
+    (staging / "_site.json").write_text(json.dumps({"repository": repository}),
+                                        encoding="utf-8")
     return names
 
 
-def build_site(out, *, root=None, keep_staging=False, verbose=False, log=print) -> dict:
+def build_site(out, *, root=None, keep_staging=False, verbose=False, repository=None,
+               strict=False, log=print) -> dict:
     """Build the site into ``out``; returns ``{"seconds", "warnings", "pages"}``.
 
-    Raises :class:`RuntimeError` when Sphinx fails (its messages are printed).
+    ``repository``: ``owner/name`` of the run-online links (default
+    :func:`.links.resolve_repository`, which refuses the placeholder);
+    ``strict``: a Sphinx warning fails the build (CI builds it so: the site
+    builds with none, and a new one is an error).  Raises
+    :class:`RuntimeError` when Sphinx fails (its messages are printed).
     """
     try:
         from sphinx.cmd.build import build_main
@@ -239,7 +295,8 @@ def build_site(out, *, root=None, keep_staging=False, verbose=False, log=print) 
     staging = tmp / "src"
     warn_file = tmp / "warnings.txt"
     try:
-        names = stage(root, staging)
+        repository = links.resolve_repository(repository, root=root)
+        names = stage(root, staging, repository=repository)
         log(f"staged {len(names)} notebooks in {time.monotonic() - t0:.1f} s; running Sphinx")
         args = ["-b", "html", "-q", "-d", str(tmp / "doctrees"), "-w", str(warn_file),
                 "-E", str(staging), str(out)]
@@ -256,6 +313,9 @@ def build_site(out, *, root=None, keep_staging=False, verbose=False, log=print) 
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     n_warn = sum(1 for ln in warnings.splitlines() if "WARNING" in ln)
+    if strict and n_warn:
+        raise RuntimeError(f"the site build printed {n_warn} Sphinx warnings (--strict):\n"
+                           + warnings[-4000:])
     pages = len(list(out.rglob("*.html")))
     secs = time.monotonic() - t0
     log(f"site: {pages} pages in {out} ({secs:.0f} s, {n_warn} Sphinx warnings"

@@ -1,7 +1,8 @@
 """``python -m svmlab.course build-student OUT/``: the version handed to students.
 
-What OUT/ holds: the course notebooks (no ``solutions/`` folder, nothing
-else from the repository), a ``README.md`` for the students, and
+What OUT/ holds: the course notebooks (nothing else from the repository:
+the instructor's solutions live in ``instructor/solutions/`` of the
+checkout, outside ``notebooks/``), a ``README.md`` for the students, and
 ``course.json`` (the exercises, their ids and points, for the instructor's
 records; ``grade --release OUT/`` reads the same from the notebooks' nbgrader
 metadata).  The data the notebooks use is embedded in the ``svmlab``
@@ -51,6 +52,7 @@ import uuid
 from pathlib import Path
 
 from . import _nb
+from . import links
 from .links import binder_url, colab_url, install_spec
 
 #: cell tags that exist for the test suite only
@@ -214,9 +216,13 @@ def _nbgrader(solution, grade, grade_id, points=None, locked=False):
     return meta
 
 
-def student_notebook(nb: dict, stem: str, points=None) -> tuple[dict, list]:
-    """``(notebook, exercises)``: the student version of one notebook."""
+def student_notebook(nb: dict, stem: str, points=None, repository=None) -> tuple[dict, list]:
+    """``(notebook, exercises)``: the student version of one notebook
+    (``repository``: ``owner/name`` its Colab cell installs from and its
+    links point at, see :func:`.links.resolve_repository`)."""
+    repository = links.resolve_repository(repository)
     nb = copy.deepcopy(nb)
+    links.set_colab_cells(nb, repository)
     points = points or {}
     exercises = _nb.find_exercises(nb, stem)
     for i, cell in enumerate(nb["cells"]):
@@ -254,8 +260,9 @@ def student_notebook(nb: dict, stem: str, points=None) -> tuple[dict, list]:
             cell["outputs"] = []
             cell["execution_count"] = None
     nb["metadata"].pop("widgets", None)
-    nb["metadata"]["svmlab"] = {"student_version": True, "colab": colab_url(f"{stem}.ipynb"),
-                                "binder": binder_url(f"{stem}.ipynb")}
+    nb["metadata"]["svmlab"] = {"student_version": True,
+                                "colab": colab_url(f"{stem}.ipynb", repository),
+                                "binder": binder_url(f"{stem}.ipynb", repository)}
     return nb, exercises
 
 
@@ -270,7 +277,9 @@ python3 -m venv .venv && .venv/bin/pip install "{install}"
 .venv/bin/jupyter lab
 ```
 
-(If your instructor gave you another address or a wheel, install that.)
+(If your instructor gave you another address or a wheel, install that.
+As root, in a container or on many cloud machines, JupyterLab starts only
+with `.venv/bin/jupyter lab --allow-root`.)
 Everything runs offline on the data embedded in the package.  Start with `00_primer.ipynb` (or `00_tour.ipynb` if you know SVMs).
 
 No installation? Open a notebook online (the first cell installs svmlab when
@@ -302,15 +311,19 @@ cells.
 
 
 def build_student(out, notebooks=None, *, solutions=None, points=None, title="svmlab",
-                  overwrite=False, log=print) -> dict:
+                  overwrite=False, repository=None, log=print) -> dict:
     """Write the student version of the course notebooks to ``out``.
 
     ``notebooks``: the instructor's notebooks folder (default: ``notebooks/``
     of this checkout); ``solutions``: the folder of solution modules whose
-    lines must not appear (default: ``notebooks/solutions`` beside them);
-    ``points``: ``{exercise id: points}`` (default 1 each).  Returns the
-    course manifest written to ``out/course.json``.
+    lines must not appear (default: ``instructor/solutions/`` of this
+    checkout, :data:`._nb.SOLUTIONS_DIR`);
+    ``points``: ``{exercise id: points}`` (default 1 each);
+    ``repository``: ``owner/name`` the handout installs svmlab from and links
+    to (default: :func:`.links.resolve_repository`, which refuses a
+    placeholder).  Returns the course manifest written to ``out/course.json``.
     """
+    repository = links.resolve_repository(repository)
     from ._grade import default_release
 
     src = Path(notebooks) if notebooks else default_release()
@@ -323,14 +336,15 @@ def build_student(out, notebooks=None, *, solutions=None, points=None, title="sv
         if not overwrite and any(out.iterdir()):
             raise FileExistsError(f"{out} exists and is not empty (use --force to replace it)")
         shutil.rmtree(out)
-    solutions = Path(solutions) if solutions else src / "solutions"
+    solutions = Path(solutions) if solutions else _nb.default_solutions()
     answers = solution_lines(solutions) | hidden_reference_lines()
     out.mkdir(parents=True)
-    manifest = {"notebooks": [], "exercises": []}
+    manifest = {"repository": repository, "notebooks": [], "exercises": []}
     warnings = []
     try:
         for path in sorted(src.glob("*.ipynb")):
-            nb, exercises = student_notebook(_nb.read_notebook(path), path.stem, points)
+            nb, exercises = student_notebook(_nb.read_notebook(path), path.stem, points,
+                                             repository)
             leaks, in_src = find_leaks(nb, answers)
             if leaks:
                 where = "; ".join(f"{w}: {a!r}" for w, a in leaks[:5])
@@ -342,12 +356,13 @@ def build_student(out, notebooks=None, *, solutions=None, points=None, title="sv
             manifest["exercises"] += [{"id": ex.id, "notebook": ex.notebook,
                                        "function": ex.function, "checker": ex.checker,
                                        "points": ex.points} for ex in exercises]
-        rows = "\n".join(f"| `{n}` | [open]({colab_url(n)}) | [open]({binder_url(n)}) |"
-                         for n in manifest["notebooks"])
+        rows = "\n".join(f"| `{n}` | [open]({colab_url(n, repository)}) | "
+                         f"[open]({binder_url(n, repository)}) |" for n in manifest["notebooks"])
         exs = "\n".join(f"| `{e['notebook']}` | `{e['function']}` | {e['points']:g} |"
                         for e in manifest["exercises"])
         (out / "README.md").write_text(STUDENT_README.format(
-            title=title, rows=rows, exercises=exs, install=install_spec("notebooks")),
+            title=title, rows=rows, exercises=exs,
+            install=install_spec("notebooks", repository)),
             encoding="utf-8")
         (out / "course.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         verify_student_build(out, answers)
@@ -368,6 +383,9 @@ def verify_student_build(out, answers=frozenset()):
         rel = path.relative_to(out)
         if "solution" in str(rel).lower():
             problems.append(f"{rel}: a solutions file in the student build")
+        if (path.is_file() and links.is_placeholder()
+                and links.GITHUB_REPOSITORY in path.read_text(encoding="utf-8", errors="replace")):
+            problems.append(f"{rel}: the placeholder address {links.GITHUB_REPOSITORY}")
     for path in sorted(out.glob("*.ipynb")):
         nb = _nb.read_notebook(path)
         if "widgets" in nb.get("metadata", {}):

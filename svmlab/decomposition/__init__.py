@@ -4,7 +4,7 @@ solve the dual over it with an engine.
 =====================  ====================================================
 :mod:`.estimators`     :class:`ChunkingClassifier` (Vapnik's chunking) and
                        :class:`DecompositionClassifier` (Osuna/SVMlight)
-:mod:`.irwls`          :class:`IRWLSClassifier` (Perez-Cruz et al. 2000)
+``.irwls``             :class:`IRWLSClassifier` (Perez-Cruz et al. 2000)
 :mod:`._engines`       the sub-problem engines (``"qp"``, ``"irwls"``,
                        ``"smo"``): the registry and the sub-problem
 :mod:`._active_set`    Table 1 and the active-set method, one iteration at

@@ -521,6 +521,8 @@ class DecompositionClassifier(_DecompositionBase):
         ``n / (k * count(y_i))`` over the k classes.  See :mod:`svmlab._base`
         (zero weights remove the example).
 
+    Notes
+    -----
     scikit-learn callbacks (``set_callbacks``, scikit-learn >= 1.9) get one
     task per outer step (:mod:`svmlab._stepping`).
     """

@@ -59,7 +59,8 @@ covers until the exercise passed or the student pressed "reveal"
 
 The cells to append to the notebooks (exercise text, starter code, check
 call) are in :mod:`svmlab.exercises.starters`.  The instructor's solutions
-live outside the package, in ``notebooks/solutions/``.
+live outside the package and outside ``notebooks/``, in
+``instructor/solutions/`` of a checkout.
 """
 
 from ._core import ExerciseResult

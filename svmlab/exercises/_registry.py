@@ -110,8 +110,11 @@ EXERCISES = {e.exercise_id: e for e in [
     _ex("01.segment_ends", "01_smo_geometry", "check_segment_ends",
         "derive the ends L, H of the feasible segment",
         Hide(_TS, start="[L-H-differ]", end="[L-equals-H]")),
+    # the step's lines start after the segment's (Exercise 1's), so that a
+    # pass of either exercise shows all of its own lines
     _ex("01.take_step", "01_smo_geometry", "check_take_step", "the clipped analytic step",
-        Hide(_TS, start=r"^\s*s = y1 \* y2", end="[a1]"),
+        Hide(_TS, match=r"^\s*s = y1 \* y2"),
+        Hide(_TS, start=r"^\s*k11, k12, k22 = ", end="[a1]"),
         *(Hide(_DS, match=f"[{tag}]") for tag in ("eta", "step", "clip", "eta-nonpositive"))),
     _ex("01.threshold", "01_smo_geometry", "check_threshold", "the threshold update",
         Hide(_TS, start=r"# threshold, eqs", end="[b-average]"),

@@ -10,24 +10,28 @@ Student functions (svmlab's signs: ``f(x) = sum_j a_j y_j K(x_j, x) + b``,
 Contract of ``take_step`` (decided here, where the paper leaves room):
 
 * ``L == H`` (the segment is a single point): return ``(a1, a2)`` unchanged;
-* ``eta > 0``: ``a2_new = a2 + y2 (E1 - E2) / eta`` (TR eq. 16) clipped to
-  ``[L, H]`` (eq. 17);
+* ``eta > 0``: the unconstrained maximum along the line (TR eq. 16, given in
+  the notebook's introduction) clipped to ``[L, H]`` (eq. 17);
 * ``eta <= 0``: move ``a2`` to the end of the segment where the dual
   objective is larger (eq. 19); if both ends are equally good, keep ``a2``.
   The checker's cases never have ends closer than 1e-6 unless they are
   exactly equal, so any tie tolerance up to 1e-6 gives the same answers;
-* ``a1_new = a1 + s (a2 - a2_new)`` with ``s = y1 y2`` (eq. 18).
+* ``a1_new`` follows from ``a2_new`` by the equality constraint (eq. 18).
 
-Platt's "no progress" test (``|a2_new - a2| < eps (a2 + a2_new + eps)``) is
-not part of the exercise; the reference runs with ``eps = 1e-12`` so that it
-never changes the answer beyond the checker's tolerance.
+The rules themselves (the ends of the segment, how ``a1`` follows, the two
+candidate thresholds) are what the notebook's exercises ask for: neither
+this docstring nor a hint states them (``tests/test_answers_unreachable.py``
+checks it); a hint gives the numbers the right rule produces on the case.
 
-Contract of ``threshold`` (TR eqs. 20, 21 in svmlab's sign):
-``b1 = b - E1 - y1 (a1_new - a1) K11 - y2 (a2_new - a2) K12`` (makes the new
-E1 zero), ``b2 = b - E2 - y1 (a1_new - a1) K12 - y2 (a2_new - a2) K22``;
-return b1 when ``0 < a1_new < C``, else b2 when ``0 < a2_new < C``, else
-``(b1 + b2) / 2``.  (When both are inside, b1 == b2 up to rounding, so either
-is accepted.)
+Platt's "no progress" test is not part of the exercise; the reference runs
+with ``eps = 1e-12`` so that it never changes the answer beyond the
+checker's tolerance.
+
+Contract of ``threshold`` (TR eqs. 20, 21 in svmlab's sign): ``b1`` is the
+new ``b`` that makes the new ``E1`` zero, ``b2`` the one that makes the new
+``E2`` zero; return b1 when ``0 < a1_new < C``, else b2 when
+``0 < a2_new < C``, else their average.  (When both are inside, b1 == b2 up
+to rounding, so either is accepted.)
 
 References: :func:`svmlab.smo._pairstep.pair_step` and
 :func:`svmlab.smo._pairstep.pair_threshold`; recorded cases replay the steps of
@@ -220,10 +224,10 @@ def _step_hint(case, got):
                 f"can move; return the old values (a1, a2).")
     if g2 < L - tol or g2 > H + tol:
         side = f"{fmt(g2)} > H = {fmt(H)}" if g2 > H else f"{fmt(g2)} < L = {fmt(L)}"
-        rule = ("for y1 != y2, L = max(0, a2 - a1), H = min(C, C + a2 - a1) (TR eq. 13)"
-                if a["y1"] != a["y2"] else
-                "for y1 == y2, L = max(0, a2 + a1 - C), H = min(C, a2 + a1) (TR eq. 14)")
-        return f"a2 must be clipped to [L, H]: you returned {side}; {rule}."
+        # the rule of L and H is Exercise 1's answer: the numbers only
+        return (f"a2 must be clipped to [L, H]: you returned {side}. On this case "
+                f"(y1 {'!=' if a['y1'] != a['y2'] else '=='} y2) the segment is [L, H] = "
+                f"[{fmt(L)}, {fmt(H)}]: the ends your segment_ends (Exercise 1) returns.")
     if abs(g2 - e2) > tol:
         if eta <= 0:
             return (f"eta = K11 + K22 - 2 K12 = {fmt(eta)} <= 0: the objective has no maximum "
@@ -237,10 +241,11 @@ def _step_hint(case, got):
                 f"eta = {fmt(eta)}; clipped to [L, H] = [{fmt(L)}, {fmt(H)}] it is {fmt(e2)}.")
     wrong_s = a["a1"] - s * (a["a2"] - g2)
     if abs(g1 - wrong_s) <= tol:
-        return (f"a2 is right, but a1 moved the wrong way: a1_new = a1 + s (a2 - a2_new) with "
-                f"s = y1 y2 = {fmt(s)} keeps y1 a1 + y2 a2 constant (TR eq. 18).")
-    return (f"a2 is right, but a1 is not: a1_new = a1 + s (a2 - a2_new) with s = y1 y2 = "
-            f"{fmt(s)} (TR eq. 18), which keeps y1 a1 + y2 a2 constant.")
+        return (f"a2 is right, but a1 moved the wrong way: it must keep y1 a1 + y2 a2 "
+                f"constant (TR eq. 18), which gives a1_new = {fmt(e1)} here "
+                f"(y1 y2 = {fmt(s)}).")
+    return (f"a2 is right, but a1 is not: a1_new = {fmt(e1)} keeps y1 a1 + y2 a2 constant "
+            f"(TR eq. 18; here y1 y2 = {fmt(s)}), as in Exercise 1.")
 
 
 def check_take_step(student_fn):
@@ -260,7 +265,7 @@ _ENDS_ARGS = ("y1", "y2", "a1", "a2", "C")
 
 def _box_gap(y1, y2, a1, a2, a2_new, C):
     """How far the pair ``(a1_new, a2_new)`` on the constraint line lies
-    outside the box ``[0, C]^2`` (0 inside); ``a1_new = a1 + s (a2 - a2_new)``."""
+    outside the box ``[0, C]^2`` (0 inside)."""
     a1_new = a1 + y1 * y2 * (a2 - a2_new)
     return max(0.0, -a1_new, a1_new - C, -a2_new, a2_new - C)
 
@@ -431,9 +436,12 @@ def _threshold_hint(case, got):
     p2 = a["E2"] + d1 * a["K12"] + d2 * a["K22"] + a["b"]
     if any(same(got, v) for v in (p1, p2, 0.5 * (p1 + p2))):
         return ("sign convention: Platt's TR writes u = w.x - b, svmlab writes f = ... + b, so "
-                "b1 = b - E1 - y1 (a1_new - a1) K11 - y2 (a2_new - a2) K12 (and likewise b2).")
-    return (f"{parts}, computed with d1 = y1 (a1_new - a1) and d2 = y2 (a2_new - a2): "
-            f"b1 = b - E1 - d1 K11 - d2 K12, b2 = b - E2 - d1 K12 - d2 K22. {why}.")
+                "every sign of b in Platt's b1 and b2 flips; derive b1 from E1 = f(x1) - y1 "
+                f"with svmlab's f. ({parts}.)")
+    # the rule of b1 and b2 is the exercise's answer: the numbers only
+    return (f"{parts}: b1 is the b that makes the new E1 zero once f has changed by "
+            f"d1 K(x1, .) + d2 K(x2, .), with d1 = y1 (a1_new - a1) = {fmt(d1)} and "
+            f"d2 = y2 (a2_new - a2) = {fmt(d2)}; b2 the same for E2. {why}.")
 
 
 def check_threshold(student_fn):

@@ -253,6 +253,35 @@ def _unanimated(artists):
             a.set_animated(f)
 
 
+def picture_bundle(widget, image, what="explorer") -> dict:
+    """The display data of an explorer: the widget's view, and beside it, in
+    the same output, the picture it shows now (``image``, an ipywidgets
+    ``Image``) as ``image/jpeg`` or ``image/png``, and a ``text/plain`` line.
+
+    A stored notebook opened before anything runs (or untrusted, or in a
+    front-end without the widget manager) cannot show the widget view; it
+    shows the picture instead of the widget's text repr
+    (``VBox(children=(...``).  A live front-end renders the view, as before."""
+    import base64
+
+    data = dict(widget._repr_mimebundle_() or {})
+    value = bytes(image.value or b"") if image is not None else b""
+    if value:
+        fmt = (image.format or "png").lower()
+        mime = "image/jpeg" if fmt in ("jpg", "jpeg") else f"image/{fmt}"
+        data[mime] = base64.b64encode(value).decode("ascii")
+        data["text/plain"] = (f"<svmlab {what}: the picture above is the frame it showed; "
+                              f"run the notebook to use its controls>")
+    return data
+
+
+def show_bundle(bundle):  # pragma: no cover - notebook only
+    """Display a :func:`picture_bundle` as one output."""
+    from IPython.display import display
+
+    display(bundle, raw=True)
+
+
 class FramePlayer:
     """Play button + slider over ``n_frames`` frames of a prepared figure.
 
@@ -505,12 +534,10 @@ class FramePlayer:
         return html
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        return picture_bundle(self.widget, self.image, "explorer")
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
-        from IPython.display import display
-
-        display(self.widget)
+        show_bundle(self._repr_mimebundle_())
 
 
 def static_animation(fig, update, frames, interval=600, animated=(), frame_format="jpeg"):

@@ -1541,12 +1541,14 @@ class LivePicture:
             self.note.value = f"<span style='color:#b00'>{e}</span>"
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        from ._common import picture_bundle
+
+        return picture_bundle(self.widget, self.image, "explorer")
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
-        from IPython.display import display
+        from ._common import show_bundle
 
-        display(self.widget)
+        show_bundle(self._repr_mimebundle_())
 
 
 # --------------------------------------------------------------------------

@@ -258,6 +258,27 @@ def source_panel_html(func, marks=(), title=None):
 # --------------------------------------------------------------------------
 # the widget
 # --------------------------------------------------------------------------
+def nav_label(key, unit="step"):
+    """The button label of a navigation key: ``"-1"`` -> ``"1 step back"``,
+    ``"+10"`` -> ``"10 steps forward"`` (``unit`` is the slider's name);
+    other keys (``"next clipped"``) are their own label.  Distinct from the
+    click-mode buttons ``+1``/``-1``, which change a clicked point's class."""
+    import re
+
+    m = re.fullmatch(r"([+-])(\d+)", key)
+    if not m:
+        return key
+    n = int(m.group(2))
+    return f"{n} {unit}{'' if n == 1 else 's'} {'back' if m.group(1) == '-' else 'forward'}"
+
+
+def _GROUP_LAYOUT():
+    import ipywidgets as w
+
+    return w.Layout(border="1px solid #d0d0d0", padding="2px 6px", margin="2px 10px 2px 0",
+                    align_items="center")
+
+
 class LiveExplorer:
     """Controls + step explorer + player + optional source panel, refitting
     on every change.  Made by :func:`live_smo` and its siblings, which pass
@@ -333,7 +354,8 @@ class LiveExplorer:
                                               style={"button_width": "72px"})
         self.nav = {}
         for label in (nav or {}):
-            self.nav[label] = w.Button(description=label, layout=w.Layout(width="auto"))
+            self.nav[label] = w.Button(description=nav_label(label, description),
+                                       layout=w.Layout(width="auto"))
             self.nav[label].on_click(lambda _b, lab=label: self.jump(lab))
         self._nav_pred = dict(nav or {})
         self.source = w.HTML(layout=w.Layout(flex="1 1 26em", min_width="22em",
@@ -363,9 +385,16 @@ class LiveExplorer:
         ctl = list(self.controls.values())
         for i in range(0, len(ctl), 4):
             rows.append(w.HBox(ctl[i:i + 4]))
-        extra = ([self.click_mode] if clickable else []) + list(self.nav.values())
-        if extra:
-            rows.append(w.HBox(extra))
+        # controls that do different things stay apart, each group in a box
+        # with its name: what a click on the picture does, and the jumps
+        groups = []
+        if clickable:
+            groups.append(w.HBox([self.click_mode], layout=_GROUP_LAYOUT()))
+        if self.nav:
+            groups.append(w.HBox([w.HTML("<b>jump</b>")] + list(self.nav.values()),
+                                 layout=_GROUP_LAYOUT()))
+        if groups:
+            rows.append(w.HBox(groups, layout=w.Layout(flex_flow="row wrap")))
         p = self.player
         # natural size: never squeezed or stretched by the source panel beside it
         p.image.layout.flex = "0 0 auto"
@@ -695,12 +724,14 @@ class LiveExplorer:
         return self._record_of(self.player.value if k is None else int(k))
 
     def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+        from ._common import picture_bundle
+
+        return picture_bundle(self.widget, self.player.image, f"{self.name} explorer")
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
-        from IPython.display import display
+        from ._common import show_bundle
 
-        display(self.widget)
+        show_bundle(self._repr_mimebundle_())
 
 
 # --------------------------------------------------------------------------

@@ -182,9 +182,10 @@ def n_pairs(y):
 
 
 def constraint_from_counts(X, c_plus, c_minus, m):
-    """``(offset, vector)`` of the OP5 constraint:
-    ``offset = (1/m) sum c+_i``, ``vector = (1/m) sum (c+_i - c-_i) x_i``,
-    so that ``xi' = offset - w . vector``."""
+    """``(offset, vector)`` of the OP5 constraint built from the counts.
+
+    The constraint reads ``xi >= offset - w'vector`` (Algorithm 2); how the
+    counts give it is Exercise 3 of notebook 04, so it is not spelt out here."""
     coef = (np.asarray(c_plus, float) - np.asarray(c_minus, float)) / m
     vec = X.T @ coef
     return float(np.sum(c_plus)) / m, np.asarray(vec).ravel()
