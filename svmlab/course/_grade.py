@@ -177,9 +177,9 @@ class Limits:
     file_mb: int = 256
 
 
-#: the instructor's solutions (hidden from the students' processes wherever
-#: they are; the whole checkout of the package is hidden too)
-SOLUTIONS_DIR = Path(__file__).resolve().parents[2] / "notebooks" / "solutions"
+#: the instructor's solutions in this checkout (hidden from the students'
+#: processes wherever they are; the whole checkout of the package is hidden too)
+SOLUTIONS_DIR = Path(__file__).resolve().parents[2] / _nb.SOLUTIONS_DIR
 
 
 def _worker_env():
