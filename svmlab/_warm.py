@@ -171,7 +171,7 @@ def warm_up(*families, background=False):
     w = _jit._worker()
     if background:
         for f in names:
-            w.submit("warm", ("warm", f), f)
+            w.submit("warm", ("warm", f), f, what=FAMILIES[f][0])
         return {f: 0.0 for f in names}
     spent = {}
     for f in names:
@@ -183,7 +183,7 @@ def warm_up(*families, background=False):
             w.wait(key, FAMILIES[f][0])
         old = _jit.set_mode("eager")
         try:
-            with _jit.announce(FAMILIES[f][0]):
+            with _jit.announce(FAMILIES[f][0], key=f"warm:{f}"):
                 warm(f)  # compiles what is missing (one message), loads the rest
         finally:
             _jit.set_mode(old)
