@@ -700,7 +700,8 @@ def _describe_counts(what, k, n, elapsed, estimate):
         if left is not None and k < n:
             text += f", about {left:.0f} s left"
         return text
-    return f"{what}: {k} kernels compiled, {elapsed:.0f} s so far (no estimate yet)"
+    return (f"{what}: {k} kernel{'' if k == 1 else 's'} compiled, {elapsed:.0f} s so far "
+            "(no estimate yet)")
 
 
 _MASS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_mass.json")
