@@ -708,7 +708,8 @@ _MASS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_
 
 
 def _mass_table():
-    """The compile mass: ``{key: {"n": kernels, "s": seconds}}``, measured
+    """The compile mass: ``{key: {"n": kernels, "s": wall seconds, "cpu":
+    CPU-seconds of the compiling thread}}``, measured
     (svmlab/_compile_mass.json, measured when the package was released, then
     what this cache folder measured itself, which wins)."""
     table = {}
@@ -732,7 +733,7 @@ def _mass_table():
     return table
 
 
-def _record_mass(key, n, seconds):
+def _record_mass(key, n, seconds, cpu):
     """Remember in the cache folder what compiling ``key`` took here."""
     import json
 
@@ -748,7 +749,7 @@ def _record_mass(key, n, seconds):
                 table = json.load(f)
         except (OSError, ValueError):
             table = {}
-        table[key] = {"n": int(n), "s": round(float(seconds), 2)}
+        table[key] = {"n": int(n), "s": round(float(seconds), 2), "cpu": round(float(cpu), 2)}
         write_atomic(path, json.dumps(table, indent=1, sort_keys=True).encode())
     except Exception:  # pragma: no cover - a measurement never breaks a compilation
         pass
@@ -774,10 +775,12 @@ class CompileCounter:
         self.k = 0
         row = _mass_table().get(self.key) or {}
         self.n = row.get("n")
-        self.estimate = row.get("s")
+        # CPU-seconds: the wall time of a compilation on a core of its own
+        self.estimate = row.get("cpu", row.get("s"))
 
     def __enter__(self):
         self.t0 = time.perf_counter()
+        self.cpu0 = time.thread_time()
         self.thread = threading.get_ident()
         _counters.append(self)
         self._status()
@@ -811,7 +814,7 @@ class CompileCounter:
         if self in _counters:
             _counters.remove(self)
         if self.k and exc_type is None:
-            _record_mass(self.key, self.k, self.elapsed())
+            _record_mass(self.key, self.k, self.elapsed(), time.thread_time() - self.cpu0)
         return False
 
 
