@@ -581,7 +581,8 @@ class _Worker:
         if self.is_done(key):
             return
         deadline = None if timeout is None else time.monotonic() + timeout
-        with _Progress(lambda: self._describe(what)):
+        with _Progress(lambda: self._describe(what),
+                       final=lambda: f"waiting for the background compiler ({what})"):
             while not self.is_done(key):
                 if deadline is not None and time.monotonic() > deadline:
                     break
@@ -591,9 +592,9 @@ class _Worker:
         st = self.q.read_status(self.dir) if self.dir else None
         if not st:
             return f"waiting for the background compiler ({what}): starting"
+        elapsed = max(time.time() - float(st.get("started", time.time())), 0.0)
         return "waiting for the background compiler: " + _describe_counts(
-            st.get("what", what), st.get("k", 0), st.get("n"), st.get("elapsed", 0.0),
-            st.get("estimate"))
+            st.get("what", what), st.get("k", 0), st.get("n"), elapsed, st.get("estimate"))
 
     def busy(self):
         with self.cond:
@@ -804,7 +805,7 @@ class CompileCounter:
         from ._jit_worker import write_atomic
 
         st = dict(pid=os.getpid(), request=self.request, what=self.what, k=self.k, n=self.n,
-                  elapsed=round(self.elapsed(), 1), estimate=self.estimate)
+                  started=time.time() - self.elapsed(), estimate=self.estimate)
         try:
             write_atomic(self.status_file, json.dumps(st).encode())
         except OSError:
@@ -826,8 +827,9 @@ class _Progress:
     line.  Nothing for what ends within ``delay`` seconds, nothing when
     :envvar:`SVMLAB_PROGRESS` is ``0``."""
 
-    def __init__(self, text, delay=1.0):
+    def __init__(self, text, delay=1.0, final=None):
         self.text = text
+        self.final = final or text
         self.delay = delay
         self.thread = None
         self.stop = threading.Event()
@@ -876,7 +878,11 @@ class _Progress:
             self.stop.set()
             self.thread.join()
             if self.shown:
-                end = f"{self._line()}: done ({time.perf_counter() - self.t0:.1f} s)"
+                try:
+                    what = self.final()
+                except Exception:  # pragma: no cover
+                    what = "compiling"
+                end = f"svmlab: {what}: done ({time.perf_counter() - self.t0:.1f} s)"
                 sys.stderr.write(("\r" if self.rewrite else "") + end + "\n")
                 sys.stderr.flush()
         return False
@@ -909,7 +915,10 @@ class announce:
         if self.counter is None:
             self.counter = CompileCounter(f"compiling the {self.what}", key=self.key)
             self.counter.__enter__()
-            self.progress = _Progress(lambda: f"{self.counter.describe()} ({_ONCE})")
+            c = self.counter
+            self.progress = _Progress(
+                lambda: f"{c.describe()} ({_ONCE})",
+                final=lambda: f"{c.what}: {c.k} kernel{'' if c.k == 1 else 's'} compiled")
             self.progress.__enter__()
 
     def __exit__(self, *exc):

@@ -228,10 +228,11 @@ def _serve(qdir):
         except BaseException as exc:  # report, and go on with the next request
             text = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:500]
             write_atomic(stem + ".fail", text.encode())
-        try:
-            os.unlink(stem + ".run")
-        except OSError:
-            pass
+        for done in (stem + ".run", os.path.join(qdir, "status.json")):
+            try:
+                os.unlink(done)
+            except OSError:
+                pass
         idle_since = time.monotonic()
 
 
