@@ -84,10 +84,10 @@ changes nothing.
 
 from __future__ import annotations
 
-import atexit
+import hashlib
+import json
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
@@ -442,6 +442,78 @@ _FAMILY_NAMES = (
 )
 
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no shared compiler
+    fcntl = None
+
+
+def queue_dir():
+    """The queue folder for this process's numba cache: in
+    :envvar:`NUMBA_CACHE_DIR` when set, else beside svmlab's in-tree cache
+    (``svmlab/__pycache__``, numba's default for a writable install), else in
+    the user's cache folder; the first of these that is writable.  None when
+    none is (then nothing is compiled in the background)."""
+    bases = []
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if cache_dir:
+        bases.append(cache_dir)
+    bases.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__"))
+    bases.append(os.path.join(os.path.expanduser("~"), ".cache", "svmlab"))
+    for base in bases:
+        d = os.path.join(base, "svmlab-jit")
+        try:
+            os.makedirs(d, exist_ok=True)
+            probe = os.path.join(d, f".probe.{os.getpid()}")
+            with open(probe, "w"):
+                pass
+            os.unlink(probe)
+            return d
+        except OSError:
+            continue
+    return None
+
+
+def request_name(kind, payload):
+    """The file name stem of a request (the same for the same request)."""
+    text = repr((kind, payload)).encode()
+    return hashlib.sha1(text).hexdigest()[:24]
+
+
+def write_atomic(path, data):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def read_status(qdir):
+    try:
+        with open(os.path.join(qdir, "status.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def lock_is_held(qdir):
+    """Whether a live compiler holds the queue's lock (a non-blocking shared
+    lock, taken and released at once, fails)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(os.path.join(qdir, "worker.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+
 class _Worker:
     """This process's side of the background compiler of its cache folder
     (:mod:`svmlab._jit_worker`, which describes the queue).
@@ -461,10 +533,8 @@ class _Worker:
     MAX_STARTS = 4
 
     def __init__(self):
-        from . import _jit_worker as q
-
-        self.q = q
-        self.dir = q.queue_dir() if q.fcntl is not None else None
+        self.q = sys.modules[__name__]  # the queue's helpers, beside this class
+        self.dir = queue_dir() if fcntl is not None else None
         self.ok = self.dir is not None
         self.proc = None  # the compiler this process started last (may serve others)
         self.ids = {}  # key -> request name
@@ -716,12 +786,10 @@ def _mass_table():
     table = {}
     paths = [_MASS_FILE]
     try:
-        from ._jit_worker import queue_dir
-
         qd = queue_dir()
         if qd:
             paths.append(os.path.join(qd, "mass.json"))
-    except Exception:
+    except Exception:  # pragma: no cover
         pass
     import json
 
@@ -739,8 +807,6 @@ def _record_mass(key, n, seconds, cpu):
     import json
 
     try:
-        from ._jit_worker import queue_dir, write_atomic
-
         qd = queue_dir()
         if not qd:
             return
@@ -801,8 +867,6 @@ class CompileCounter:
         if self.status_file is None:
             return
         import json
-
-        from ._jit_worker import write_atomic
 
         st = dict(pid=os.getpid(), request=self.request, what=self.what, k=self.k, n=self.n,
                   started=time.time() - self.elapsed(), estimate=self.estimate)

@@ -2,7 +2,7 @@
 folder compiles svmlab's kernels into numba's on-disk cache, one request at
 a time, for every process that uses that folder, and exits when idle.
 
-The queue (a folder, :func:`queue_dir`, beside numba's cache)
+The queue (a folder, :func:`svmlab._jit.queue_dir`, beside numba's cache)
 --------------------------------------------------------------
 ``NAME.req``
     a request, written atomically by a client: a pickled dict with ``kind``
@@ -38,8 +38,6 @@ Run as ``python -m svmlab._jit_worker QUEUE_DIR`` with
 from __future__ import annotations
 
 import glob
-import hashlib
-import json
 import os
 import pickle
 import sys
@@ -55,70 +53,10 @@ try:
 except ImportError:  # pragma: no cover - Windows: no shared compiler
     fcntl = None
 
-
-def queue_dir():
-    """The queue folder for this process's numba cache: in
-    :envvar:`NUMBA_CACHE_DIR` when set, else beside svmlab's in-tree cache
-    (``svmlab/__pycache__``, numba's default for a writable install), else in
-    the user's cache folder; the first of these that is writable.  None when
-    none is (then nothing is compiled in the background)."""
-    bases = []
-    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if cache_dir:
-        bases.append(cache_dir)
-    bases.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__"))
-    bases.append(os.path.join(os.path.expanduser("~"), ".cache", "svmlab"))
-    for base in bases:
-        d = os.path.join(base, "svmlab-jit")
-        try:
-            os.makedirs(d, exist_ok=True)
-            probe = os.path.join(d, f".probe.{os.getpid()}")
-            with open(probe, "w"):
-                pass
-            os.unlink(probe)
-            return d
-        except OSError:
-            continue
-    return None
-
-
-def request_name(kind, payload):
-    """The file name stem of a request (the same for the same request)."""
-    text = repr((kind, payload)).encode()
-    return hashlib.sha1(text).hexdigest()[:24]
-
-
-def write_atomic(path, data):
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
-
-
-def read_status(qdir):
-    try:
-        with open(os.path.join(qdir, "status.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def lock_is_held(qdir):
-    """Whether a live compiler holds the queue's lock (a non-blocking shared
-    lock, taken and released at once, fails)."""
-    if fcntl is None:
-        return False
-    try:
-        fd = os.open(os.path.join(qdir, "worker.lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing releases a lock taken here
-    return False
+# The queue's helpers used by both sides (queue_dir, request_name,
+# write_atomic, read_status, lock_is_held) live in svmlab._jit, which this
+# module imports only after it holds the lock: a second compiler started at
+# the same moment exits without importing numba.
 
 
 # --------------------------------------------------------------------------
@@ -150,6 +88,8 @@ def _take_lock(qdir, patience=2.0):
 
 
 def _recover(qdir):
+    from svmlab._jit import write_atomic
+
     """Requests left ``.run`` by a compiler that died: queue again, or fail
     after :data:`MAX_TRIES`; results older than an hour are removed."""
     for run in glob.glob(os.path.join(qdir, "*.run")):
@@ -203,6 +143,7 @@ def _compile(module, qualname, sig_bytes):
 
 def _serve(qdir):
     from svmlab import _jit
+    from svmlab._jit import write_atomic
 
     idle_since = time.monotonic()
     while True:
