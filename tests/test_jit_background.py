@@ -37,12 +37,14 @@ _KERNELS = textwrap.dedent("""
         return a * b + 1.0
 
     @njit(cache=True)
-    def outer_sum(x, k):
-        s = 0.0
-        for i in range(x.shape[0]):
+    def outer_sum(x, k):  # sum over i, j < k of x_i j + 1, in this order
+        total = 0.0
+        i = 0
+        while i < x.shape[0]:
             for j in range(k):
-                s += _pair(x[i], j)
-        return s
+                total = total + _pair(x[i], j)
+            i += 1
+        return total
 
     @njit(cache=True)
     def scaled(x, c):
@@ -54,11 +56,10 @@ _KERNELS = textwrap.dedent("""
 
 _COUNT = textwrap.dedent("""
     from numba.core import event
-    compiled_here = []
-    class _L(event.Listener):
-        def on_start(self, e): compiled_here.append(e.data["dispatcher"].py_func.__name__)
-        def on_end(self, e): pass
-    event.register("numba:compile", _L())
+    compiled_here = []   # the kernels compiled in this process
+    event.register("numba:compile", type("_Count", (event.Listener,), dict(
+        on_start=lambda self, e: compiled_here.append(e.data["dispatcher"].py_func.__name__),
+        on_end=lambda self, e: None))())
 """)
 
 
