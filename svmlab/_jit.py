@@ -762,10 +762,14 @@ def _describe_counts(what, k, n, elapsed, estimate):
     if n:
         n = max(int(n), k)
         text = f"{what}: {k} of about {n} kernels compiled, {elapsed:.0f} s so far"
-        if k >= 2 and k < n:
+        # the measured rate once enough kernels are done, else the table's
+        # CPU-seconds for the kernels still to come
+        if k >= max(5, n // 10) and elapsed > 0:
             left = elapsed / k * (n - k)
         elif estimate:
-            left = max(float(estimate) - elapsed, 0.0)
+            left = float(estimate) * (n - k) / n
+        elif k >= 2:
+            left = elapsed / k * (n - k)
         else:
             left = None
         if left is not None and k < n:
@@ -997,10 +1001,12 @@ class announce:
 def _on_compile_start(disp):
     d = getattr(_compile_depth, "n", 0)
     _compile_depth.n = d + 1
-    if d == 0 and disp.py_func.__module__.startswith("svmlab.") and not _IN_WORKER:
+    if d == 0 and not _IN_WORKER:
         ann = getattr(_compile_depth, "announce", None)
         if ann is not None:
             ann.start()
+            return
+        if not disp.py_func.__module__.startswith("svmlab."):
             return
         ann = announce(f"{_family_of(disp)} for this input", key=f"kernel:{_qualname(disp)}")
         ann.__enter__()
