@@ -107,6 +107,14 @@ def _compilers(cache_dir):
     return found
 
 
+def _has_numba(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return "/numba/" in f.read()
+    except OSError:
+        return False
+
+
 def test_one_background_compiler_per_cache_folder_and_it_exits_when_idle(tmp_path):
     """Issue 33 item 16: short scripts in a row, each leaving work for the
     compiler, left one compiler each (19 at once, 7.5 GB).  Now every process
@@ -125,7 +133,9 @@ def test_one_background_compiler_per_cache_folder_and_it_exits_when_idle(tmp_pat
     most, seen_any = 0, False
     end = time.monotonic() + 240
     while time.monotonic() < end:
-        alive = [p for p in _compilers(env["NUMBA_CACHE_DIR"]) if p[1] > 1.0]
+        # a compiler started as another took the lock exits at once, before
+        # it imports numba: count those that compile (numba in their memory)
+        alive = [p for p in _compilers(env["NUMBA_CACHE_DIR"]) if _has_numba(p[0])]
         most = max(most, len(alive))
         seen_any |= bool(alive)
         if seen_any and not _compilers(env["NUMBA_CACHE_DIR"]) and all(
