@@ -29,7 +29,8 @@ _KERNELS = textwrap.dedent("""
     import os, time
     from svmlab._jit import njit
 
-    if os.environ.get("SVMLAB_JIT_WORKER") == "1" and os.path.exists("slow.flag"):
+    _flag = os.environ.get("TIERKERNELS_SLOW_FLAG", "")
+    if os.environ.get("SVMLAB_JIT_WORKER") == "1" and _flag and os.path.exists(_flag):
         time.sleep(60)  # a compiler that takes long: the test kills it meanwhile
 
     @njit(cache=True)
@@ -163,7 +164,8 @@ def test_a_dead_compiler_is_restarted_and_a_small_call_never_compiles_here(tmp_p
     in its own process for 299 s.  Now the next look at the pending request
     starts a new compiler, the call goes on interpreted, and the code comes
     from the new compiler."""
-    (tmp_path / "slow.flag").write_text("")
+    flag = tmp_path / "slow.flag"  # the compiler's cwd is not tmp_path: an absolute path
+    flag.write_text("")
     r, _ = _run(tmp_path, """
         import os, signal, time
         import tierkernels as tk
@@ -189,16 +191,20 @@ def test_a_dead_compiler_is_restarted_and_a_small_call_never_compiles_here(tmp_p
             pid = old[0] if old else None
             time.sleep(0.1)
         os.kill(pid, signal.SIGKILL)                # the compiler dies
-        os.unlink("slow.flag")
+        os.unlink(os.environ["TIERKERNELS_SLOW_FLAG"])
         time.sleep(0.5)
         second = tk.outer_sum(x, 2)                 # pending: interpreted, compiler restarted
         _jit.wait_background(timeout=300)
         third = tk.outer_sum(x, 2)                  # loaded from what the new compiler made
-        new_pid = max(compilers(), default=0)
+        try:  # the last compiler writes its pid into the lock file
+            lock = os.path.join(os.environ["NUMBA_CACHE_DIR"], "svmlab-jit", "worker.lock")
+            new_pid = int(open(lock).read().strip() or 0)
+        except (OSError, ValueError):
+            new_pid = 0
         print(json.dumps(dict(values=[first, second, third], compiled_here=compiled_here,
                               killed=pid, new=new_pid,
                               hits=sum(tk.outer_sum.stats.cache_hits.values()))))
-    """)
+    """, env=_env(tmp_path, TIERKERNELS_SLOW_FLAG=str(flag)))
     assert r["values"][0] == r["values"][1] == r["values"][2]
     assert r["compiled_here"] == []
     assert r["new"] not in (0, r["killed"])
