@@ -36,19 +36,25 @@ the default mode ``SVMLAB_JIT=auto``:
 
 1. loads the machine code from numba's on-disk cache when it is there (as
    numba always does);
-2. otherwise, when the call is *small* (:func:`is_small`: every array in
-   its arguments, nested tuples included, has at most :data:`SMALL_ROWS`
-   rows and :data:`SMALL_ELEMENTS` elements, none is float32), runs the
-   interpreted tier now and asks a background process to compile this
-   function for these argument types into numba's cache (one process per
-   Python process, :class:`_Worker`; it keeps compiling after the caller
-   exits, so the next session starts compiled).  Later calls with the same
+2. otherwise, when the call is *small* (:func:`is_small`: no axis of an
+   array in its arguments, nested tuples included, is longer than
+   :data:`SMALL_ROWS`, none is float32), runs the interpreted tier now and
+   asks the background compiler to compile this function for these
+   argument types into numba's cache (one compiler per cache folder, shared
+   by every process using it, :mod:`svmlab._jit_worker`; it keeps compiling
+   after the caller exits, so the next session starts compiled, and exits
+   when idle).  Later calls with the same
    types run interpreted until that compilation is done, then load it: a
    long fit that started interpreted goes on compiled, from the same state,
    at its next call;
-3. otherwise (a large call) compiles here, with a visible message
-   (:func:`_on_compile`), or, when the background process is already
-   compiling this very function, waits for it, also with a message.
+3. otherwise (a large call) compiles here, or, when the background
+   compiler is already compiling this very function, waits for it; either
+   way with a display that moves (:class:`_Progress`): what compiles, k of
+   about n kernels and the time left, estimated from the measured compile
+   mass (:func:`_mass_table`).
+
+A cache folder that cannot be written (full disk, read-only) never fails a
+call: one :class:`CacheWriteWarning`, and the code stays in memory.
 
 Why float32 arrays are never small: float32 arithmetic is rounded
 differently by NumPy's scalars (which promote to float64 in mixed
@@ -78,10 +84,10 @@ changes nothing.
 
 from __future__ import annotations
 
-import atexit
+import hashlib
+import json
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
@@ -96,10 +102,10 @@ from . import _shipped
 __all__ = ["njit", "set_mode", "get_mode", "interpreted", "is_small", "SMALL_ROWS",
            "SMALL_ELEMENTS"]
 
-#: a call is small when no array in it has more rows than this ...
+#: a call is small when no axis of any array in it is longer than this
 SMALL_ROWS = 5000
-#: ... or more elements than this (a cache of 1000 full rows of 1000 values)
-SMALL_ELEMENTS = 1_000_000
+#: the element bound that follows (a square array of SMALL_ROWS on each side)
+SMALL_ELEMENTS = SMALL_ROWS * SMALL_ROWS
 
 _MODES = ("auto", "eager", "interpret")
 _mode = os.environ.get("SVMLAB_JIT", "auto").strip().lower() or "auto"
@@ -171,11 +177,24 @@ def njit(*args, **kwargs):
             disp._svmlab_twin = twin
         return disp
 
+    def guarded(fn):
+        try:
+            disp = wrap(fn)
+        except RuntimeError as exc:
+            # numba found no writable cache folder (read-only NUMBA_CACHE_DIR,
+            # install and home): go on without its on-disk cache
+            if not kwargs.get("cache") or "no locator available" not in str(exc):
+                raise
+            _warn_cache(exc)
+            kwargs["cache"] = False
+            disp = wrap(fn)
+        return _guard_cache_writes(disp)
+
     if len(args) == 1 and callable(args[0]):
-        return wrap(args[0])
+        return guarded(args[0])
     if args:  # explicit signatures: numba's eager compilation, no tiers
         return _numba_njit(*args, **kwargs)
-    return wrap
+    return guarded
 
 
 # --------------------------------------------------------------------------
@@ -304,14 +323,23 @@ def _arrays(obj, depth=0):
 
 
 def is_small(args):
-    """Whether a call with these arguments may run interpreted: every array in
-    them (nested tuples included) has at most :data:`SMALL_ROWS` rows and
-    :data:`SMALL_ELEMENTS` elements, and none is a non-empty float32 array
-    (empty ones are placeholders for unused modes)."""
+    """Whether a call with these arguments may run interpreted: no axis of any
+    array in them (nested tuples included) is longer than :data:`SMALL_ROWS`,
+    and none is a non-empty float32 array (empty ones are placeholders for
+    unused modes).
+
+    Why axes and not elements: the work of a kernel call grows with the
+    examples and features it loops over, which are axes of its arrays.  A
+    count of elements also counted the kernel-row cache that a fit
+    preallocates (``cache_size``, 40 MB by default: 1500 x 1500 values for
+    1500 examples), so a default fit of a little over 1000 examples was
+    judged large by its cache alone: it ran its small kernels interpreted,
+    then compiled the solver here anyway, competing with the background
+    compiler (issue 29: 420 s against 241 s compiling everything here)."""
     for a in _arrays(args):
         if a.dtype == np.float32 and a.size:
             return False
-        if a.size > SMALL_ELEMENTS or (a.ndim > 1 and a.shape[0] > SMALL_ROWS):
+        if any(d > SMALL_ROWS for d in a.shape):
             return False
     return True
 
@@ -378,12 +406,12 @@ def _choose(disp, args, kws):
             entry = _load_cached(disp, sig)
             if entry is not None:
                 return entry
-        if small and _caching(disp) and _worker().submit_compile(key):
+        if small and _caching(disp) and _cache_writes_ok and _worker().submit_compile(key):
             with _lock:
                 _pending[key] = "pending"
             return interpreted(disp)
         return disp._numba_compile_for_args(*args)
-    # queued in the background process
+    # queued in the background compiler
     w = _worker()
     if not w.is_done(key):
         if small:
@@ -398,7 +426,7 @@ def _choose(disp, args, kws):
 
 
 # --------------------------------------------------------------------------
-# The background process
+# The background compiler (one per cache folder: svmlab._jit_worker)
 
 def _family_of(disp):
     mod = disp.py_func.__module__
@@ -417,29 +445,110 @@ _FAMILY_NAMES = (
 )
 
 
-class _Worker:
-    """One background Python process that compiles into numba's cache.
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no shared compiler
+    fcntl = None
 
-    Requests go down its stdin as length-prefixed pickles; it answers one
-    line per request on stdout (``done ID`` or ``fail ID message``), read by
-    a daemon thread here.  It inherits this process's environment (so the
-    same :envvar:`NUMBA_CACHE_DIR`) and imports svmlab from the same
-    directory.  When this process exits, its stdin closes; it finishes the
-    requests already sent, then exits."""
+
+def queue_dir():
+    """The queue folder for this process's numba cache: in
+    :envvar:`NUMBA_CACHE_DIR` when set, else beside svmlab's in-tree cache
+    (``svmlab/__pycache__``, numba's default for a writable install), else in
+    the user's cache folder; the first of these that is writable.  None when
+    none is (then nothing is compiled in the background)."""
+    bases = []
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if cache_dir:
+        bases.append(cache_dir)
+    bases.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__"))
+    bases.append(os.path.join(os.path.expanduser("~"), ".cache", "svmlab"))
+    for base in bases:
+        d = os.path.join(base, "svmlab-jit")
+        try:
+            os.makedirs(d, exist_ok=True)
+            probe = os.path.join(d, f".probe.{os.getpid()}")
+            with open(probe, "w"):
+                pass
+            os.unlink(probe)
+            return d
+        except OSError:
+            continue
+    return None
+
+
+def request_name(kind, payload):
+    """The file name stem of a request (the same for the same request)."""
+    text = repr((kind, payload)).encode()
+    return hashlib.sha1(text).hexdigest()[:24]
+
+
+def write_atomic(path, data):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def read_status(qdir):
+    try:
+        with open(os.path.join(qdir, "status.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def lock_is_held(qdir):
+    """Whether a live compiler holds the queue's lock (a non-blocking shared
+    lock, taken and released at once, fails)."""
+    if fcntl is None:
+        return False
+    try:
+        fd = os.open(os.path.join(qdir, "worker.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+
+class _Worker:
+    """This process's side of the background compiler of its cache folder
+    (:mod:`svmlab._jit_worker`, which describes the queue).
+
+    A request is a file in the queue folder; the compiler is started when no
+    live one holds the folder's lock, so every process using one cache
+    folder shares one compiler (issue 33: one per process piled up, 19 at
+    once).  While a request of this process is not done, each look at it
+    (:meth:`is_done`, at most once a second) checks that a compiler is alive
+    and starts one when it is not: a compiler that died, or one that exited
+    idle just as a request arrived, is replaced, and a small call goes on
+    interpreted meanwhile instead of compiling here."""
+
+    #: seconds between two looks at the lock while a request is pending
+    PROBE_EVERY = 1.0
+    #: compilers this process starts for one request before it gives up on it
+    MAX_STARTS = 4
 
     def __init__(self):
-        self.proc = None
-        self.ok = True
-        self.next_id = 0
-        self.ids = {}
-        self.done = {}
+        self.q = sys.modules[__name__]  # the queue's helpers, beside this class
+        self.dir = queue_dir() if fcntl is not None else None
+        self.ok = self.dir is not None
+        self.proc = None  # the compiler this process started last (may serve others)
+        self.ids = {}  # key -> request name
+        self.starts = {}  # request name -> compilers started for it
+        self.last_probe = 0.0
         self.cond = threading.Condition()
 
-    def _start(self):
-        if self.proc is not None:
-            return self.proc.poll() is None
-        if not self.ok:
-            return False
+    def _path(self, name, ext):
+        return os.path.join(self.dir, name + ext)
+
+    def _spawn(self):
         env = dict(os.environ)
         env["SVMLAB_JIT_WORKER"] = "1"
         env["SVMLAB_JIT"] = "eager"
@@ -449,49 +558,53 @@ class _Worker:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"]
                                     if env.get("PYTHONPATH") else "")
+        if self.proc is not None:
+            self.proc.poll()  # reap the last one
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "svmlab._jit_worker"], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=root)
+                [sys.executable, "-m", "svmlab._jit_worker", self.dir],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=env, cwd=root, start_new_session=True)
         except OSError:
             self.ok = False
             return False
-        threading.Thread(target=self._read, daemon=True, name="svmlab-jit-reader").start()
         return True
 
-    def _read(self):
-        for line in self.proc.stdout:
-            parts = line.decode(errors="replace").rstrip("\n").split(" ", 2)
-            if len(parts) >= 2 and parts[1].isdigit():
-                with self.cond:
-                    self.done[int(parts[1])] = parts[0]
-                    self.cond.notify_all()
-        with self.cond:  # the process ended: nothing more will be done
-            self.ok = False
-            self.cond.notify_all()
-
-    def _send(self, msg):
-        data = pickle.dumps(msg, protocol=4)
-        try:
-            self.proc.stdin.write(struct.pack("<Q", len(data)) + data)
-            self.proc.stdin.flush()
+    def _ensure_alive(self, force=False):
+        """Start a compiler when none holds the folder's lock."""
+        now = time.monotonic()
+        if not force and now - self.last_probe < self.PROBE_EVERY:
             return True
-        except (OSError, ValueError):
-            self.ok = False
-            return False
+        self.last_probe = now
+        if self.q.lock_is_held(self.dir):
+            return True
+        if self.proc is not None and self.proc.poll() is None:
+            return True  # started a moment ago, not yet holding the lock
+        return self._spawn()
 
-    def submit(self, kind, key, payload):
+    def submit(self, kind, key, payload, what="solver kernels"):
+        """Queue a request (once per folder) and make sure a compiler runs;
+        False when there is no background compiler here."""
         with self.cond:
+            if not self.ok:
+                return False
             if key in self.ids:
                 return True
-            if not self._start():
+            name = self.q.request_name(kind, payload)
+            try:
+                # a result left from before is stale: the caller found no code
+                for ext in (".done", ".fail"):
+                    if os.path.exists(self._path(name, ext)):
+                        os.unlink(self._path(name, ext))
+                if not (os.path.exists(self._path(name, ".req"))
+                        or os.path.exists(self._path(name, ".run"))):
+                    req = dict(kind=kind, payload=payload, what=what, tries=0)
+                    self.q.write_atomic(self._path(name, ".req"), pickle.dumps(req, protocol=4))
+            except OSError:
+                self.ok = False
                 return False
-            rid = self.next_id
-            self.next_id += 1
-            if not self._send((kind, rid, payload)):
-                return False
-            self.ids[key] = rid
-            return True
+            self.ids[key] = name
+            return self._ensure_alive(force=True)
 
     def submit_compile(self, key):
         disp, sig = key
@@ -500,36 +613,69 @@ class _Worker:
             payload = (py.__module__, py.__qualname__, pickle.dumps(sig, protocol=4))
         except Exception:
             return False
-        return self.submit("compile", key, payload)
+        return self.submit("compile", key, payload, what=_family_of(disp))
+
+    def result(self, key):
+        """``"done"``, ``"fail"``, or None while pending (None also when
+        ``key`` was never sent)."""
+        name = self.ids.get(key)
+        if name is None:
+            return None
+        if os.path.exists(self._path(name, ".done")):
+            return "done"
+        if os.path.exists(self._path(name, ".fail")):
+            return "fail"
+        return None
 
     def is_done(self, key):
+        """Whether request ``key`` has an answer (or never will: this process
+        has given up on it).  A pending request gets a live compiler."""
         with self.cond:
-            rid = self.ids.get(key)
-            return rid is None or rid in self.done or not self.ok or self.proc.poll() is not None
+            name = self.ids.get(key)
+            if name is None or not self.ok or self.result(key) is not None:
+                return True
+            if not (os.path.exists(self._path(name, ".req"))
+                    or os.path.exists(self._path(name, ".run"))):
+                return True  # removed by someone else: nothing will answer
+            if time.monotonic() - self.last_probe >= self.PROBE_EVERY:
+                if not self.q.lock_is_held(self.dir) and not (
+                        self.proc is not None and self.proc.poll() is None):
+                    n = self.starts.get(name, 0)
+                    if n >= self.MAX_STARTS:
+                        return True
+                    self.starts[name] = n + 1
+                    self._ensure_alive(force=True)
+                self.last_probe = time.monotonic()
+            return False
 
     def wait(self, key, what, timeout=None):
-        """Block until request ``key`` is done, showing a message."""
+        """Block until request ``key`` is done, showing what the compiler is
+        doing (:class:`_Progress`)."""
         if self.is_done(key):
             return
-        with _Message(f"waiting for the background compilation of svmlab's {what}"):
-            deadline = None if timeout is None else time.monotonic() + timeout
-            with self.cond:
-                while not self.is_done(key):
-                    if deadline is not None and time.monotonic() > deadline:
-                        break
-                    self.cond.wait(0.5)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with _Progress(lambda: self._describe(what),
+                       final=lambda: f"waiting for the background compiler ({what})"):
+            while not self.is_done(key):
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+
+    def _describe(self, what):
+        st = self.q.read_status(self.dir) if self.dir else None
+        if not st:
+            return f"waiting for the background compiler ({what}): starting"
+        elapsed = max(time.time() - float(st.get("started", time.time())), 0.0)
+        return "waiting for the background compiler: " + _describe_counts(
+            st.get("what", what), st.get("k", 0), st.get("n"), elapsed, st.get("estimate"))
 
     def busy(self):
         with self.cond:
-            return (self.proc is not None and self.ok and self.proc.poll() is None
-                    and any(r not in self.done for r in self.ids.values()))
+            return self.ok and any(self.result(k) is None and not self.is_done(k)
+                                   for k in list(self.ids))
 
     def close(self):
-        if self.proc is not None and self.proc.stdin:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+        """Nothing to close: the compiler finishes the queue and exits idle."""
 
 
 _the_worker = None
@@ -537,19 +683,20 @@ _the_worker = None
 
 def _worker():
     global _the_worker
-    if _the_worker is None:
-        _the_worker = _Worker()
-        atexit.register(_the_worker.close)
-    return _the_worker
+    with _lock:
+        if _the_worker is None:
+            _the_worker = _Worker()
+        return _the_worker
 
 
 def background_busy():
-    """Whether the background process is still compiling something."""
+    """Whether the background compiler still has a request of this process."""
     return _the_worker is not None and _the_worker.busy()
 
 
 def wait_background(timeout=None):
-    """Block until every request sent to the background process is done."""
+    """Block until every request this process sent to the background compiler
+    is done."""
     w = _the_worker
     if w is None:
         return
@@ -560,69 +707,274 @@ def wait_background(timeout=None):
 
 
 # --------------------------------------------------------------------------
-# Visible compilation
+# A cache folder that cannot be written
+
+class CacheWriteWarning(UserWarning):
+    """numba's cache folder cannot be written (full disk, read-only folder):
+    compiled code is kept in memory for this process only."""
+
+
+_cache_warned = False
+_cache_writes_ok = True
+
+
+def _warn_cache(exc):
+    global _cache_warned, _cache_writes_ok
+    _cache_writes_ok = False
+    with _lock:
+        if _cache_warned:
+            return
+        _cache_warned = True
+    import warnings
+
+    warnings.warn(f"svmlab: numba's cache cannot be written ({exc}); compiled code is kept "
+                  "in memory for this process only, and a new process compiles again. "
+                  "Free disk space or point NUMBA_CACHE_DIR at a writable folder.",
+                  CacheWriteWarning, stacklevel=3)
+
+
+def _guard_cache_writes(disp):
+    """Make a failing cache write of ``disp`` (numba's ``save_overload``) a
+    warning: the fit goes on with the code in memory (issue 33 item 17)."""
+    cache = getattr(disp, "_cache", None)
+    if cache is None or type(cache).__name__ == "NullCache":
+        return disp
+
+    def save_overload(sig, data):
+        if not _cache_writes_ok:
+            return None
+        try:
+            return type(cache).save_overload(cache, sig, data)
+        except OSError as exc:
+            _warn_cache(exc)
+            return None
+
+    cache.save_overload = save_overload
+    return disp
+
+
+# --------------------------------------------------------------------------
+# Visible compilation: what compiles, k of about n, and an estimate
 
 def _progress_enabled():
     return os.environ.get("SVMLAB_PROGRESS", "1") != "0" and not _IN_WORKER
 
 
-class _Message:
-    """A one-line note while something slow happens: "svmlab: <what> ..."
-    then "... done (N s)", on stderr (a notebook shows it under the cell).
-    Nothing for what ends within ``delay`` seconds (a short compilation is
-    not worth a line); the first line is printed by a timer thread."""
+def _describe_counts(what, k, n, elapsed, estimate):
+    """"the SMO solver: 12 of about 44 kernels, 20 s so far, about 35 s left"."""
+    if n:
+        n = max(int(n), k)
+        text = f"{what}: {k} of about {n} kernels compiled, {elapsed:.0f} s so far"
+        # the measured rate once enough kernels are done, else the table's
+        # CPU-seconds for the kernels still to come
+        if k >= max(5, n // 10) and elapsed > 0:
+            left = elapsed / k * (n - k)
+        elif estimate:
+            left = float(estimate) * (n - k) / n
+        elif k >= 2:
+            left = elapsed / k * (n - k)
+        else:
+            left = None
+        if left is not None and k < n:
+            text += f", about {left:.0f} s left"
+        return text
+    return (f"{what}: {k} kernel{'' if k == 1 else 's'} compiled, {elapsed:.0f} s so far "
+            "(no estimate yet)")
 
-    def __init__(self, what, delay=1.0):
+
+_MASS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_mass.json")
+
+
+def _mass_table():
+    """The compile mass: ``{key: {"n": kernels, "s": wall seconds, "cpu":
+    CPU-seconds of the compiling thread}}``, measured
+    (svmlab/_compile_mass.json, measured when the package was released, then
+    what this cache folder measured itself, which wins)."""
+    table = {}
+    paths = [_MASS_FILE]
+    try:
+        qd = queue_dir()
+        if qd:
+            paths.append(os.path.join(qd, "mass.json"))
+    except Exception:  # pragma: no cover
+        pass
+    import json
+
+    for path in paths:
+        try:
+            with open(path) as f:
+                table.update(json.load(f))
+        except (OSError, ValueError):
+            pass
+    return table
+
+
+def _record_mass(key, n, seconds, cpu):
+    """Remember in the cache folder what compiling ``key`` took here."""
+    import json
+
+    try:
+        qd = queue_dir()
+        if not qd:
+            return
+        path = os.path.join(qd, "mass.json")
+        try:
+            with open(path) as f:
+                table = json.load(f)
+        except (OSError, ValueError):
+            table = {}
+        table[key] = {"n": int(n), "s": round(float(seconds), 2), "cpu": round(float(cpu), 2)}
+        write_atomic(path, json.dumps(table, indent=1, sort_keys=True).encode())
+    except Exception:  # pragma: no cover - a measurement never breaks a compilation
+        pass
+
+
+_counters: list = []
+
+
+class CompileCounter:
+    """Counts the kernels compiled on this thread inside the context (numba's
+    compile events) and knows, from the measured compile mass
+    (:func:`_mass_table`), about how many there will be and how long they
+    take.  ``key`` names the unit in the table (``"warm:smo"``,
+    ``"kernel:svmlab.smo._platt.platt_run"``); ``status_file`` (the
+    background compiler) gets the counts written at every kernel; the
+    measured count and time are recorded when anything was compiled."""
+
+    def __init__(self, what, key=None, status_file=None, request=None):
         self.what = what
-        self.delay = delay
-        self.shown = False
-        self.timer = None
-        self.lock = threading.Lock()
+        self.key = key or f"what:{what}"
+        self.status_file = status_file
+        self.request = request
+        self.k = 0
+        row = _mass_table().get(self.key) or {}
+        self.n = row.get("n")
+        # CPU-seconds: the wall time of a compilation on a core of its own
+        self.estimate = row.get("cpu", row.get("s"))
 
-    def _show(self):
-        with self.lock:
-            if self.timer is not None and not self.shown:
-                self.shown = True
-                sys.stderr.write(f"svmlab: {self.what} ...\n")
-                sys.stderr.flush()
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        self.cpu0 = time.thread_time()
+        self.thread = threading.get_ident()
+        _counters.append(self)
+        self._status()
+        return self
+
+    def elapsed(self):
+        return time.perf_counter() - self.t0
+
+    def describe(self):
+        return _describe_counts(self.what, self.k, self.n, self.elapsed(), self.estimate)
+
+    def compiled(self, disp):
+        self.k += 1
+        self._status()
+
+    def _status(self):
+        if self.status_file is None:
+            return
+        import json
+
+        st = dict(pid=os.getpid(), request=self.request, what=self.what, k=self.k, n=self.n,
+                  started=time.time() - self.elapsed(), estimate=self.estimate)
+        try:
+            write_atomic(self.status_file, json.dumps(st).encode())
+        except OSError:
+            pass
+
+    def __exit__(self, exc_type, *exc):
+        if self in _counters:
+            _counters.remove(self)
+        if self.k and exc_type is None:
+            _record_mass(self.key, self.k, self.elapsed(), time.thread_time() - self.cpu0)
+        return False
+
+
+class _Progress:
+    """A display that moves while something slow happens: a line
+    "svmlab: <text>" refreshed every half second where the line can be
+    rewritten (a terminal, a notebook's output area), a new line every 15 s
+    elsewhere (a log file), then "... done (N s)".  ``text()`` gives the
+    line.  Nothing for what ends within ``delay`` seconds, nothing when
+    :envvar:`SVMLAB_PROGRESS` is ``0``."""
+
+    def __init__(self, text, delay=1.0, final=None):
+        self.text = text
+        self.final = final or text
+        self.delay = delay
+        self.thread = None
+        self.stop = threading.Event()
+        self.shown = False
+        stream = sys.stderr
+        isatty = getattr(stream, "isatty", lambda: False)
+        try:
+            tty = bool(isatty())
+        except Exception:
+            tty = False
+        self.rewrite = tty or "ipykernel" in sys.modules
+        self.every = 0.5 if self.rewrite else 15.0
+
+    def _line(self):
+        try:
+            return f"svmlab: {self.text()}"
+        except Exception:  # pragma: no cover
+            return "svmlab: compiling"
+
+    def _run(self):
+        if self.stop.wait(self.delay):
+            return
+        width = 0
+        while True:
+            line = self._line()
+            if self.rewrite:
+                sys.stderr.write("\r" + line.ljust(width))
+                width = len(line)
+            else:
+                sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+            self.shown = True
+            if self.stop.wait(self.every):
+                return
 
     def __enter__(self):
         self.t0 = time.perf_counter()
         if _progress_enabled():
-            if self.delay <= 0:
-                self.timer = True
-                self._show()
-            else:
-                self.timer = threading.Timer(self.delay, self._show)
-                self.timer.daemon = True
-                self.timer.start()
+            self.thread = threading.Thread(target=self._run, daemon=True,
+                                           name="svmlab-progress")
+            self.thread.start()
         return self
 
     def __exit__(self, *exc):
-        with self.lock:
-            if isinstance(self.timer, threading.Timer):
-                self.timer.cancel()
-            self.timer = None
+        if self.thread is not None:
+            self.stop.set()
+            self.thread.join()
             if self.shown:
-                sys.stderr.write(f"svmlab: {self.what}: done "
-                                 f"({time.perf_counter() - self.t0:.1f} s)\n")
+                try:
+                    what = self.final()
+                except Exception:  # pragma: no cover
+                    what = "compiling"
+                end = f"svmlab: {what}: done ({time.perf_counter() - self.t0:.1f} s)"
+                sys.stderr.write(("\r" if self.rewrite else "") + end + "\n")
                 sys.stderr.flush()
         return False
 
 
 _compile_depth = threading.local()
+_ONCE = "once per installation; later sessions load it from numba's cache"
 
 
 class announce:
-    """Within this context, compilations on this thread are announced once,
-    as "compiling the <what>" (at the first compilation, if any) and "done"
-    at the end of the context, instead of one line per compiled kernel.
-    ``compiled`` tells afterwards whether anything was compiled."""
+    """Within this context, compilations on this thread are shown as one
+    moving display for ``what`` (started at the first compilation, if any;
+    ``key`` names it in the compile-mass table) instead of one per compiled
+    kernel.  ``compiled`` tells afterwards whether anything was compiled."""
 
-    def __init__(self, what):
+    def __init__(self, what, key=None):
         self.what = what
+        self.key = key
         self.compiled = False
-        self.msg = None
+        self.counter = None
+        self.progress = None
 
     def __enter__(self):
         self.outer = getattr(_compile_depth, "announce", None)
@@ -631,40 +983,52 @@ class announce:
 
     def start(self):
         self.compiled = True
-        if self.msg is None:
-            self.msg = _Message(f"compiling the {self.what} "
-                                "(once per installation; later sessions load it from numba's cache)")
-            self.msg.__enter__()
+        if self.counter is None:
+            self.counter = CompileCounter(f"compiling the {self.what}", key=self.key)
+            self.counter.__enter__()
+            c = self.counter
+            self.progress = _Progress(
+                lambda: f"{c.describe()} ({_ONCE})",
+                final=lambda: f"{c.what}: {c.k} kernel{'' if c.k == 1 else 's'} compiled")
+            self.progress.__enter__()
 
     def __exit__(self, *exc):
         _compile_depth.announce = self.outer
-        if self.msg is not None:
-            self.msg.__exit__(*exc)
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+        if self.counter is not None:
+            self.counter.__exit__(*exc)
         return False
 
 
 def _on_compile_start(disp):
     d = getattr(_compile_depth, "n", 0)
     _compile_depth.n = d + 1
-    if d == 0 and disp.py_func.__module__.startswith("svmlab."):
+    if d == 0 and not _IN_WORKER:
         ann = getattr(_compile_depth, "announce", None)
         if ann is not None:
             ann.start()
             return
-        msg = _Message(f"compiling the {_family_of(disp)} for this input "
-                       "(once per installation; later sessions load it from numba's cache)")
-        _compile_depth.msg = msg
-        msg.__enter__()
+        if not disp.py_func.__module__.startswith("svmlab."):
+            return
+        ann = announce(f"{_family_of(disp)} for this input", key=f"kernel:{_qualname(disp)}")
+        ann.__enter__()
+        ann.start()
+        _compile_depth.own = ann
 
 
-def _on_compile_end():
+def _on_compile_end(disp):
+    me = threading.get_ident()
+    for c in list(_counters):
+        if c.thread == me:
+            c.compiled(disp)
     d = getattr(_compile_depth, "n", 1) - 1
     _compile_depth.n = d
     if d == 0:
-        msg = getattr(_compile_depth, "msg", None)
-        _compile_depth.msg = None
-        if msg is not None:
-            msg.__exit__(None, None, None)
+        ann = getattr(_compile_depth, "own", None)
+        _compile_depth.own = None
+        if ann is not None:
+            ann.__exit__(None, None, None)
 
 
 try:
@@ -679,11 +1043,10 @@ try:
 
         def on_end(self, event):
             try:
-                _on_compile_end()
+                _on_compile_end(event.data["dispatcher"])
             except Exception:  # pragma: no cover
                 pass
 
-    if not _IN_WORKER:
-        _ev.register("numba:compile", _CompileListener())
+    _ev.register("numba:compile", _CompileListener())
 except Exception:  # pragma: no cover - numba without the event API
     pass

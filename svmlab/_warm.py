@@ -137,9 +137,11 @@ def warm_up(*families, background=False):
     *families : str
         ``"smo"``, ``"decomposition"``, ``"cutting_plane"`` (default: all).
     background : bool, default False
-        False: return when the compiled code is ready, showing one line per
-        family while it compiles ("svmlab: compiling the SMO solver ...
-        done (N s)"; nothing when it is already in numba's cache, or when
+        False: return when the compiled code is ready, showing a line per
+        family that moves while it compiles ("svmlab: compiling the SMO
+        solver: K of about N kernels compiled, T s so far, about R s left",
+        N and R from the measured compile mass, see :mod:`svmlab._jit`;
+        nothing when it is already in numba's cache, or when
         :envvar:`SVMLAB_PROGRESS` is ``0``).  True: return at once; a
         background process compiles them (small fits meanwhile run the same
         code interpreted, see :mod:`svmlab._jit`) and a later blocking call
@@ -171,7 +173,7 @@ def warm_up(*families, background=False):
     w = _jit._worker()
     if background:
         for f in names:
-            w.submit("warm", ("warm", f), f)
+            w.submit("warm", ("warm", f), f, what=FAMILIES[f][0])
         return {f: 0.0 for f in names}
     spent = {}
     for f in names:
@@ -183,7 +185,7 @@ def warm_up(*families, background=False):
             w.wait(key, FAMILIES[f][0])
         old = _jit.set_mode("eager")
         try:
-            with _jit.announce(FAMILIES[f][0]):
+            with _jit.announce(FAMILIES[f][0], key=f"warm:{f}"):
                 warm(f)  # compiles what is missing (one message), loads the rest
         finally:
             _jit.set_mode(old)

@@ -8,10 +8,11 @@ set, prints iterations, time, support vectors and test accuracy for each,
 and saves a plot of the test-set decision values.
 
 Before it times anything it compiles the SMO solver (:func:`svmlab.warm_up`):
-once per installation, with a line on the terminal while numba compiles
-(about two minutes in a fresh environment on a 2-core machine), and at
-once afterwards, when the compiled code comes from numba's cache.  So the
-times it prints are training times, never compile times.
+once per installation, with a line on the terminal that moves while numba
+compiles (how many kernels are compiled, and about how long is left,
+estimated from measured compile times), and at once afterwards, when the
+compiled code comes from numba's cache; it prints how long that took.  So
+the times it prints are training times, never compile times.
 """
 
 from __future__ import annotations

@@ -200,8 +200,11 @@ def test_faithful_dot_equals_numbas_dot():
 def test_is_small_rules():
     assert _jit.is_small((np.zeros((100, 100)), 3, (np.zeros(5), np.zeros((0, 0), np.float32))))
     assert not _jit.is_small((np.zeros(10, np.float32),))
-    assert not _jit.is_small(((np.zeros((1001, 1000)),),))
     assert not _jit.is_small((np.zeros((_jit.SMALL_ROWS + 1, 2)),))
+    assert not _jit.is_small(((np.zeros((3, _jit.SMALL_ROWS + 1)),),))  # wide rows
+    # issue 29: a fit is judged by its examples, not by the kernel-row cache
+    # it preallocates (40 MB by default: 1500 x 1500 values for 1500 rows)
+    assert _jit.is_small((np.zeros((1500, 10)), np.zeros((1500, 1500)), np.zeros(1500)))
     with pytest.raises(ValueError, match="mode must be one of"):
         _jit.set_mode("fast")
 

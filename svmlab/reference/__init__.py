@@ -23,7 +23,6 @@ decomposition), ``cutting_plane`` (Joachims' Algorithm 1), ``ordinal``
 pairs, the baseline for Platt's heuristics in notebook 02).
 """
 
-from importlib import import_module
 
 _MODULES = ("smo", "wss2", "dual", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
             "ordinal", "random_pairs")
@@ -33,7 +32,9 @@ __all__ = list(_MODULES)
 
 def __getattr__(name):
     if name in _MODULES:
-        return import_module(f"svmlab.reference.{name}")
+        from svmlab import _load  # one import lock for every lazy name (svmlab._load)
+
+        return _load(f"svmlab.reference.{name}")
     raise AttributeError(f"module 'svmlab.reference' has no attribute {name!r}")
 
 

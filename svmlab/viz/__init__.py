@@ -26,7 +26,6 @@ Shared helpers (traces, the Play+slider player, colours) live in
 :class:`DecisionGrid`.
 """
 
-from importlib import import_module
 
 _SUBMODULES = {"smo", "decomposition", "cutting_plane", "ordinal", "irwls", "scale", "live",
                "family"}
@@ -62,10 +61,12 @@ __all__ = sorted(_SUBMODULES | _COMMON)
 
 
 def __getattr__(name):
+    from svmlab import _load  # one import lock for every lazy name (svmlab._load)
+
     if name in _SUBMODULES:
-        return import_module(f"svmlab.viz.{name}")
+        return _load(f"svmlab.viz.{name}")
     if name in _COMMON:
-        return getattr(import_module("svmlab.viz._common"), name)
+        return _load("svmlab.viz._common", name)
     raise AttributeError(f"module 'svmlab.viz' has no attribute {name!r}")
 
 
