@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from svmlab._jit import njit
 
 from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE
+from ._runs import LIBLINEAR_MESSAGE, at_limit_message
 
 __all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
 
@@ -261,6 +261,8 @@ class CDNRun(SolverRun):
         if self.stop_reason == "max_iter":
             return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'cdn': "
                     f"max_iter={self.iter_limit} epochs; raise max_iter or loosen tol.)")
+        if self.converged and self.ist[1] >= self.iter_limit:
+            return at_limit_message(self, "cdn", self.iter_limit, "epochs")
         return super().warning_message()
 
     def _kernel(self, k, rec):

@@ -311,6 +311,12 @@ class LinearSVC(LinearClassifierMixin, SparseCoefMixin, _LinearBase):
                              "but the data contains only one class: %r" % classes[0])
         n = X.shape[0]
         sw = _sample_weight(sample_weight, n)
+        if sw is not None and not np.any(sw > 0):
+            raise ValueError("sample_weight is zero for every example; nothing to fit.")
+        if sw is not None and len(np.unique(y_idx[sw > 0])) < 2:
+            raise ValueError("This solver needs samples of at least 2 classes with a positive "
+                             "sample_weight, but only one class keeps one: %r"
+                             % classes[y_idx[sw > 0][0]])
         dual = _resolve_dual(self.dual, self.loss, self.penalty, self.multi_class, X)
         _check_combination(self.multi_class, self.penalty, self.loss, dual)
         solver = _choose_solver(self.solver, self.multi_class, self.penalty, self.loss,

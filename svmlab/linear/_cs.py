@@ -36,7 +36,7 @@ from svmlab._jit import njit
 
 from .._stepping import SolverRun
 from . import _dcd as K
-from ._runs import LIBLINEAR_MESSAGE, kernel_data
+from ._runs import LIBLINEAR_MESSAGE, at_limit_message, kernel_data
 
 __all__ = ["CSRecord", "CSRun", "cs_epochs"]
 
@@ -274,6 +274,8 @@ class CSRun(SolverRun):
             return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
                     f"'crammer_singer': max_iter={self.iter_limit} epochs; raise max_iter or "
                     "loosen tol.)")
+        if self.converged and self.ist[1] >= self.iter_limit:
+            return at_limit_message(self, "crammer_singer", self.iter_limit, "epochs")
         return super().warning_message()
 
     def _kernel(self, k):

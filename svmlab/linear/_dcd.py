@@ -140,24 +140,37 @@ def _axpy(sparse, Xd, data, indices, indptr, B, w, i, c):
     w[w.shape[0] - 1] += c * B
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
                   alpha, w, index, ist, fst, max_steps, rec):
     """Up to ``max_steps`` steps of Algorithm 1 + 3 (module docstring) on the
     state ``alpha, w, index, ist, fst``; returns the number of steps taken
     (fewer once ``ist[IS_DONE]`` is set).  When ``rec`` has rows, row k gets
-    step k's record (``REC_WIDTH`` values)."""
+    step k's record (``REC_WIDTH`` values).  The scalar state is held in
+    local variables during the call (written back at the end: the compiler
+    then keeps it in registers, as the stores into ``w`` could otherwise
+    alias it)."""
     n = y.shape[0]
     inf = np.inf
     keep = rec.shape[0] > 0
+    active = ist[0]
+    s = ist[1]
+    epoch = ist[2]
+    done = ist[4]
+    fresh = ist[5]
+    maxit = ist[6]
+    Mold = fst[0]
+    mold = fst[1]
+    Mnew = fst[2]
+    mnew = fst[3]
+    tol = fst[4]
     k = 0
-    while k < max_steps and ist[4] == 0:
-        if ist[5] == 1:                        # a new epoch: permutation, reset M/m
-            shuffle_active(index, ist[0], ist)
-            fst[2] = -inf
-            fst[3] = inf
-            ist[5] = 0
-        s = ist[1]
+    while k < max_steps and done == 0:
+        if fresh == 1:                         # a new epoch: permutation, reset M/m
+            shuffle_active(index, active, ist)
+            Mnew = -inf
+            mnew = inf
+            fresh = 0
         i = index[s]
         yi = y[i]
         G = yi * _dot(sparse, Xd, data, indices, indptr, B, w, i) - 1.0
@@ -167,12 +180,12 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
         PG = 0.0
         shrunk = False
         if a_old == 0.0:
-            if G > fst[0]:
+            if G > Mold:
                 shrunk = True
             elif G < 0.0:
                 PG = G
         elif a_old == U:
-            if G < fst[1]:
+            if G < mold:
                 shrunk = True
             elif G > 0.0:
                 PG = G
@@ -180,19 +193,19 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
             PG = G
         a_new = a_old
         if shrunk:
-            ist[0] -= 1
-            index[s] = index[ist[0]]
-            index[ist[0]] = i
+            active -= 1
+            index[s] = index[active]
+            index[active] = i
         else:
-            if PG > fst[2]:
-                fst[2] = PG
-            if PG < fst[3]:
-                fst[3] = PG
+            if PG > Mnew:
+                Mnew = PG
+            if PG < mnew:
+                mnew = PG
             if abs(PG) > 1e-12:
                 a_new = min(max(a_old - G / QD[i], 0.0), U)
                 alpha[i] = a_new
                 _axpy(sparse, Xd, data, indices, indptr, B, w, i, (a_new - a_old) * yi)
-            ist[1] = s + 1
+            s += 1
         if keep:
             rec[k, 0] = i
             rec[k, 1] = a_old
@@ -200,26 +213,35 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
             rec[k, 3] = G
             rec[k, 4] = PG
             rec[k, 5] = 1.0 if shrunk else 0.0
-            rec[k, 6] = ist[2]
-            rec[k, 7] = ist[0]
+            rec[k, 6] = epoch
+            rec[k, 7] = active
         k += 1
-        if ist[1] >= ist[0]:                   # the epoch ends
-            ist[2] += 1
-            ist[1] = 0
-            ist[5] = 1
-            if fst[2] - fst[3] <= fst[4]:
-                if ist[0] == n:
-                    ist[4] = 1
+        if s >= active:                        # the epoch ends
+            epoch += 1
+            s = 0
+            fresh = 1
+            if Mnew - mnew <= tol:
+                if active == n:
+                    done = 1
                     break
-                ist[0] = n                     # unshrink: check every example
-                fst[0] = inf
-                fst[1] = -inf
+                active = n                     # unshrink: check every example
+                Mold = inf
+                mold = -inf
             else:
-                fst[0] = fst[2] if fst[2] > 0.0 else inf
-                fst[1] = fst[3] if fst[3] < 0.0 else -inf
-            if ist[2] >= ist[6]:
-                ist[4] = 2
+                Mold = Mnew if Mnew > 0.0 else inf
+                mold = mnew if mnew < 0.0 else -inf
+            if epoch >= maxit:
+                done = 2
                 break
+    ist[0] = active
+    ist[1] = s
+    ist[2] = epoch
+    ist[4] = done
+    ist[5] = fresh
+    fst[0] = Mold
+    fst[1] = mold
+    fst[2] = Mnew
+    fst[3] = mnew
     return k
 
 

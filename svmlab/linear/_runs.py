@@ -32,6 +32,15 @@ __all__ = ["DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_
 #: (its tests match it)
 LIBLINEAR_MESSAGE = "Liblinear failed to converge, increase the number of iterations."
 
+def at_limit_message(run, solver, limit, unit):
+    """scikit-learn warns whenever LIBLINEAR used all ``max_iter`` iterations,
+    even when the last one met the tolerance; so do these runs (saying so:
+    ``converged_`` stays True)."""
+    return (f"{LIBLINEAR_MESSAGE} ({type(run.estimator).__name__}, solver '{solver}': the "
+            f"fit used all max_iter={limit} {unit}; the last one met the tolerance, so "
+            "converged_ is True, but scikit-learn warns whenever the limit is reached.)")
+
+
 _EMPTY_REC = np.zeros((0, K.REC_WIDTH))
 _NO_DENSE = np.zeros((0, 0))
 _NO_F = np.zeros(0)
@@ -153,6 +162,8 @@ class DCDRun(SolverRun):
                     f"the projected gradients held within tol={self.fst[K.FS_TOL]:g}; the "
                     "model is feasible but not optimal: raise max_iter, loosen tol, or "
                     "scale the features.)")
+        if self.converged and self.epochs >= self.epoch_limit:
+            return at_limit_message(self, self.solver_name, self.epoch_limit, "epochs")
         return super().warning_message()
 
     def run(self, chunk=None, tasks=None):

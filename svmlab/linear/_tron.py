@@ -38,7 +38,7 @@ import numpy as np
 from svmlab._jit import njit
 
 from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE, kernel_data
+from ._runs import LIBLINEAR_MESSAGE, at_limit_message, kernel_data
 
 __all__ = ["TronRecord", "TronRun", "fun_grad", "hess_vec"]
 
@@ -206,6 +206,8 @@ class TronRun(SolverRun):
             return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'tron': "
                     f"max_iter={self.iter_limit} Newton iterations ended before |grad| <= "
                     f"{self.eps:.3g} |grad0|; raise max_iter or loosen tol.)")
+        if self.converged and self.newton_iter >= self.iter_limit:
+            return at_limit_message(self, "tron", self.iter_limit, "Newton iterations")
         return super().warning_message()
 
     def _trcg(self):
