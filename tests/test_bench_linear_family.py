@@ -90,7 +90,7 @@ def test_search_walks_down_until_the_target():
 def test_smoke_run_table_and_objectives(tmp_path):
     """The suite at size smoke: every case has each available row on both
     sides or says why not, every emitted objective is within its target of
-    an optimum recomputed here (a fresh tight LIBLINEAR fit), and the
+    an optimum recomputed here (a fresh LIBLINEAR fit at tol 1e-11), and the
     Markdown table lists every (case, row, target)."""
     require_shared_data()
     ctx = Context("linear-family", size="smoke", out_dir=tmp_path, progress=False,
@@ -118,7 +118,7 @@ def test_smoke_run_table_and_objectives(tmp_path):
             if key not in optimum:
                 m = LinearSVC(C=C, loss=problem["loss"], penalty=problem["penalty"],
                               fit_intercept=problem["intercept"],
-                              dual=problem["loss"] == "hinge", tol=1e-12,
+                              dual=problem["loss"] == "hinge", tol=1e-11,
                               max_iter=10**7).fit(X, y)
                 b = float(m.intercept_[0]) if problem["intercept"] else 0.0
                 optimum[key] = LF.primal_objective(X, y, m.coef_[0], b, C,
