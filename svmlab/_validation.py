@@ -112,10 +112,13 @@ _SCALE_ADVICE = ("Scale the features first (e.g. sklearn.preprocessing.StandardS
 def check_scale(X):
     """Refuse data whose squared values overflow float64 (see
     :data:`MAX_SUM_OF_SQUARES`): ``X`` validated, dense or CSR.  One pass
-    over the stored values; raises a ValueError that says to scale the data."""
+    over the stored values, on one thread (``einsum``, not BLAS: OpenBLAS
+    would wake every core for it, and its threads then spin for tens of
+    milliseconds beside the fit that follows, decision 27b01); raises a
+    ValueError that says to scale the data."""
     data = X.data if sp.issparse(X) else X.reshape(-1)
     with np.errstate(over="ignore", invalid="ignore"):
-        s = float(np.dot(data, data)) if data.size else 0.0
+        s = float(np.einsum("i,i->", data, data)) if data.size else 0.0
     if not s <= MAX_SUM_OF_SQUARES:
         big = float(np.max(np.abs(data)))
         raise ValueError(

@@ -27,6 +27,7 @@ NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 EXPECTED = [
     "00_primer", "00_tour", "01_smo_geometry", "02_smo_heuristics", "03_cutting_plane",
     "04_ordinal_regression", "05_irwls", "06_decomposition", "07_scale_up", "08_svm_family",
+    "09_linear_svm",
 ]
 
 

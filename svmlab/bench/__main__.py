@@ -7,6 +7,7 @@ Examples::
     python -m svmlab.bench --suite platt --size full
     python -m svmlab.bench --suite peers,irwls --out results/
     python -m svmlab.bench --suite linear --size full   # equal-objective comparison
+    python -m svmlab.bench --suite linear-family        # LinearSVC vs LIBLINEAR, equal objective
     python -m svmlab.bench --suite dense --size full    # dense real-valued data
     python -m svmlab.bench --suite cold-start           # first fits, empty numba cache
 
@@ -50,6 +51,7 @@ SUITE_MODULES = {
     "multiclass": "svmlab.bench.multiclass",
     "family": "svmlab.bench.family",
     "cold-start": "svmlab.bench.cold_start",
+    "linear-family": "svmlab.bench.linear_family",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")

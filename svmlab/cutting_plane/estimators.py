@@ -210,6 +210,11 @@ class _CuttingPlaneRun(SolverRun):
 
     step_name = "iteration"
     tol_name = "epsilon"
+    #: one BLAS thread while the run works: its BLAS calls are inner
+    #: products of w (length d + 1), and OpenBLAS runs one of more than
+    #: 10000 terms on every core, whose threads then spin for tens of
+    #: milliseconds on cores the compiled passes need (decision 27b01)
+    blas_threads = 1
 
     def __init__(self, estimator, oracle, C, epsilon, max_iter, progress, ordinal,
                  qp_tol=None):

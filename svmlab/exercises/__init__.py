@@ -24,6 +24,7 @@ notebook                        checkers (exercise ids)
                                 :func:`check_reorder` (``05.reorder_sets``)
 ``08_svm_family``               :func:`check_svr_pair_bounds` (``08.svr_pair_bounds``),
                                 :func:`check_platt_targets` (``08.platt_targets``)
+``09_linear_svm``               :func:`check_dcd_update` (``09.dcd_update``)
 ==============================  =============================================
 
 In each notebook at least one exercise asks the student to *derive* a rule
@@ -69,6 +70,7 @@ from ._registry import (EXERCISES, LOCKS_ENV, hidden_lines, locks_enabled, on_lo
 from .cutting_plane import check_most_violated, check_one_plane_qp, check_working_set_slack
 from .family import check_platt_targets, check_svr_pair_bounds
 from .irwls import check_irwls_weights, check_reorder
+from .linear import check_dcd_update
 from .ordinal import check_count_pairs, check_ordinal_constraint, check_sweep
 from .smo import check_segment_ends, check_take_step, check_threshold
 
@@ -77,4 +79,4 @@ __all__ = ["ExerciseResult", "EXERCISES", "LOCKS_ENV", "revealed", "reveal", "se
            "check_segment_ends", "check_take_step", "check_threshold", "check_one_plane_qp",
            "check_most_violated", "check_working_set_slack", "check_count_pairs",
            "check_sweep", "check_ordinal_constraint", "check_irwls_weights", "check_reorder",
-           "check_svr_pair_bounds", "check_platt_targets"]
+           "check_svr_pair_bounds", "check_platt_targets", "check_dcd_update"]

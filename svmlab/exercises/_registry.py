@@ -148,6 +148,8 @@ EXERCISES = {e.exercise_id: e for e in [
         Hide(_DS, start="[segment]", end="[segment]")),
     _ex("08.platt_targets", "08_svm_family", "check_platt_targets",
         "derive Platt's regularised targets"),
+    _ex("09.dcd_update", "09_linear_svm", "check_dcd_update",
+        "the clipped coordinate step of dual coordinate descent"),
 ]}
 
 

@@ -1,0 +1,288 @@
+"""Coordinate descent Newton (CDN) for the L1-regularised L2-loss linear SVM.
+
+The problem (LIBLINEAR's ``L1R_L2LOSS_SVC``, scikit-learn's
+``LinearSVC(penalty="l1", loss="squared_hinge", dual=False)``), with ``x_i``
+augmented by the bias feature ``B`` (whose weight is penalised like the
+others) and ``C_i = C * weight_i``::
+
+    min_w  F(w) = |w|_1 + sum_i C_i max(0, 1 - y_i w'x_i)^2
+
+The method: Yuan, Chang, Hsieh and Lin, "A Comparison of Optimization Methods
+and Software for Large-scale L1-regularized Linear Classification", JMLR 11
+(2010), section 4.1.2, Algorithm 3 (CDN, after Chang, Hsieh and Lin 2008):
+one variable ``w_j`` at a time, the Newton direction of the one-variable
+problem with the L1 term kept exact (equation (29): ``d = -(G + 1)/H`` if
+``G + 1 <= H w_j``, ``-(G - 1)/H`` if ``G - 1 >= H w_j``, else ``-w_j``, with
+``G`` and ``H = max(2 sum_{b_i > 0} C_i x_ij^2, 1e-12)`` the first and
+generalised second derivative of the loss in ``w_j``), then an Armijo line
+search ``F(w + lambda d e_j) - F(w) <= sigma lambda (|w_j + d| - |w_j| + G d)``
+with ``sigma = 0.01``, halving ``lambda`` (equation (30)), first tried by the
+cheap upper bound of section 4.1.2 (``x_j'x_j d^2 C + G d + ...``, LIBLINEAR's
+``appxcond``).  It keeps ``b_i = 1 - y_i w'x_i`` for all i, so one variable
+costs two passes over its column: X is read by columns (CSC with ``y_i``
+folded into the values).  Shrinking as Algorithm 3's: a variable at 0 whose
+gradient lies strictly inside ``(-1 + M/l, 1 - M/l)`` leaves the active set
+(``M`` the previous epoch's largest violation); the epochs visit the active
+set in a random order, and stop when the sum of violations is at most
+``eps`` times that of the first epoch, with LIBLINEAR's ``eps = tol
+min(#pos, #neg) / l`` (then once more over every variable).
+
+Why CDN and not newGLMNET: LIBLINEAR itself solves this problem
+(``solve_l1r_l2_svc``) with CDN; newGLMNET is its solver for L1-regularised
+*logistic* regression (docs/decisions/27l01-linear-solvers.md).
+
+One step of :class:`CDNRun` is one epoch (a record gives the sum and largest
+of the violations, the active set and the non-zero weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from svmlab._jit import njit
+
+from .._stepping import SolverRun
+from ._runs import LIBLINEAR_MESSAGE, at_limit_message
+
+__all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
+
+
+@njit(cache=True)
+def cdn_epochs(vals, rows, colptr, C, xj_sq, w, b, index, ist, fst, max_epochs, rec):
+    """Up to ``max_epochs`` epochs of CDN (module docstring) on the column-major
+    data ``vals, rows, colptr`` (``vals = y_i x_ij``); ``ist``: active size,
+    epochs, generator, done (1 converged, 2 max_iter), max_iter; ``fst``:
+    Gmax_old, eps, Gnorm1_init.  Returns the epochs taken; ``rec`` row k gets
+    (Gnorm1, Gmax, active size) of epoch k."""
+    w_size = w.shape[0]
+    l = b.shape[0]
+    sigma = 0.01
+    k = 0
+    while k < max_epochs and ist[3] == 0:
+        Gmax_old = fst[0]
+        Gmax_new = 0.0
+        Gnorm1_new = 0.0
+        active = ist[0]
+        r = ist[2]
+        for s in range(active):
+            r = (r * 1103515245 + 12345) & 0x7FFFFFFF
+            j = s + r % (active - s)
+            t = index[s]
+            index[s] = index[j]
+            index[j] = t
+        ist[2] = r
+        s = 0
+        while s < active:
+            j = index[s]
+            G_loss = 0.0
+            H = 0.0
+            for q in range(colptr[j], colptr[j + 1]):
+                i = rows[q]
+                if b[i] > 0.0:
+                    val = vals[q]
+                    tmp = C[i] * val
+                    G_loss -= tmp * b[i]
+                    H += tmp * val
+            G_loss *= 2.0
+            G = G_loss
+            H *= 2.0
+            if H < 1e-12:
+                H = 1e-12
+            Gp = G + 1.0
+            Gn = G - 1.0
+            violation = 0.0
+            wj = w[j]
+            if wj == 0.0:
+                if Gp < 0.0:
+                    violation = -Gp
+                elif Gn > 0.0:
+                    violation = Gn
+                elif Gp > Gmax_old / l and Gn < -Gmax_old / l:
+                    active -= 1
+                    index[s] = index[active]
+                    index[active] = j
+                    continue
+            elif wj > 0.0:
+                violation = abs(Gp)
+            else:
+                violation = abs(Gn)
+            if violation > Gmax_new:
+                Gmax_new = violation
+            Gnorm1_new += violation
+            if Gp < H * wj:
+                d = -Gp / H
+            elif Gn > H * wj:
+                d = -Gn / H
+            else:
+                d = -wj
+            if abs(d) < 1.0e-12:
+                s += 1
+                continue
+            delta = abs(wj + d) - abs(wj) + G * d
+            d_old = 0.0
+            loss_old = 0.0
+            n_ls = 0
+            while n_ls < 20:
+                d_diff = d_old - d
+                cond = abs(wj + d) - abs(wj) - sigma * delta
+                appx = xj_sq[j] * d * d + G_loss * d + cond
+                if appx <= 0.0:
+                    for q in range(colptr[j], colptr[j + 1]):
+                        b[rows[q]] += d_diff * vals[q]
+                    break
+                loss_new = 0.0
+                if n_ls == 0:
+                    loss_old = 0.0
+                    for q in range(colptr[j], colptr[j + 1]):
+                        i = rows[q]
+                        if b[i] > 0.0:
+                            loss_old += C[i] * b[i] * b[i]
+                        bn = b[i] + d_diff * vals[q]
+                        b[i] = bn
+                        if bn > 0.0:
+                            loss_new += C[i] * bn * bn
+                else:
+                    for q in range(colptr[j], colptr[j + 1]):
+                        i = rows[q]
+                        bn = b[i] + d_diff * vals[q]
+                        b[i] = bn
+                        if bn > 0.0:
+                            loss_new += C[i] * bn * bn
+                cond = cond + loss_new - loss_old
+                if cond <= 0.0:
+                    break
+                d_old = d
+                d *= 0.5
+                delta *= 0.5
+                n_ls += 1
+            w[j] += d
+            if n_ls >= 20:
+                # the line search failed: recompute b from w
+                for i in range(l):
+                    b[i] = 1.0
+                for jj in range(w_size):
+                    if w[jj] == 0.0:
+                        continue
+                    for q in range(colptr[jj], colptr[jj + 1]):
+                        b[rows[q]] -= w[jj] * vals[q]
+            s += 1
+        if ist[1] == 0:
+            fst[2] = Gnorm1_new
+        ist[1] += 1
+        if rec.shape[0] > 0:
+            rec[k, 0] = Gnorm1_new
+            rec[k, 1] = Gmax_new
+            rec[k, 2] = active
+        k += 1
+        if Gnorm1_new <= fst[1] * fst[2]:
+            if active == w_size:
+                ist[0] = active
+                ist[3] = 1
+                break
+            ist[0] = w_size
+            fst[0] = np.inf
+        else:
+            ist[0] = active
+            fst[0] = Gmax_new
+        if ist[1] >= ist[4]:
+            ist[3] = 2
+            break
+    return k
+
+
+@dataclass(frozen=True)
+class CDNRecord:
+    """One epoch of CDN: ``iteration`` (= epochs so far), ``violation_sum`` and
+    ``violation_max`` over the visited variables, ``active_size`` after the
+    epoch's shrinking, ``nnz`` the non-zero weights after it."""
+
+    iteration: int
+    violation_sum: float
+    violation_max: float
+    active_size: int
+    nnz: int
+
+
+class CDNRun(SolverRun):
+    """CDN on one binary problem (y in {-1, +1}, per-example bounds ``C``)."""
+
+    step_name = "epoch"
+    first_chunk = 16
+
+    def __init__(self, estimator, X, y, C, B, tol, max_iter, seed, progress=False):
+        self.n_samples = int(y.shape[0])
+        super().__init__(estimator, max_iter=-1, progress=progress)
+        n = self.n_samples
+        self.B = float(B)
+        Xa = sp.csr_matrix(X) if not sp.issparse(X) else X
+        if self.B:
+            Xa = sp.hstack([Xa, sp.csr_matrix(np.full((n, 1), self.B))], format="csr")
+        else:
+            Xa = sp.hstack([Xa, sp.csr_matrix((n, 1))], format="csr")
+        y = np.asarray(y, dtype=np.float64)
+        Xc = sp.csc_matrix(sp.diags(y) @ Xa)
+        Xc.sort_indices()
+        self.vals = np.ascontiguousarray(Xc.data, dtype=np.float64)
+        self.rows_ = np.ascontiguousarray(Xc.indices, dtype=np.int64)
+        self.colptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
+        self.C = np.ascontiguousarray(C, dtype=np.float64)
+        w_size = Xc.shape[1]
+        self.xj_sq = np.asarray(Xc.multiply(Xc).T @ self.C).ravel()
+        self.w = np.zeros(w_size)
+        self.b = np.ones(n)
+        self.index = np.arange(w_size, dtype=np.int64)
+        pos = int(np.count_nonzero(y > 0))
+        self.ist = np.array([w_size, 0, int(seed) & 0x7FFFFFFF, 0, int(max_iter)],
+                            dtype=np.int64)
+        self.fst = np.array([np.inf, float(tol) * min(pos, n - pos) / n, -1.0])
+        self.iter_limit = int(max_iter)
+        if self.iter_limit <= 0:
+            self.ist[3] = 2
+
+    @property
+    def step_limit(self):
+        return 1 << 62
+
+    @property
+    def finished(self):
+        return super().finished or self.ist[3] != 0
+
+    @property
+    def stop_reason(self):
+        r = super().stop_reason
+        if r == "running" and self.ist[3] == 2:
+            return "max_iter"
+        return r
+
+    def warning_message(self):
+        if self.stop_reason == "max_iter":
+            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'cdn': "
+                    f"max_iter={self.iter_limit} epochs; raise max_iter or loosen tol.)")
+        if self.converged and self.ist[1] >= self.iter_limit:
+            return at_limit_message(self, "cdn", self.iter_limit, "epochs")
+        return super().warning_message()
+
+    def _kernel(self, k, rec):
+        t = cdn_epochs(self.vals, self.rows_, self.colptr, self.C, self.xj_sq, self.w, self.b,
+                       self.index, self.ist, self.fst, int(k), rec)
+        if self.ist[3] == 1:
+            self.converged = True
+        return int(t)
+
+    def _step(self):
+        rec = np.zeros((1, 3))
+        if self._kernel(1, rec) == 0:
+            return None
+        return CDNRecord(iteration=self.n_iter + 1, violation_sum=float(rec[0, 0]),
+                         violation_max=float(rec[0, 1]), active_size=int(rec[0, 2]),
+                         nnz=int(np.count_nonzero(self.w)))
+
+    def _advance(self, max_steps):
+        return self._kernel(max_steps, np.zeros((0, 3)))
+
+    def result(self):
+        return {"w": self.w[:-1].copy(), "b": float(self.w[-1] * self.B),
+                "n_iter": int(self.ist[1])}
