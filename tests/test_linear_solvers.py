@@ -99,7 +99,7 @@ def test_cdn_matches_liblinear(binary, C, sparse):
 @pytest.mark.parametrize("C", [0.1, 1.0])
 def test_crammer_singer_matches_liblinear(C):
     X, y = make_classification(200, 8, n_informative=5, n_classes=3, random_state=0)
-    kw = dict(multi_class="crammer_singer", C=C, tol=1e-6, max_iter=100000)
+    kw = dict(multi_class="crammer_singer", C=C, tol=1e-6, max_iter=100000, random_state=0)
     ref = sk.LinearSVC(**kw).fit(X, y)
     ours = LinearSVC(**kw).fit(X, y)
     assert ours.solver_ == "crammer_singer" and ours.converged_

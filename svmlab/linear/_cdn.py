@@ -44,8 +44,8 @@ import scipy.sparse as sp
 
 from svmlab._jit import njit
 
-from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE, at_limit_message
+from ._dcd import permute
+from ._runs import LIBLINEAR_MESSAGE, LimitedRun, at_limit_message
 
 __all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
 
@@ -66,14 +66,7 @@ def cdn_epochs(vals, rows, colptr, C, xj_sq, w, b, index, ist, fst, max_epochs, 
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         active = ist[0]
-        r = ist[2]
-        for s in range(active):
-            r = (r * 1103515245 + 12345) & 0x7FFFFFFF
-            j = s + r % (active - s)
-            t = index[s]
-            index[s] = index[j]
-            index[j] = t
-        ist[2] = r
+        ist[2] = permute(index, active, ist[2])
         s = 0
         while s < active:
             j = index[s]
@@ -206,7 +199,7 @@ class CDNRecord:
     nnz: int
 
 
-class CDNRun(SolverRun):
+class CDNRun(LimitedRun):
     """CDN on one binary problem (y in {-1, +1}, per-example bounds ``C``)."""
 
     step_name = "epoch"
@@ -242,20 +235,8 @@ class CDNRun(SolverRun):
         if self.iter_limit <= 0:
             self.ist[3] = 2
 
-    @property
-    def step_limit(self):
-        return 1 << 62
-
-    @property
-    def finished(self):
-        return super().finished or self.ist[3] != 0
-
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.ist[3] == 2:
-            return "max_iter"
-        return r
+    def _hit_limit(self):
+        return bool(self.ist[3] == 2)
 
     def warning_message(self):
         if self.stop_reason == "max_iter":

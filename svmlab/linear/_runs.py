@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .._stepping import SequentialRun, SolverRun
 from . import _dcd as K
 
-__all__ = ["DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_MESSAGE",
+__all__ = ["LimitedRun", "DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_MESSAGE",
            "kernel_data"]
 
 #: the start of scikit-learn's ConvergenceWarning for LinearSVC/LinearSVR
@@ -53,6 +53,30 @@ def kernel_data(X):
     if sp.issparse(X):
         return True, _NO_DENSE, X.data, X.indices, X.indptr
     return False, X, _NO_F, _NO_I, _NO_I
+
+
+class LimitedRun(SolverRun):
+    """A run whose ``max_iter`` counts something else than its steps (epochs,
+    Newton iterations): the step count is unbounded, and the run ends with
+    ``stop_reason = "max_iter"`` when :meth:`_hit_limit` says so."""
+
+    def _hit_limit(self):
+        raise NotImplementedError
+
+    @property
+    def step_limit(self):
+        return 1 << 62
+
+    @property
+    def finished(self):
+        return super().finished or self._hit_limit()
+
+    @property
+    def stop_reason(self):
+        r = super().stop_reason
+        if r == "running" and self._hit_limit():
+            return "max_iter"
+        return r
 
 
 @dataclass(frozen=True)
@@ -83,7 +107,7 @@ class DCDRecord:
     intercept: float
 
 
-class DCDRun(SolverRun):
+class DCDRun(LimitedRun):
     """Dual coordinate descent (classification or regression) as an explicit
     state.  ``X`` is a C-ordered float64 array or a CSR matrix (int32
     indices), ``y`` in {-1, +1} (``kind="svc"``) or real (``"svr"``),
@@ -119,6 +143,8 @@ class DCDRun(SolverRun):
         self.QD = K.row_sqnorms(*self.data, self.B, n)
         if kind == "svc":
             self.QD = self.QD + self.diag
+            self.rowinfo = np.ascontiguousarray(
+                np.column_stack([self.y, self.upper, self.diag, self.QD]))
         self.alpha = np.zeros(n)
         self.w = np.zeros(d + 1)
         self.index = np.arange(n, dtype=np.int64)
@@ -136,24 +162,12 @@ class DCDRun(SolverRun):
 
     # -- bookkeeping --------------------------------------------------------
     @property
-    def step_limit(self):
-        return 1 << 62          # the epochs are what max_iter bounds
-
-    @property
     def epochs(self):
         """Epochs begun and ended so far (``n_iter_`` of the estimators)."""
         return int(self.ist[K.IS_EPOCH])
 
-    @property
-    def finished(self):
-        return super().finished or self.ist[K.IS_DONE] != K.DONE_RUNNING
-
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.ist[K.IS_DONE] == K.DONE_MAX_ITER:
-            return "max_iter"
-        return r
+    def _hit_limit(self):
+        return self.ist[K.IS_DONE] == K.DONE_MAX_ITER
 
     def warning_message(self):
         if self.stop_reason == "max_iter":
@@ -172,9 +186,8 @@ class DCDRun(SolverRun):
     # -- the steps ----------------------------------------------------------
     def _kernel(self, max_steps, rec):
         if self.kind == "svc":
-            k = K.dcd_svc_steps(*self.data, self.B, self.y, self.upper, self.diag, self.QD,
-                                self.alpha, self.w, self.index, self.ist, self.fst,
-                                int(max_steps), rec)
+            k = K.dcd_svc_steps(*self.data, self.B, self.rowinfo, self.alpha, self.w,
+                                self.index, self.ist, self.fst, int(max_steps), rec)
         else:
             k = K.dcd_svr_steps(*self.data, self.B, self.y, self.epsilon, self.upper,
                                 self.diag, self.QD, self.alpha, self.w, self.index, self.ist,

@@ -37,8 +37,7 @@ import numpy as np
 
 from svmlab._jit import njit
 
-from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE, at_limit_message, kernel_data
+from ._runs import LIBLINEAR_MESSAGE, LimitedRun, at_limit_message, kernel_data
 
 __all__ = ["TronRecord", "TronRun", "fun_grad", "hess_vec"]
 
@@ -140,7 +139,7 @@ class TronRecord:
     ratio: float
 
 
-class TronRun(SolverRun):
+class TronRun(LimitedRun):
     """TRON on one L2-loss problem (module docstring).  ``kind`` "svc" (y in
     {-1, +1}) or "svr"; ``C`` the per-example bounds (positive)."""
 
@@ -186,20 +185,8 @@ class TronRun(SolverRun):
     def _Hv(self, v, out):
         hess_vec(*self.data, self.B, self.C, self.active, self.m, v, out)
 
-    @property
-    def step_limit(self):
-        return 1 << 62
-
-    @property
-    def finished(self):
-        return super().finished or self.reached_max
-
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.reached_max:
-            return "max_iter"
-        return r
+    def _hit_limit(self):
+        return bool(self.reached_max)
 
     def warning_message(self):
         if self.stop_reason == "max_iter":
