@@ -127,7 +127,7 @@ def _dot(sparse, Xd, data, indices, indptr, B, w, i):
     s = 0.0
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[indices[p]]
+            s += data[p] * w[np.uint32(indices[p])]
     else:
         for j in range(Xd.shape[1]):
             s += Xd[i, j] * w[j]
@@ -139,7 +139,7 @@ def _axpy(sparse, Xd, data, indices, indptr, B, w, i, c):
     """``w += c [x_i, B]``."""
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            w[indices[p]] += c * data[p]
+            w[np.uint32(indices[p])] += c * data[p]
     else:
         for j in range(Xd.shape[1]):
             w[j] += c * Xd[i, j]
