@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from svmlab._jit import njit
 
 from ._dcd import permute
-from ._runs import LIBLINEAR_MESSAGE, LimitedRun, at_limit_message
+from ._runs import LimitedRun
 
 __all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
 
@@ -202,6 +202,8 @@ class CDNRecord:
 class CDNRun(LimitedRun):
     """CDN on one binary problem (y in {-1, +1}, per-example bounds ``C``)."""
 
+    solver_name = "cdn"
+    limit_unit = "epochs"
     step_name = "epoch"
     first_chunk = 16
 
@@ -238,13 +240,11 @@ class CDNRun(LimitedRun):
     def _hit_limit(self):
         return bool(self.ist[3] == 2)
 
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'cdn': "
-                    f"max_iter={self.iter_limit} epochs; raise max_iter or loosen tol.)")
-        if self.converged and self.ist[1] >= self.iter_limit:
-            return at_limit_message(self, "cdn", self.iter_limit, "epochs")
-        return super().warning_message()
+    def _iterations(self):
+        return int(self.ist[1])
+
+    def _criterion(self):
+        return "the violations' sum was within eps times the first epoch's"
 
     def _kernel(self, k, rec):
         t = cdn_epochs(self.vals, self.rows_, self.colptr, self.C, self.xj_sq, self.w, self.b,

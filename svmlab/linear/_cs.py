@@ -35,7 +35,7 @@ import numpy as np
 from svmlab._jit import njit
 
 from . import _dcd as K
-from ._runs import LIBLINEAR_MESSAGE, LimitedRun, at_limit_message, kernel_data
+from ._runs import LimitedRun, kernel_data
 
 __all__ = ["CSRecord", "CSRun", "cs_epochs"]
 
@@ -220,6 +220,8 @@ class CSRun(LimitedRun):
     """The sequential dual method on ``k`` classes: ``y_idx`` (n,) class indices,
     ``C`` (n,) per-example bounds (rows with ``C_i = 0`` keep ``a_i = 0``)."""
 
+    solver_name = "crammer_singer"
+    limit_unit = "epochs"
     step_name = "epoch"
     first_chunk = 16
 
@@ -249,14 +251,11 @@ class CSRun(LimitedRun):
     def _hit_limit(self):
         return bool(self.ist[3] == 2)
 
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
-                    f"'crammer_singer': max_iter={self.iter_limit} epochs; raise max_iter or "
-                    "loosen tol.)")
-        if self.converged and self.ist[1] >= self.iter_limit:
-            return at_limit_message(self, "crammer_singer", self.iter_limit, "epochs")
-        return super().warning_message()
+    def _iterations(self):
+        return int(self.ist[1])
+
+    def _criterion(self):
+        return f"max G - min G < tol={self.fst[0]:g} over every variable"
 
     def _kernel(self, k):
         t = cs_epochs(*self.data, self.B, self.y_idx, self.C, self.QD, self.alpha, self.aidx,

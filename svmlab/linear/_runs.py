@@ -60,8 +60,30 @@ class LimitedRun(SolverRun):
     Newton iterations): the step count is unbounded, and the run ends with
     ``stop_reason = "max_iter"`` when :meth:`_hit_limit` says so."""
 
+    #: the solver's name in messages, the unit ``max_iter`` counts
+    solver_name = ""
+    limit_unit = "iterations"
+
     def _hit_limit(self):
         raise NotImplementedError
+
+    def _iterations(self):
+        """The iterations ``max_iter`` bounds, done so far."""
+        raise NotImplementedError
+
+    def _criterion(self):
+        """The stopping condition, in words, for the warning."""
+        return "the stopping condition"
+
+    def warning_message(self):
+        if self.stop_reason == "max_iter":
+            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
+                    f"'{self.solver_name}': max_iter={self.iter_limit} {self.limit_unit} ended "
+                    f"before {self._criterion()} held; the model is feasible but not optimal: "
+                    "raise max_iter, loosen tol, or scale the features.)")
+        if self.converged and self._iterations() >= self.iter_limit:
+            return at_limit_message(self, self.solver_name, self.iter_limit, self.limit_unit)
+        return super().warning_message()
 
     @property
     def step_limit(self):
@@ -117,6 +139,7 @@ class DCDRun(LimitedRun):
     passed to ``fit`` of each row of ``X`` (records report those)."""
 
     step_name = "coordinate step"
+    limit_unit = "epochs"
     tol_name = "tol"
     steps_per_task = 1 << 16
     first_chunk = 1 << 14
@@ -128,7 +151,7 @@ class DCDRun(LimitedRun):
         super().__init__(estimator, max_iter=-1, progress=progress)
         self.kind = kind
         self.solver_name = solver_name
-        self.epoch_limit = int(max_iter)
+        self.iter_limit = int(max_iter)
         self.X = X
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.upper = np.ascontiguousarray(upper, dtype=np.float64)
@@ -152,12 +175,12 @@ class DCDRun(LimitedRun):
         self.ist[K.IS_ACTIVE] = n
         self.ist[K.IS_RNG] = int(seed) & 0x7FFFFFFF
         self.ist[K.IS_FRESH] = 1
-        self.ist[K.IS_MAXIT] = self.epoch_limit
+        self.ist[K.IS_MAXIT] = self.iter_limit
         self.fst = np.zeros(7)
         self.fst[K.FS_MOLD] = np.inf
         self.fst[K.FS_mOLD] = -np.inf
         self.fst[K.FS_TOL] = float(tol)
-        if self.epoch_limit <= 0:
+        if self.iter_limit <= 0:
             self.ist[K.IS_DONE] = K.DONE_MAX_ITER
 
     # -- bookkeeping --------------------------------------------------------
@@ -169,16 +192,11 @@ class DCDRun(LimitedRun):
     def _hit_limit(self):
         return self.ist[K.IS_DONE] == K.DONE_MAX_ITER
 
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
-                    f"'{self.solver_name}': max_iter={self.epoch_limit} epochs ended before "
-                    f"the projected gradients held within tol={self.fst[K.FS_TOL]:g}; the "
-                    "model is feasible but not optimal: raise max_iter, loosen tol, or "
-                    "scale the features.)")
-        if self.converged and self.epochs >= self.epoch_limit:
-            return at_limit_message(self, self.solver_name, self.epoch_limit, "epochs")
-        return super().warning_message()
+    def _iterations(self):
+        return self.epochs
+
+    def _criterion(self):
+        return f"the projected gradients' spread was within tol={self.fst[K.FS_TOL]:g}"
 
     def run(self, chunk=None, tasks=None):
         return super().run(chunk=1 << 40, tasks=tasks)

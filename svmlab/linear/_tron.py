@@ -37,7 +37,7 @@ import numpy as np
 
 from svmlab._jit import njit
 
-from ._runs import LIBLINEAR_MESSAGE, LimitedRun, at_limit_message, kernel_data
+from ._runs import LimitedRun, kernel_data
 
 __all__ = ["TronRecord", "TronRun", "fun_grad", "hess_vec"]
 
@@ -143,6 +143,8 @@ class TronRun(LimitedRun):
     """TRON on one L2-loss problem (module docstring).  ``kind`` "svc" (y in
     {-1, +1}) or "svr"; ``C`` the per-example bounds (positive)."""
 
+    solver_name = "tron"
+    limit_unit = "Newton iterations"
     step_name = "trust-region trial"
     first_chunk = 8
 
@@ -188,14 +190,11 @@ class TronRun(LimitedRun):
     def _hit_limit(self):
         return bool(self.reached_max)
 
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'tron': "
-                    f"max_iter={self.iter_limit} Newton iterations ended before |grad| <= "
-                    f"{self.eps:.3g} |grad0|; raise max_iter or loosen tol.)")
-        if self.converged and self.newton_iter >= self.iter_limit:
-            return at_limit_message(self, "tron", self.iter_limit, "Newton iterations")
-        return super().warning_message()
+    def _iterations(self):
+        return self.newton_iter
+
+    def _criterion(self):
+        return f"|grad| <= {self.eps:.3g} |grad0|"
 
     def _trcg(self):
         """Algorithm 2: CG on ``H s = -g`` within ``|s| <= delta``; returns
