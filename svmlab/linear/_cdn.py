@@ -244,7 +244,7 @@ class CDNRun(LimitedRun):
         return int(self.ist[1])
 
     def _criterion(self):
-        return "the violations' sum was within eps times the first epoch's"
+        return f"violation sum <= {self.fst[1]:.3g} x the first epoch's"
 
     def _kernel(self, k, rec):
         t = cdn_epochs(self.vals, self.rows_, self.colptr, self.C, self.xj_sq, self.w, self.b,

@@ -73,13 +73,13 @@ class LimitedRun(SolverRun):
 
     def _criterion(self):
         """The stopping condition, in words, for the warning."""
-        return "the stopping condition"
+        return "see the solver's module"
 
     def warning_message(self):
         if self.stop_reason == "max_iter":
             return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
                     f"'{self.solver_name}': max_iter={self.iter_limit} {self.limit_unit} ended "
-                    f"before {self._criterion()} held; the model is feasible but not optimal: "
+                    f"before the stopping condition held ({self._criterion()}); the model is feasible but not optimal: "
                     "raise max_iter, loosen tol, or scale the features.)")
         if self.converged and self._iterations() >= self.iter_limit:
             return at_limit_message(self, self.solver_name, self.iter_limit, self.limit_unit)
@@ -196,7 +196,7 @@ class DCDRun(LimitedRun):
         return self.epochs
 
     def _criterion(self):
-        return f"the projected gradients' spread was within tol={self.fst[K.FS_TOL]:g}"
+        return f"max PG - min PG <= tol={self.fst[K.FS_TOL]:g}"
 
     def run(self, chunk=None, tasks=None):
         return super().run(chunk=1 << 40, tasks=tasks)
