@@ -99,7 +99,7 @@ def test_cdn_matches_liblinear(binary, C, sparse):
 @pytest.mark.parametrize("C", [0.1, 1.0])
 def test_crammer_singer_matches_liblinear(C):
     X, y = make_classification(200, 8, n_informative=5, n_classes=3, random_state=0)
-    kw = dict(multi_class="crammer_singer", C=C, tol=1e-6, max_iter=100000)
+    kw = dict(multi_class="crammer_singer", C=C, tol=1e-6, max_iter=100000, random_state=0)
     ref = sk.LinearSVC(**kw).fit(X, y)
     ours = LinearSVC(**kw).fit(X, y)
     assert ours.solver_ == "crammer_singer" and ours.converged_
@@ -219,3 +219,33 @@ def test_l1_min_c_equals_sklearn(binary, sparse, loss, fit_intercept, scaling):
         assert np.any(m.coef_) or np.any(m.intercept_)
     with pytest.raises(ValueError, match="Ill-posed"):
         l1_min_c(np.zeros((2, 2)), [0, 1])
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("make", [
+    lambda: LinearSVC(loss="hinge", dual=True, random_state=0, max_iter=50),
+    lambda: LinearSVC(dual=False, max_iter=50),
+    lambda: LinearSVC(penalty="l1", dual=False, random_state=0, max_iter=50),
+    lambda: LinearSVC(multi_class="crammer_singer", random_state=0, max_iter=50),
+    lambda: LinearSVR(random_state=0, max_iter=50),
+], ids=["dcd", "tron", "cdn", "crammer_singer", "dcd-svr"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_interpreted_tier_equals_compiled(make, sparse):
+    """svmlab._jit's contract: a small call may run the kernels' Python bodies
+    (interpreted tier) and must give the compiled results bit for bit."""
+    from svmlab import _jit
+
+    X, y = make_classification(60, 5, n_informative=3, n_classes=3, random_state=0)
+    X[np.abs(X) < 0.4] = 0.0
+    Xs = sp.csr_matrix(X) if sparse else X
+    old = _jit.get_mode()
+    try:
+        _jit.set_mode("interpret")
+        a = make().fit(Xs, y)
+        _jit.set_mode("eager")
+        b = make().fit(Xs, y)
+    finally:
+        _jit.set_mode(old)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    assert a.n_iter_ == b.n_iter_

@@ -44,8 +44,8 @@ import scipy.sparse as sp
 
 from svmlab._jit import njit
 
-from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE, at_limit_message
+from ._dcd import permute
+from ._runs import LimitedRun
 
 __all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
 
@@ -66,14 +66,7 @@ def cdn_epochs(vals, rows, colptr, C, xj_sq, w, b, index, ist, fst, max_epochs, 
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         active = ist[0]
-        r = ist[2]
-        for s in range(active):
-            r = (r * 1103515245 + 12345) & 0x7FFFFFFF
-            j = s + r % (active - s)
-            t = index[s]
-            index[s] = index[j]
-            index[j] = t
-        ist[2] = r
+        ist[2] = permute(index, active, ist[2])
         s = 0
         while s < active:
             j = index[s]
@@ -206,9 +199,11 @@ class CDNRecord:
     nnz: int
 
 
-class CDNRun(SolverRun):
+class CDNRun(LimitedRun):
     """CDN on one binary problem (y in {-1, +1}, per-example bounds ``C``)."""
 
+    solver_name = "cdn"
+    limit_unit = "epochs"
     step_name = "epoch"
     first_chunk = 16
 
@@ -242,28 +237,14 @@ class CDNRun(SolverRun):
         if self.iter_limit <= 0:
             self.ist[3] = 2
 
-    @property
-    def step_limit(self):
-        return 1 << 62
+    def _hit_limit(self):
+        return bool(self.ist[3] == 2)
 
-    @property
-    def finished(self):
-        return super().finished or self.ist[3] != 0
+    def _iterations(self):
+        return int(self.ist[1])
 
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.ist[3] == 2:
-            return "max_iter"
-        return r
-
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'cdn': "
-                    f"max_iter={self.iter_limit} epochs; raise max_iter or loosen tol.)")
-        if self.converged and self.ist[1] >= self.iter_limit:
-            return at_limit_message(self, "cdn", self.iter_limit, "epochs")
-        return super().warning_message()
+    def _criterion(self):
+        return f"violation sum <= {self.fst[1]:.3g} x the first epoch's"
 
     def _kernel(self, k, rec):
         t = cdn_epochs(self.vals, self.rows_, self.colptr, self.C, self.xj_sq, self.w, self.b,

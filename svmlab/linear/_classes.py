@@ -59,7 +59,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._stepping import SteppedFitMixin, with_callbacks
-from .._validation import check_scale, to_csr32
+from .._validation import MAX_SUM_OF_SQUARES, check_scale, to_csr32
 from ._runs import DCDRun, LinearOvRRun
 
 __all__ = ["LinearSVC", "LinearSVR"]
@@ -148,7 +148,14 @@ def _validate_X(est, X, y, reset=True):
         X = to_csr32(X)
     else:
         X = np.ascontiguousarray(X)
-    check_scale(X)
+    # svmlab's overflow guard (check_scale, which raises its message), called
+    # only when an element-wise sum says it may fire: check_scale's np.dot
+    # goes through a multi-threaded BLAS, slow on a busy machine
+    data = X.data if sp.issparse(X) else X.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.square(data).sum()) if data.size else 0.0
+    if not total <= MAX_SUM_OF_SQUARES:
+        check_scale(X)
     return X, y
 
 

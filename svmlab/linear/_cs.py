@@ -34,9 +34,8 @@ import numpy as np
 
 from svmlab._jit import njit
 
-from .._stepping import SolverRun
 from . import _dcd as K
-from ._runs import LIBLINEAR_MESSAGE, at_limit_message, kernel_data
+from ._runs import LimitedRun, kernel_data
 
 __all__ = ["CSRecord", "CSRun", "cs_epochs"]
 
@@ -91,14 +90,7 @@ def cs_epochs(sparse, Xd, data, indices, indptr, B, yidx, C, QD, alpha, aidx, y_
     while done < max_epochs and ist[3] == 0:
         stopping = -np.inf
         active = ist[0]
-        r = ist[2]
-        for s in range(active):
-            r = (r * 1103515245 + 12345) & 0x7FFFFFFF
-            j = s + r % (active - s)
-            t = index[s]
-            index[s] = index[j]
-            index[j] = t
-        ist[2] = r
+        ist[2] = K.permute(index, active, ist[2])
         s = 0
         while s < active:
             i = index[s]
@@ -224,10 +216,12 @@ class CSRecord:
     active_size: int
 
 
-class CSRun(SolverRun):
+class CSRun(LimitedRun):
     """The sequential dual method on ``k`` classes: ``y_idx`` (n,) class indices,
     ``C`` (n,) per-example bounds (rows with ``C_i = 0`` keep ``a_i = 0``)."""
 
+    solver_name = "crammer_singer"
+    limit_unit = "epochs"
     step_name = "epoch"
     first_chunk = 16
 
@@ -254,29 +248,14 @@ class CSRun(SolverRun):
         if self.iter_limit <= 0:
             self.ist[3] = 2
 
-    @property
-    def step_limit(self):
-        return 1 << 62
+    def _hit_limit(self):
+        return bool(self.ist[3] == 2)
 
-    @property
-    def finished(self):
-        return super().finished or self.ist[3] != 0
+    def _iterations(self):
+        return int(self.ist[1])
 
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.ist[3] == 2:
-            return "max_iter"
-        return r
-
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
-                    f"'crammer_singer': max_iter={self.iter_limit} epochs; raise max_iter or "
-                    "loosen tol.)")
-        if self.converged and self.ist[1] >= self.iter_limit:
-            return at_limit_message(self, "crammer_singer", self.iter_limit, "epochs")
-        return super().warning_message()
+    def _criterion(self):
+        return f"max G - min G < tol={self.fst[0]:g} over every variable"
 
     def _kernel(self, k):
         t = cs_epochs(*self.data, self.B, self.y_idx, self.C, self.QD, self.alpha, self.aidx,

@@ -58,7 +58,7 @@ import numpy as np
 
 from svmlab._jit import njit
 
-__all__ = ["lcg", "shuffle_active", "dcd_svc_steps", "dcd_svr_steps", "row_sqnorms",
+__all__ = ["lcg", "permute", "shuffle_active", "dcd_svc_steps", "dcd_svr_steps", "row_sqnorms",
            "IS_ACTIVE", "IS_POS", "IS_EPOCH", "IS_RNG", "IS_DONE", "IS_FRESH", "IS_MAXIT",
            "FS_MOLD", "FS_mOLD", "FS_MNEW", "FS_mNEW", "FS_TOL", "FS_NORM1", "FS_NORM1_INIT",
            "REC_WIDTH", "DONE_RUNNING", "DONE_CONVERGED", "DONE_MAX_ITER"]
@@ -85,18 +85,24 @@ def lcg(state):
 
 
 @njit(cache=True)
-def shuffle_active(index, active, ist):
+def permute(index, active, r):
     """LIBLINEAR's permutation of ``index[:active]``: for ``s = 0..active-1``
     swap ``index[s]`` with ``index[s + r % (active - s)]``, ``r`` the next
-    generator value (kept in ``ist[IS_RNG]``)."""
-    r = ist[3]
+    value of the generator (:func:`lcg`) from state ``r``; returns the new
+    state.  Shared by the dual CD, CDN and Crammer-Singer."""
     for s in range(active):
         r = (r * 1103515245 + 12345) & 0x7FFFFFFF
         j = s + r % (active - s)
         t = index[s]
         index[s] = index[j]
         index[j] = t
-    ist[3] = r
+    return r
+
+
+@njit(cache=True)
+def shuffle_active(index, active, ist):
+    """:func:`permute` with the generator's state in ``ist[IS_RNG]``."""
+    ist[3] = permute(index, active, ist[3])
 
 
 @njit(cache=True)
@@ -121,7 +127,7 @@ def _dot(sparse, Xd, data, indices, indptr, B, w, i):
     s = 0.0
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[indices[p]]
+            s += data[p] * w[np.uint32(indices[p])]
     else:
         for j in range(Xd.shape[1]):
             s += Xd[i, j] * w[j]
@@ -133,7 +139,7 @@ def _axpy(sparse, Xd, data, indices, indptr, B, w, i, c):
     """``w += c [x_i, B]``."""
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            w[indices[p]] += c * data[p]
+            w[np.uint32(indices[p])] += c * data[p]
     else:
         for j in range(Xd.shape[1]):
             w[j] += c * Xd[i, j]
@@ -141,16 +147,18 @@ def _axpy(sparse, Xd, data, indices, indptr, B, w, i, c):
 
 
 @njit(cache=True, error_model="numpy")
-def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
+def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
                   alpha, w, index, ist, fst, max_steps, rec):
     """Up to ``max_steps`` steps of Algorithm 1 + 3 (module docstring) on the
     state ``alpha, w, index, ist, fst``; returns the number of steps taken
     (fewer once ``ist[IS_DONE]`` is set).  When ``rec`` has rows, row k gets
-    step k's record (``REC_WIDTH`` values).  The scalar state is held in
+    step k's record (``REC_WIDTH`` values).  ``rowinfo`` (n, 4) holds each
+    example's ``y_i, U_i, D_ii, Qbar_ii`` side by side (one cache line per
+    visit instead of four scattered reads).  The scalar state is held in
     local variables during the call (written back at the end: the compiler
     then keeps it in registers, as the stores into ``w`` could otherwise
     alias it)."""
-    n = y.shape[0]
+    n = rowinfo.shape[0]
     inf = np.inf
     keep = rec.shape[0] > 0
     active = ist[0]
@@ -172,11 +180,11 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
             mnew = inf
             fresh = 0
         i = index[s]
-        yi = y[i]
+        yi = rowinfo[i, 0]
         G = yi * _dot(sparse, Xd, data, indices, indptr, B, w, i) - 1.0
         a_old = alpha[i]
-        G += a_old * diag[i]
-        U = upper[i]
+        G += a_old * rowinfo[i, 2]
+        U = rowinfo[i, 1]
         PG = 0.0
         shrunk = False
         if a_old == 0.0:
@@ -202,7 +210,7 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, y, upper, diag, QD,
             if PG < mnew:
                 mnew = PG
             if abs(PG) > 1e-12:
-                a_new = min(max(a_old - G / QD[i], 0.0), U)
+                a_new = min(max(a_old - G / rowinfo[i, 3], 0.0), U)
                 alpha[i] = a_new
                 _axpy(sparse, Xd, data, indices, indptr, B, w, i, (a_new - a_old) * yi)
             s += 1

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .._stepping import SequentialRun, SolverRun
 from . import _dcd as K
 
-__all__ = ["DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_MESSAGE",
+__all__ = ["LimitedRun", "DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_MESSAGE",
            "kernel_data"]
 
 #: the start of scikit-learn's ConvergenceWarning for LinearSVC/LinearSVR
@@ -53,6 +53,52 @@ def kernel_data(X):
     if sp.issparse(X):
         return True, _NO_DENSE, X.data, X.indices, X.indptr
     return False, X, _NO_F, _NO_I, _NO_I
+
+
+class LimitedRun(SolverRun):
+    """A run whose ``max_iter`` counts something else than its steps (epochs,
+    Newton iterations): the step count is unbounded, and the run ends with
+    ``stop_reason = "max_iter"`` when :meth:`_hit_limit` says so."""
+
+    #: the solver's name in messages, the unit ``max_iter`` counts
+    solver_name = ""
+    limit_unit = "iterations"
+
+    def _hit_limit(self):
+        raise NotImplementedError
+
+    def _iterations(self):
+        """The iterations ``max_iter`` bounds, done so far."""
+        raise NotImplementedError
+
+    def _criterion(self):
+        """The stopping condition, in words, for the warning."""
+        return "see the solver's module"
+
+    def warning_message(self):
+        if self.stop_reason == "max_iter":
+            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
+                    f"'{self.solver_name}': max_iter={self.iter_limit} {self.limit_unit} ended "
+                    f"before the stopping condition held ({self._criterion()}); the model is feasible but not optimal: "
+                    "raise max_iter, loosen tol, or scale the features.)")
+        if self.converged and self._iterations() >= self.iter_limit:
+            return at_limit_message(self, self.solver_name, self.iter_limit, self.limit_unit)
+        return super().warning_message()
+
+    @property
+    def step_limit(self):
+        return 1 << 62
+
+    @property
+    def finished(self):
+        return super().finished or self._hit_limit()
+
+    @property
+    def stop_reason(self):
+        r = super().stop_reason
+        if r == "running" and self._hit_limit():
+            return "max_iter"
+        return r
 
 
 @dataclass(frozen=True)
@@ -83,7 +129,7 @@ class DCDRecord:
     intercept: float
 
 
-class DCDRun(SolverRun):
+class DCDRun(LimitedRun):
     """Dual coordinate descent (classification or regression) as an explicit
     state.  ``X`` is a C-ordered float64 array or a CSR matrix (int32
     indices), ``y`` in {-1, +1} (``kind="svc"``) or real (``"svr"``),
@@ -93,6 +139,7 @@ class DCDRun(SolverRun):
     passed to ``fit`` of each row of ``X`` (records report those)."""
 
     step_name = "coordinate step"
+    limit_unit = "epochs"
     tol_name = "tol"
     steps_per_task = 1 << 16
     first_chunk = 1 << 14
@@ -104,7 +151,7 @@ class DCDRun(SolverRun):
         super().__init__(estimator, max_iter=-1, progress=progress)
         self.kind = kind
         self.solver_name = solver_name
-        self.epoch_limit = int(max_iter)
+        self.iter_limit = int(max_iter)
         self.X = X
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.upper = np.ascontiguousarray(upper, dtype=np.float64)
@@ -119,6 +166,8 @@ class DCDRun(SolverRun):
         self.QD = K.row_sqnorms(*self.data, self.B, n)
         if kind == "svc":
             self.QD = self.QD + self.diag
+            self.rowinfo = np.ascontiguousarray(
+                np.column_stack([self.y, self.upper, self.diag, self.QD]))
         self.alpha = np.zeros(n)
         self.w = np.zeros(d + 1)
         self.index = np.arange(n, dtype=np.int64)
@@ -126,45 +175,28 @@ class DCDRun(SolverRun):
         self.ist[K.IS_ACTIVE] = n
         self.ist[K.IS_RNG] = int(seed) & 0x7FFFFFFF
         self.ist[K.IS_FRESH] = 1
-        self.ist[K.IS_MAXIT] = self.epoch_limit
+        self.ist[K.IS_MAXIT] = self.iter_limit
         self.fst = np.zeros(7)
         self.fst[K.FS_MOLD] = np.inf
         self.fst[K.FS_mOLD] = -np.inf
         self.fst[K.FS_TOL] = float(tol)
-        if self.epoch_limit <= 0:
+        if self.iter_limit <= 0:
             self.ist[K.IS_DONE] = K.DONE_MAX_ITER
 
     # -- bookkeeping --------------------------------------------------------
-    @property
-    def step_limit(self):
-        return 1 << 62          # the epochs are what max_iter bounds
-
     @property
     def epochs(self):
         """Epochs begun and ended so far (``n_iter_`` of the estimators)."""
         return int(self.ist[K.IS_EPOCH])
 
-    @property
-    def finished(self):
-        return super().finished or self.ist[K.IS_DONE] != K.DONE_RUNNING
+    def _hit_limit(self):
+        return self.ist[K.IS_DONE] == K.DONE_MAX_ITER
 
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.ist[K.IS_DONE] == K.DONE_MAX_ITER:
-            return "max_iter"
-        return r
+    def _iterations(self):
+        return self.epochs
 
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver "
-                    f"'{self.solver_name}': max_iter={self.epoch_limit} epochs ended before "
-                    f"the projected gradients held within tol={self.fst[K.FS_TOL]:g}; the "
-                    "model is feasible but not optimal: raise max_iter, loosen tol, or "
-                    "scale the features.)")
-        if self.converged and self.epochs >= self.epoch_limit:
-            return at_limit_message(self, self.solver_name, self.epoch_limit, "epochs")
-        return super().warning_message()
+    def _criterion(self):
+        return f"max PG - min PG <= tol={self.fst[K.FS_TOL]:g}"
 
     def run(self, chunk=None, tasks=None):
         return super().run(chunk=1 << 40, tasks=tasks)
@@ -172,9 +204,8 @@ class DCDRun(SolverRun):
     # -- the steps ----------------------------------------------------------
     def _kernel(self, max_steps, rec):
         if self.kind == "svc":
-            k = K.dcd_svc_steps(*self.data, self.B, self.y, self.upper, self.diag, self.QD,
-                                self.alpha, self.w, self.index, self.ist, self.fst,
-                                int(max_steps), rec)
+            k = K.dcd_svc_steps(*self.data, self.B, self.rowinfo, self.alpha, self.w,
+                                self.index, self.ist, self.fst, int(max_steps), rec)
         else:
             k = K.dcd_svr_steps(*self.data, self.B, self.y, self.epsilon, self.upper,
                                 self.diag, self.QD, self.alpha, self.w, self.index, self.ist,

@@ -37,8 +37,7 @@ import numpy as np
 
 from svmlab._jit import njit
 
-from .._stepping import SolverRun
-from ._runs import LIBLINEAR_MESSAGE, at_limit_message, kernel_data
+from ._runs import LimitedRun, kernel_data
 
 __all__ = ["TronRecord", "TronRun", "fun_grad", "hess_vec"]
 
@@ -140,10 +139,12 @@ class TronRecord:
     ratio: float
 
 
-class TronRun(SolverRun):
+class TronRun(LimitedRun):
     """TRON on one L2-loss problem (module docstring).  ``kind`` "svc" (y in
     {-1, +1}) or "svr"; ``C`` the per-example bounds (positive)."""
 
+    solver_name = "tron"
+    limit_unit = "Newton iterations"
     step_name = "trust-region trial"
     first_chunk = 8
 
@@ -186,29 +187,14 @@ class TronRun(SolverRun):
     def _Hv(self, v, out):
         hess_vec(*self.data, self.B, self.C, self.active, self.m, v, out)
 
-    @property
-    def step_limit(self):
-        return 1 << 62
+    def _hit_limit(self):
+        return bool(self.reached_max)
 
-    @property
-    def finished(self):
-        return super().finished or self.reached_max
+    def _iterations(self):
+        return self.newton_iter
 
-    @property
-    def stop_reason(self):
-        r = super().stop_reason
-        if r == "running" and self.reached_max:
-            return "max_iter"
-        return r
-
-    def warning_message(self):
-        if self.stop_reason == "max_iter":
-            return (f"{LIBLINEAR_MESSAGE} ({type(self.estimator).__name__}, solver 'tron': "
-                    f"max_iter={self.iter_limit} Newton iterations ended before |grad| <= "
-                    f"{self.eps:.3g} |grad0|; raise max_iter or loosen tol.)")
-        if self.converged and self.newton_iter >= self.iter_limit:
-            return at_limit_message(self, "tron", self.iter_limit, "Newton iterations")
-        return super().warning_message()
+    def _criterion(self):
+        return f"|grad| <= {self.eps:.3g} |grad0|"
 
     def _trcg(self):
         """Algorithm 2: CG on ``H s = -g`` within ``|s| <= delta``; returns
