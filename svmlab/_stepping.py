@@ -255,6 +255,13 @@ STALL_ADVICE = (
 )
 
 
+def _jit_mode():
+    """svmlab's tier policy (:func:`svmlab._jit.get_mode`)."""
+    from ._jit import get_mode
+
+    return get_mode()
+
+
 def _progress_off():
     """``SVMLAB_PROGRESS=0`` turns every progress bar off, whatever the
     estimators' ``progress`` parameter says (the test configuration sets it, so
@@ -628,9 +635,13 @@ class SolverRun(ABC):
             # not change the iterates (the fast path and the stepped path
             # visit the same steps).
             size = max(1, min(int(chunk), int(self.first_chunk)))
+            # where kernels may run as Python (SVMLAB_JIT auto/interpret), a
+            # first chunk sized for compiled code lasts tens of seconds; one
+            # probe step measures the step's cost and sizes the chunk from it
+            probe = _jit_mode() != "eager"
             try:
                 while not self.finished:
-                    want = min(size, self.budget)
+                    want = min(1 if probe else size, self.budget)
                     if tasks is not None:
                         tasks.begin_block()
                         want = min(want, tasks.room())
@@ -641,7 +652,11 @@ class SolverRun(ABC):
                     self.elapsed += dt
                     self.n_iter += k
                     bar.update(k)
-                    if dt > 2.0 * CHUNK_SECONDS:
+                    if probe:
+                        probe = False
+                        if k and dt / k * size > 2.0 * CHUNK_SECONDS:
+                            size = max(1, int(CHUNK_SECONDS * k / dt))
+                    elif dt > 2.0 * CHUNK_SECONDS:
                         size = max(1, size // 2)
                     elif dt < CHUNK_SECONDS / 16 and self.chunk_growth > 2:
                         # far below the target: grow faster (each chunk
