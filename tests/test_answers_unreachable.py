@@ -131,7 +131,11 @@ def _short_definitions(lines, names):
         if len(lhs) == len(rhs):
             for name, val in zip(lhs, rhs):
                 # eta is named by the notebook itself: it stays a name
-                if len(name) <= 3 and name not in ("L", "H", "eta"):
+                # (values that call or look up something, such as
+                # ``k11 = float(self.kdiag[i1])``, stay names: the formulas
+                # are written with k11, not with how it is fetched)
+                if (len(name) <= 3 and name not in ("L", "H", "eta")
+                        and not re.search(r"[\w.\]]\(|self\.", val)):
                     out[name] = val.strip()
     return out
 

@@ -83,10 +83,10 @@ def test_dcd_explorer_steps_jumps_and_refits_in_jupyterlab(linear_lab, tmp_path)
             assert readout.inner_text().strip() == "1"
             expect(cell).to_contain_text("step 1 (epoch 1)", timeout=20_000)
 
-            # +1: one coordinate step forward (the last "+1": the first is the
-            # "click adds" selector's)
+            # one coordinate step forward (its own label: "+1" is the click
+            # mode's class)
             before = img.get_attribute("src")
-            cell.get_by_role("button", name="+1", exact=True).last.click()
+            cell.get_by_role("button", name="1 step forward", exact=True).click()
             page.wait_for_function(_SRC_OF, arg=[0, before], timeout=30_000)
             expect(readout).to_have_text("2", timeout=10_000)
             expect(cell).to_contain_text("step 2 (epoch 1)", timeout=10_000)

@@ -14,7 +14,7 @@ from svmlab.exercises import EXERCISES, check_dcd_update
 from svmlab.viz import linear as vlin
 from svmlab.viz.live import toy_points
 
-SOLUTIONS = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+SOLUTIONS = Path(__file__).resolve().parents[1] / "instructor" / "solutions"
 
 
 def _dual(X, y, alpha):
