@@ -2,7 +2,7 @@
 kernels (:mod:`svmlab._shipped`, docs/decisions/27a01-shipped-machine-code.md).
 
 After ``build_py`` has copied the package into the build folder, a separate
-process imports svmlab from there and runs :func:`svmlab._shipped.build`:
+process imports svmlab from there and runs :func:`svmlab._shipped_build.build`:
 ``svmlab.warm_up()`` of every family and the fits users start with, compiled
 for the portable x86-64-v3 target into ``svmlab/_machine_code``.  The wheel
 is then specific to this Python version and platform (its tag says so).
@@ -55,9 +55,9 @@ class BuildPyShipped(build_py):
         env.pop("NUMBA_DISABLE_JIT", None)
         print("svmlab: compiling the shipped machine code (svmlab.warm_up() for x86-64-v3; "
               "minutes)", file=sys.stderr)
-        cmd = [sys.executable, "-m", "svmlab._shipped", "build",
+        cmd = [sys.executable, "-m", "svmlab._shipped_build", "build",
                os.path.join(lib, "svmlab", "_machine_code")]
-        # one built in the source tree (python -m svmlab._shipped build) is
+        # one built in the source tree (python -m svmlab._shipped_build build) is
         # copied when its manifest matches these sources, numba and Python
         in_tree = os.path.join(os.path.dirname(os.path.abspath(__file__)), "svmlab",
                                "_machine_code")

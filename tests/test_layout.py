@@ -197,7 +197,8 @@ def test_no_import_cycle_in_svmlab():
 #: but not a sibling room, except the edges listed in ALLOWED_SIBLING_EDGES
 SOLVER_ROOMS = ("svmlab.smo", "svmlab.decomposition", "svmlab.cutting_plane")
 SHARED_BELOW = ("svmlab._stepping", "svmlab._base", "svmlab._multiclass", "svmlab._validation",
-                "svmlab._kkt", "svmlab.kernels", "svmlab._jit", "svmlab._twins", "svmlab._linalg", "svmlab._wss2")
+                "svmlab._kkt", "svmlab.kernels", "svmlab._jit", "svmlab._shipped", "svmlab._twins",
+                "svmlab._linalg", "svmlab._wss2")
 #: the decomposition room's "smo" engine takes Platt's analytic step from
 #: the SMO room (one implementation of the step)
 ALLOWED_SIBLING_EDGES = {("svmlab.decomposition", "svmlab.smo._pairstep")}

@@ -14,10 +14,15 @@ PIP_TO_CONDA = {"dask[array]": "dask"}
 
 
 def _split(spec):
-    m = re.fullmatch(r"\s*([A-Za-z0-9_.\-\[\]]+)\s*(>=\s*[0-9][^,;\s]*)?\s*", spec)
+    """``(name, bounds)``: the lower bound, and ``,<upper`` where one is
+    pinned (numba's tested range: svmlab uses some of its internals)."""
+    m = re.fullmatch(r"\s*([A-Za-z0-9_.\-\[\]]+)\s*(>=\s*[0-9][^,;\s]*)?\s*(,\s*<\s*[0-9][^,;\s]*)?\s*",
+                     spec)
     assert m, f"unsupported requirement syntax: {spec!r}"
     name = m.group(1).lower()
     bound = m.group(2).replace(" ", "")[2:] if m.group(2) else None
+    if bound is not None and m.group(3):
+        bound += m.group(3).replace(" ", "")
     return PIP_TO_CONDA.get(name, name), bound
 
 
@@ -69,6 +74,8 @@ def test_the_parser_notices_a_mismatch(tmp_path):
     n, b = _split("numpy>=1.26")
     assert (n, b) == ("numpy", "1.26")
     assert _split("dask[array]>=2024.1") == ("dask", "2024.1")
+    assert _split("numba>=0.59,<0.69") == ("numba", "0.59,<0.69")
+    assert _split("numba>=0.59") != _split("numba>=0.59,<0.69")
 
 
 def test_ci_runs_the_readme_test_command():

@@ -13,7 +13,7 @@ import textwrap
 import numba
 import pytest
 
-from svmlab import _shipped
+from svmlab import _shipped, _shipped_build
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -192,7 +192,7 @@ def test_svmlab_kernels_get_the_shipped_cache_in_a_build(tmp_path):
     (the hook in svmlab._jit.njit), and a build process compiles for the
     portable target into the shipped folder."""
     shipped = tmp_path / "mc"
-    env = _shipped.build_env(str(shipped), str(tmp_path / "cache"))
+    env = _shipped_build.build_env(str(shipped), str(tmp_path / "cache"))
     env["PYTHONPATH"] = ROOT
     code = ("import numpy as np; from svmlab.smo import _simd; "
             "print(type(_simd._scan._cache).__name__); "
@@ -214,7 +214,7 @@ def test_seal_makes_a_stopped_build_loadable(tmp_path):
     _run(tmp_path, src, shipped, tmp_path / "bc", {
         _shipped.BUILD_ENV: str(shipped), "NUMBA_CPU_NAME": _shipped.PORTABLE_CPU,
         "NUMBA_CPU_FEATURES": _shipped.PORTABLE_FEATURES})
-    man = _shipped.seal(str(shipped))
+    man = _shipped_build.seal(str(shipped))
     assert man["stamp"] == _shipped.source_hash(str(src)) and not man["complete"]
     assert man["entries"] == 2
     _shipped.status.cache_clear()
