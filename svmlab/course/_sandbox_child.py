@@ -46,6 +46,12 @@ import time
 MAX_DEPTH = 32
 NOBODY = 65534
 
+#: the CPU clock, taken before any student code runs: a submission that
+#: replaces ``time.process_time`` (or ``time.perf_counter``) changes the module
+#: attribute, not this reference (the parent also clamps what this reports to
+#: the kernel's own count, which has only clock-tick resolution)
+_CPU_CLOCK = time.process_time
+
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x20000000, 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
@@ -489,11 +495,11 @@ def serve(chan_in, chan_out, nonce):
             fn = namespaces.get(req["nb"], {}).get(fname)
             try:
                 args = [decode(a) for a in req["args"]]
-                t0 = time.process_time()
+                t0 = _CPU_CLOCK()
                 try:
                     value = fn(*args)
                 finally:
-                    out["cpu"] = time.process_time() - t0
+                    out["cpu"] = _CPU_CLOCK() - t0
                 out.update(ok=True, value=encode(value))
             except Unsendable as exc:
                 out.update(ok=False, exc="TypeError", msg=str(exc), line=None, where=fname,
