@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from svmlab._jit import njit
 
 from ._dcd import permute
-from ._runs import LimitedRun
+from ._runs import EpochStateRun
 
 __all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
 
@@ -199,7 +199,7 @@ class CDNRecord:
     nnz: int
 
 
-class CDNRun(LimitedRun):
+class CDNRun(EpochStateRun):
     """CDN on one binary problem (y in {-1, +1}, per-example bounds ``C``)."""
 
     solver_name = "cdn"
@@ -234,14 +234,7 @@ class CDNRun(LimitedRun):
                             dtype=np.int64)
         self.fst = np.array([np.inf, float(tol) * min(pos, n - pos) / n, -1.0])
         self.iter_limit = int(max_iter)
-        if self.iter_limit <= 0:
-            self.ist[3] = 2
-
-    def _hit_limit(self):
-        return bool(self.ist[3] == 2)
-
-    def _iterations(self):
-        return int(self.ist[1])
+        self._mark_start_limit()
 
     def _criterion(self):
         return f"violation sum <= {self.fst[1]:.3g} x the first epoch's"
@@ -249,8 +242,7 @@ class CDNRun(LimitedRun):
     def _kernel(self, k, rec):
         t = cdn_epochs(self.vals, self.rows_, self.colptr, self.C, self.xj_sq, self.w, self.b,
                        self.index, self.ist, self.fst, int(k), rec)
-        if self.ist[3] == 1:
-            self.converged = True
+        self._note_converged()
         return int(t)
 
     def _step(self):

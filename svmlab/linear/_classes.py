@@ -45,7 +45,6 @@ problems, as scikit-learn reports it.
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -182,6 +181,11 @@ class _LinearBase(SteppedFitMixin, BaseEstimator):
 
     _classification = True
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def _bias(self):
         if not self.fit_intercept:
             return 0.0
@@ -299,11 +303,6 @@ class LinearSVC(LinearClassifierMixin, SparseCoefMixin, _LinearBase):
         self.penalty = penalty
         self.loss = loss
         self.solver = solver
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def start(self, X, y, sample_weight=None):
         """Validate everything and return the solver state (a
@@ -456,11 +455,6 @@ class LinearSVR(RegressorMixin, _LinearBase):
         self.dual = dual
         self.loss = loss
         self.solver = solver
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     def start(self, X, y, sample_weight=None):
         """Validate everything and return the solver state; no solver work yet."""

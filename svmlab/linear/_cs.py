@@ -35,7 +35,7 @@ import numpy as np
 from svmlab._jit import njit
 
 from . import _dcd as K
-from ._runs import LimitedRun, kernel_data
+from ._runs import EpochStateRun, kernel_data
 
 __all__ = ["CSRecord", "CSRun", "cs_epochs"]
 
@@ -216,7 +216,7 @@ class CSRecord:
     active_size: int
 
 
-class CSRun(LimitedRun):
+class CSRun(EpochStateRun):
     """The sequential dual method on ``k`` classes: ``y_idx`` (n,) class indices,
     ``C`` (n,) per-example bounds (rows with ``C_i = 0`` keep ``a_i = 0``)."""
 
@@ -245,14 +245,7 @@ class CSRun(LimitedRun):
         self.ist = np.array([n, 0, int(seed) & 0x7FFFFFFF, 0, self.iter_limit, 1],
                             dtype=np.int64)
         self.fst = np.array([float(tol), max(10.0 * float(tol), 1.0), np.inf])
-        if self.iter_limit <= 0:
-            self.ist[3] = 2
-
-    def _hit_limit(self):
-        return bool(self.ist[3] == 2)
-
-    def _iterations(self):
-        return int(self.ist[1])
+        self._mark_start_limit()
 
     def _criterion(self):
         return f"max G - min G < tol={self.fst[0]:g} over every variable"
@@ -260,8 +253,7 @@ class CSRun(LimitedRun):
     def _kernel(self, k):
         t = cs_epochs(*self.data, self.B, self.y_idx, self.C, self.QD, self.alpha, self.aidx,
                       self.y_index, self.act_i, self.index, self.W, self.ist, self.fst, int(k))
-        if self.ist[3] == 1:
-            self.converged = True
+        self._note_converged()
         return int(t)
 
     def _step(self):

@@ -101,6 +101,28 @@ class LimitedRun(SolverRun):
         return r
 
 
+class EpochStateRun(LimitedRun):
+    """A :class:`LimitedRun` whose compiled kernel keeps its counters in the
+    int64 array ``ist``: ``ist[1]`` the epochs done, ``ist[3]`` the end state
+    (1 converged, 2 max_iter reached); the layout CDN and Crammer-Singer's
+    kernels share.  ``_mark_start_limit`` marks a ``max_iter <= 0`` run as
+    ended before its first epoch."""
+
+    def _mark_start_limit(self):
+        if self.iter_limit <= 0:
+            self.ist[3] = 2
+
+    def _hit_limit(self):
+        return bool(self.ist[3] == 2)
+
+    def _iterations(self):
+        return int(self.ist[1])
+
+    def _note_converged(self):
+        if self.ist[3] == 1:
+            self.converged = True
+
+
 @dataclass(frozen=True)
 class DCDRecord:
     """One coordinate step of dual coordinate descent.
