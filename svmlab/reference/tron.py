@@ -31,7 +31,7 @@ trust-region boundary, Steihaug's truncation), with LIBLINEAR's constants
    max(min(#pos, #neg), 1) / l`` for SVC and ``tol`` for SVR.
 
 ``max_iter`` bounds the accepted (Newton) iterations; a trial whose predicted
-and actual reductions are both zero (or below 1e-12 |f|) ends the run.
+and actual reductions are both zero (or below ``1e-12 |f|``) ends the run.
 
 Same steps as the compiled solver.  :class:`svmlab.linear._tron.TronRun`
 (which ``LinearSVC(solver="tron")`` runs) keeps the same state under the same
