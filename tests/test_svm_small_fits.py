@@ -180,3 +180,12 @@ def test_svc_rows_path_validates_once(monkeypatch):
     theirs = sk.SVC(tol=TOL, class_weight=cw).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ours.decision_function(X), theirs.decision_function(X),
                                atol=1e-3)
+
+
+def test_bench_cpu_clock_keeps_the_fastest_fit():
+    from svmlab.bench.family import _cpu_timed
+
+    calls = []
+    f = _cpu_timed(lambda: calls.append(sum(range(20000))) or len(calls))
+    assert f() == 1 and f() == 2
+    assert 0.0 <= f.cpu < float("inf")
