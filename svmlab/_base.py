@@ -207,6 +207,18 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         X_in = X
         X, y_idx, classes = check_classification(X, y)
         validate_data(self, X_in, reset=True, skip_check_array=True)
+        return self._start_checked(X, y_idx, classes, sample_weight)
+
+    def _start_checked(self, X, y_idx, classes, sample_weight):
+        """:meth:`start` on data already checked as :meth:`start` checks
+        them: ``X`` as :func:`svmlab._validation.check_classification`
+        returns it (float64, C-contiguous, finite, squared norms checked),
+        ``y_idx`` (n,) int64 label indices, ``classes`` the sorted labels,
+        the parameters validated.  For the drop-in classes of
+        :mod:`svmlab.svm`, which validate everything once before handing
+        their rows over (scikit-learn's ``_base.py`` converts once before
+        it calls libsvm): their small fits paid for a second validation
+        (decision record 28s01).  Sets no ``n_features_in_``."""
         if len(classes) > 2:
             return self._start_multiclass(X, y_idx, classes, sample_weight)
         self._fit_yidx = None

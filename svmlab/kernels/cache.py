@@ -39,12 +39,12 @@ from typing import NamedTuple
 import numpy as np
 from .._jit import njit
 
-from ._blocks import kernel_block
+from ._blocks import kernel_block, kernel_block_gemm
 from ._rows import (Kernel, KernelData, _binary_row, kernel_row, kernel_row_against,
                     kernel_row_subset)
 
 __all__ = ["CacheData", "KernelCache", "SharedRows", "SharedRowStore", "cache_from_buffer",
-           "check_cache_dtype", "fill_block", "full_cache", "full_kernel_fits", "get_row",
+           "check_cache_dtype", "fill_block", "fill_block_gemm", "full_cache", "full_kernel_fits", "get_row",
            "get_row_against", "get_row_subset", "cache_reset", "n_slots_for"]
 
 _HEAD, _TAIL, _USED, _HITS, _MISSES = 0, 1, 2, 3, 4
@@ -383,6 +383,46 @@ def fill_block(kd, cd, rows, m):
 
 
 @njit(cache=True)
+def fill_block_gemm(kd, cd, rows, m):
+    """:func:`fill_block` whose block of dense float64 rows is one DGEMM
+    (:func:`svmlab.kernels._blocks.kernel_block_gemm`) instead of one DGEMV
+    per row: for the rows a solver reads once, together, before it steps
+    (the kernel rows of a feasible start, LIBSVM's initial gradient).  The
+    values may differ from :func:`get_row`'s in the last bits (the GEMM's
+    summation order; within ``d u64 sum_k |x_ak x_jk|``), as the
+    full-kernel path's do; any other input or dtype gets exactly
+    :func:`fill_block`'s values.  Same cache bound, order and counts as
+    :func:`fill_block`; returns the number of rows computed."""
+    if cd.shared.gmap.shape[0] > 0:
+        return fill_block(kd, cd, rows, m)
+    cap = cd.rows.shape[0] - 2
+    miss = np.empty(max(min(m, cap), 0), np.int64)
+    k = 0
+    for a in range(m):
+        if k >= cap:
+            break
+        i = rows[a]
+        if cd.slot_of[i] >= 0:
+            continue
+        dup = False
+        for b in range(k):
+            if miss[b] == i:
+                dup = True
+                break
+        if not dup:
+            miss[k] = i
+            k += 1
+    if k == 0:
+        return 0
+    blk = np.empty_like(cd.rows[:k])
+    kernel_block_gemm(kd, miss[:k], blk)
+    for a in range(k - 1, -1, -1):
+        s, hit = _slot(cd, miss[a])
+        cd.rows[s, :] = blk[a]
+    return k
+
+
+@njit(cache=True)
 def cache_reset(cd):
     """Forget every cached row (hit/miss counts are kept)."""
     for s in range(cd.owner.shape[0]):
@@ -496,13 +536,15 @@ class KernelCache:
         """Row i (a read-only copy is not made; do not write into it)."""
         return get_row(self.kernel.data, self.data, int(i))
 
-    def fill(self, rows):
+    def fill(self, rows, gemm=False):
         """Cache the rows ``rows`` (the missing ones as one kernel block,
-        :func:`fill_block`); returns how many were computed."""
+        :func:`fill_block`; with ``gemm=True`` dense float64 rows as one
+        DGEMM, :func:`fill_block_gemm`); returns how many were computed."""
         rows = np.ascontiguousarray(np.asarray(rows, dtype=np.int64).ravel())
         if rows.size and (rows.min() < 0 or rows.max() >= self.kernel.n_samples):
             raise IndexError("rows must be training indices")
-        return int(fill_block(self.kernel.data, self.data, rows, rows.shape[0]))
+        fill = fill_block_gemm if gemm else fill_block
+        return int(fill(self.kernel.data, self.data, rows, rows.shape[0]))
 
     def __contains__(self, i):
         return bool(self.data.slot_of[int(i)] >= 0)

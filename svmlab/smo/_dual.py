@@ -140,6 +140,10 @@ class DualState:
         self.rec = np.zeros(DUAL_BUFFER)
         self._no_rec = np.zeros(DUAL_BUFFER)
         if np.any(self.alpha != 0):
+            # the feasible start's rows as one block (one DGEMM for dense
+            # float64 rows), then LIBSVM's initial gradient from the cache
+            if not cache.full:
+                cache.fill(idx[np.flatnonzero(self.alpha)], gemm=True)
             dual_init(*self._state(False)[:3])
 
     def _state(self, want_rec):

@@ -53,12 +53,12 @@ from sklearn.utils import check_random_state, column_or_1d, compute_class_weight
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import _ovr_decision_function, check_classification_targets
+from sklearn.utils.multiclass import _ovr_decision_function
 from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
-from .._stepping import FitOptions, SteppedFitMixin, with_callbacks
-from .._validation import check_scale
+from .._stepping import FitOptions, SteppedFitMixin, blas_thread_limit, with_callbacks
+from .._validation import _check_label_type, check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
@@ -93,6 +93,21 @@ def base_kernel(kern, Xt, rows, gamma, degree, coef0):
     return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
 
 
+def _dual_run_one_thread(opts, kernel, prob, full, a0, est):
+    """The compiled generalised dual run of one problem
+    (:func:`svmlab.svm._solve.compiled_dual_run`), made and stepped with one
+    BLAS thread, as LIBSVM computes its rows: its rows are DGEMVs of one
+    row of X at a time (and the feasible start's rows one DGEMM, while the
+    run is made), far too small for a second thread, whose wake-ups and
+    spin-waits cost up to 100 times the row itself on a busy machine
+    (decision record 28s01)."""
+    with blas_thread_limit(1):
+        run = _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
+                                       estimator=est)
+    run.blas_threads = 1
+    return run
+
+
 class BaseSVM(SteppedFitMixin, BaseEstimator):
     """Base of the five estimators (not for direct use).  Subclasses set
     ``_impl`` and their ``__init__`` with scikit-learn's parameters plus
@@ -118,6 +133,19 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         "solver": [StrOptions(set(_solve.SOLVERS))],
         "warm_start": ["boolean"],
     }
+
+    @classmethod
+    def _get_param_names(cls):
+        """scikit-learn's parameter names (``__init__``'s signature), found
+        once per class, as :meth:`svmlab._base.BaseKernelSVC._get_param_names`
+        does: ``inspect.signature`` at every ``_validate_params`` and
+        ``get_params`` was a sizeable part of a 300-row fit (decision record
+        28s01)."""
+        names = cls.__dict__.get("_svmlab_param_names")
+        if names is None:
+            names = super()._get_param_names()
+            cls._svmlab_param_names = names
+        return list(names)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -267,8 +295,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         def opener(i):
             a0 = None if last is None else project_start(
                 prob, last[0][0], last[1][0], kernel_rows=kernel.block)
-            return _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
-                                            estimator=est)
+            return _dual_run_one_thread(opts, kernel, prob, full, a0, est)
 
         return FamilyRun(self, 1, len(keep), opener, None, [keep])
 
@@ -592,9 +619,14 @@ class BaseSVC(BaseSVM):
 
     def _validate_targets(self, y):
         y_ = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        # scikit-learn's check, its cost skipped where its answer is known
+        # (integer, boolean and integral float labels; the same errors)
+        _check_label_type(y_)
         cls, y_idx = np.unique(y_, return_inverse=True)
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=cls, y=y_)
+        # no class weights: every class weighs 1 (compute_class_weight's
+        # answer, without its scan of y)
+        self.class_weight_ = (np.ones(len(cls)) if self.class_weight is None
+                              else compute_class_weight(self.class_weight, classes=cls, y=y_))
         if len(cls) < 2:
             raise ValueError(
                 f"The number of classes has to be greater than one; got {len(cls)} class")
@@ -642,8 +674,16 @@ class BaseSVC(BaseSVM):
         if bk == "rows":
             model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed)
 
+            Xk = Xt if len(keep) == Xt.shape[0] else Xt[keep]
+
             def opener(i):
-                inner = model.start(Xt[keep], yk, sample_weight=sw)
+                if sp.issparse(Xk):
+                    inner = model.start(Xk, yk, sample_weight=sw)
+                else:
+                    # X, y and the parameters the inner estimator is made of
+                    # were validated above (check_scale included): not twice
+                    inner = model._start_checked(np.ascontiguousarray(Xk), yk,
+                                                 np.arange(k, dtype=yk.dtype), sw)
                 inner.progress = False
                 self._fit_ctx["compiled"] = (model, inner)
                 return inner
@@ -669,8 +709,7 @@ class BaseSVC(BaseSVM):
                 probs[p] = prob
                 a0 = None if last is None else project_start(
                     prob, last[0][p], last[1][p], kernel_rows=kernel.block)
-                return _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
-                                                estimator=est)
+                return _dual_run_one_thread(opts, kernel, prob, full, a0, est)
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
                              labels=self.classes_)

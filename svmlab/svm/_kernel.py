@@ -72,19 +72,30 @@ class TrainKernel:
             self.kind = "callable"
             self.G = call_kernel(kernel, X, X)
             self.n = self.G.shape[0]
-            self.kernel_obj = None
         elif kernel == "precomputed":
             self.kind = "precomputed"
             self.G = np.ascontiguousarray(X, dtype=np.float64)
             self.n = self.G.shape[0]
-            self.kernel_obj = None
         else:
             self.kind = "named"
             self.name = kernel
             self.G = None
             self.n = X.shape[0]
             self.X = X
-            self.kernel_obj = Kernel(X, kernel, gamma, degree, coef0, binary=False)
+            self._kernel_obj = None
+
+    @property
+    def kernel_obj(self):
+        """The :class:`svmlab.kernels.Kernel` over every training row (named
+        kernels; None otherwise), made when first read: the compiled C-SVC
+        path makes its own and never reads it, and a small fit paid for its
+        squared norms and data scan (decision record 28s01)."""
+        if self.kind != "named":
+            return None
+        if self._kernel_obj is None:
+            self._kernel_obj = Kernel(self.X, self.name, self.gamma, self.degree, self.coef0,
+                                      binary=False)
+        return self._kernel_obj
 
     @property
     def named(self):
