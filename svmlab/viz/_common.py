@@ -230,12 +230,14 @@ def canvas_to_bytes(canvas, fmt="jpeg", quality=94, compress_level=1):
     from PIL import Image
 
     w, h = canvas.get_width_height(physical=True)
-    im = Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    im = im.convert("RGB")
     buf = io.BytesIO()
     if fmt == "png":
-        im.save(buf, format="png", compress_level=compress_level)
+        im = Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        im.convert("RGB").save(buf, format="png", compress_level=compress_level)
     else:
+        # the JPEG encoder reads RGBX directly: the same bytes as converting
+        # to RGB first (alpha dropped either way), without that copy
+        im = Image.frombuffer("RGBX", (w, h), canvas.buffer_rgba(), "raw", "RGBX", 0, 1)
         im.save(buf, format="jpeg", quality=quality, subsampling=0)
     return buf.getvalue()
 
