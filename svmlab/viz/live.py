@@ -38,7 +38,11 @@ Every one returns a :class:`LiveExplorer`:
                exercise asks the student to write are hidden until it passes
                (:func:`svmlab.exercises.revealed`); ``.reveal()`` /
                ``.reveal_button`` show them;
-``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame.
+``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame;
+``.fit``       the current :class:`~svmlab.viz._protocol.Fit` (``.model``, ``.numbers``:
+               its estimator and what a picture measured); ``.kept_background``:
+               whether the last refit kept the player's blitting background;
+``.png()``     a full render at the designed dpi (a static picture).
 
 Clicks (LIBSVM's ``svm-toy``): choose ``+1``, ``-1`` or ``remove`` with the
 ``click`` selector and click on a data panel.  The click arrives through
@@ -989,7 +993,7 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0,
         raise ValueError(f"iteration must be 'last' or 1..40, got {iteration!r}")
     specs = [Control("C", "log", C, lo=1e-1, hi=1e3),
              Control("iteration", "choice", 0 if iteration == "last" else int(iteration),
-                     label="swept w of iteration", options=its),
+                     options=its),
              Control("n_ranks", "int", n_ranks, role="data", label="ranks", lo=2, hi=5),
              Control("n", "int", n, role="data", lo=6, hi=30),
              Control("noise", "log", noise, role="data", lo=1e-2, hi=1e1),
