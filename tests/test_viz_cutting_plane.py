@@ -298,7 +298,8 @@ def test_reset_draws_the_pixels_of_a_new_explorer():
     p = ex.player()
     fig, n_art = ex.fig, None
     for tr in (tr2, tr1, tr2):  # back and forth: nothing piles up
-        assert ex.reset(Fit(trace=tr)) is False  # the background must be drawn again
+        # other points: the data panel and the lower panels must be drawn again
+        assert set(ex.reset(Fit(trace=tr))) == {ex.ax_data, ex.ax_xi, ex.ax_bounds}
         p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
         n_art = [len(a.get_children()) for a in ex.fig.axes]
     assert ex.fig is fig and ex.trace is tr2 and ex.n_frames == len(tr2) + 1

@@ -396,6 +396,12 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
     fig0 = L.player.fig
     L.controls["C"].value = 1000.0
+    # same points: only the lower panels' static parts are drawn again, into
+    # the cached background, and the picture is still a new explorer's
+    ex = L.explorer
+    assert L.kept_background == [ex.ax_xi, ex.ax_bounds]
+    fresh = CuttingPlaneExplorer(ex.trace)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
     L.controls["dataset"].value = "moons"  # other points, other extent
     assert L.player.fig is fig0 and L.explorer.fig is fig0
     X, y = L.points

@@ -197,8 +197,11 @@ class Explorer:
         raise NotImplementedError
 
     def reset(self, fit):  # pragma: no cover - every subclass has one
-        """Show ``fit`` in the same figure; True when every pixel outside
-        :attr:`animated` stays as it was (the player keeps its background)."""
+        """Show ``fit`` in the same figure.  Returns True when every pixel
+        outside :attr:`animated` stays as it was (the player keeps its
+        background), a list of axes when only the static parts of those
+        changed (the player draws just them into its background), False
+        when the whole figure must be rendered again."""
         raise NotImplementedError
 
     def draw(self, k):

@@ -362,16 +362,23 @@ class CuttingPlaneExplorer(Explorer):
         no layout pass, and the canvas' text caches stay warm: what
         :func:`svmlab.viz.live.live_cutting_plane` does after every refit.
 
-        Returns ``False``: the static parts (points, the lower panels, the
-        ticks) changed, so a player must render its background again."""
+        Returns the axes whose static parts changed (a player draws only
+        those into its background): the two lower panels (the planes and
+        bounds of the new trace), and the data panel when the points
+        changed.  The risk panel's static parts (its x range, fixed by
+        ``t_range``, the labels and the legend) never change: its y axis
+        and curves are animated."""
         _check_trace(trace)
         from ._reuse import clear_for_redraw
 
+        old = self.trace
+        same_points = (old.Z.shape == trace.Z.shape and np.array_equal(old.Z, trace.Z)
+                       and np.array_equal(old.y, trace.y))
         for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
         self._draw(trace)
         freeze_label_positions(self.fig)
-        return False
+        return [self.ax_xi, self.ax_bounds] + ([] if same_points else [self.ax_data])
 
     def _draw(self, trace):
         """Draw ``trace`` into the (empty) four axes and create the artists

@@ -539,7 +539,9 @@ class LiveExplorer:
                                       labels=labels)
         else:
             self.note.value = ""
-            keep = ex.fig is self.player.fig and bool(same)
+            # True: every static pixel stays; a list of axes: only theirs changed
+            keep = (same if isinstance(same, (list, tuple)) else bool(same)) \
+                if ex.fig is self.player.fig else False
             self.kept_background = keep
             self._jumping = True  # the slider moves because of the refit: keep the note
             try:
