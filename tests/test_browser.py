@@ -56,6 +56,44 @@ def _require_browser():
         pytest.skip(f"browser test needs {missing}")
 
 
+# --------------------------------------------------------------------------
+# key press -> new picture: the table every browser test prints
+# --------------------------------------------------------------------------
+#: the target of the course (issue 32): a median of at most this many ms
+#: from a key press to the new picture.  Reported, never asserted (timed
+#: assertions fail on a loaded machine for reasons outside the code).
+TARGET_MS = 150
+
+
+def latency_table(title, report):
+    """Print the latency table of ``report`` (``{explorer: {"median_ms",
+    "latencies_ms"}}``) with the load average read now, and, when
+    ``$SVMLAB_LATENCY_TABLE`` names a file, write it there as the section
+    ``title`` (other sections of the file are kept: each browser test owns
+    one).  Returns the markdown text."""
+    load = Path("/proc/loadavg").read_text().split()[:3] \
+        if Path("/proc/loadavg").exists() else ["?"] * 3
+    rows = [f"| {name} | {r['median_ms']:.0f} | {min(r['latencies_ms']):.0f}-"
+            f"{max(r['latencies_ms']):.0f} | {len(r['latencies_ms'])} | "
+            f"{'yes' if r['median_ms'] <= TARGET_MS else 'no'} | {' '.join(load)} |"
+            for name, r in report.items()]
+    text = (f"## {title}\n\n"
+            f"| explorer (control) | median ms | range ms | presses | <= {TARGET_MS} ms | "
+            f"load average (1, 5, 15 min) |\n|---|---|---|---|---|---|\n" + "\n".join(rows)
+            + "\n")
+    print("\n" + text)
+    target = os.environ.get("SVMLAB_LATENCY_TABLE")
+    if target:
+        path = Path(target)
+        old = path.read_text() if path.exists() else ""
+        sections = [sec for sec in re.split(r"(?m)^(?=## )", old) if sec.strip()]
+        head = [sec for sec in sections if not sec.startswith("## ")]
+        keep = [sec for sec in sections if sec.startswith("## ")
+                and not sec.startswith(f"## {title}\n")]
+        path.write_text("".join(head + [sec.rstrip("\n") + "\n\n" for sec in keep]) + text)
+    return text
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -463,8 +501,6 @@ def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
                                            timeout=min(30_000, left_ms()), polling=5)
                     lat.append(1e3 * (time.perf_counter() - t0))
                 report[name] = {"median_ms": statistics.median(lat), "latencies_ms": lat}
-                print(f"{name}: C key press to new picture, median "
-                      f"{statistics.median(lat):.0f} ms: {[round(v) for v in lat]}")
                 if name == "live_smo":
                     panel = cell.inner_text()
                     assert "hidden: exercise 01.take_step" in panel
@@ -480,6 +516,8 @@ def test_every_live_explorer_in_a_1280px_browser(explorers_lab, tmp_path):
                     assert "hidden: exercise" not in cell.inner_text()
         finally:
             browser.close()
+    latency_table("step explorers: C slider (tests/test_browser.py)",
+                  {f"{name} (C)": r for name, r in report.items()})
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "latency_explorers.json").write_text(json.dumps(

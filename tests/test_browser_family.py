@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from test_browser import (CHROME_ARGS, CHROMIUM, _open_and_run_all, _require_browser,  # noqa: I001
-                          _serve)
+                          _serve, latency_table)
 
 pytestmark = pytest.mark.slow
 
@@ -192,9 +192,8 @@ def test_family_explorers_in_a_1280px_jupyterlab(family_lab, tmp_path):
                 report[name] = {"median_ms": statistics.median(lat), "latencies_ms": lat}
         finally:
             browser.close()
-    for name, r in report.items():
-        print(f"{name}: key press to new picture, median {r['median_ms']:.0f} ms: "
-              f"{[round(v) for v in r['latencies_ms']]}")
+    latency_table("the family: one-class, SVR steps, SVR tube (tests/test_browser_family.py)",
+                  report)
     if out_dir is not None:
         (out_dir / "latency_family.json").write_text(json.dumps(
             {"what": "slider key press to new image src, headless Chromium, 1280 px viewport, "

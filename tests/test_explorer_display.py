@@ -160,3 +160,72 @@ def test_a_kernel_stores_the_picture_beside_the_widget_view(tmp_path):
     assert WIDGET_VIEW in data and "text/plain" in data
     mime, b64 = _picture(data)
     _decode(mime, b64)
+
+
+# --------------------------------------------------------------------------
+# one protocol: every explorer of the course, one widget, controls as data
+# --------------------------------------------------------------------------
+def test_every_explorer_class_has_the_one_reset_signature():
+    import inspect
+
+    from svmlab.viz._protocol import Explorer, PictureExplorer
+    from svmlab.viz.cutting_plane import CuttingPlaneExplorer
+    from svmlab.viz.decomposition import FamilyExplorer
+    from svmlab.viz.family import SVRStepExplorer
+    from svmlab.viz.irwls import IRWLSExplorer
+    from svmlab.viz.linear import DCDExplorer
+    from svmlab.viz.ordinal import SweepExplorer
+    from svmlab.viz.smo import SMOStepExplorer
+
+    classes = [SMOStepExplorer, CuttingPlaneExplorer, SweepExplorer, IRWLSExplorer,
+               FamilyExplorer, SVRStepExplorer, DCDExplorer, PictureExplorer]
+    for cls in classes:
+        assert issubclass(cls, Explorer), cls
+        assert list(inspect.signature(cls.reset).parameters) == ["self", "fit"], cls
+        assert callable(getattr(cls, "update")) and hasattr(cls, "record"), cls
+    assert all("from_fit" in vars(c) for c in classes if c is not PictureExplorer)
+
+
+def test_controls_are_built_from_specs_grouped_by_role():
+    from svmlab.viz._protocol import Control, build_controls
+
+    specs = [Control("C", "log", 1.0, lo=1e-2, hi=1e2),
+             Control("kernel", "choice", "rbf", role="kernel", options=("rbf", "linear")),
+             Control("n", "int", 20, role="data", lo=10, hi=40, step=2),
+             Control("seed", "seed", 3, role="data")]
+    widgets, box = build_controls(specs)
+    assert list(widgets) == ["C", "kernel", "n", "seed"]
+    assert isinstance(widgets["C"], w.FloatLogSlider) and widgets["C"].min == pytest.approx(-2)
+    assert widgets["n"].step == 2 and widgets["seed"].value == 3
+    titles = [g.children[0].value for g in box.children]
+    assert titles == ["<b>solver</b>", "<b>kernel</b>", "<b>data</b>"]
+    assert box.children[2].children[1:] == (widgets["n"], widgets["seed"])
+    with pytest.raises(ValueError, match="same label"):
+        build_controls([Control("a", "seed", 0, label="x"), Control("b", "seed", 0, label="x")])
+    with pytest.raises(ValueError, match="0 < lo < hi"):
+        Control("C", "log", 1.0, lo=0.0, hi=1.0)
+    with pytest.raises(ValueError, match="unknown role"):
+        Control("C", "seed", 1, role="misc")
+
+
+def test_every_live_factory_is_the_one_widget_with_role_groups():
+    from svmlab.viz import family as vfam
+    from svmlab.viz import linear as vlin
+    from svmlab.viz._protocol import Explorer
+
+    made = {"live_svr_tube": vfam.live_svr_tube(n=12), "live_one_class": vfam.live_one_class(n=30),
+            "live_svr_steps": vfam.live_svr_steps(n=12, source=None),
+            "live_dcd": vlin.live_dcd(n=12)}
+    for name, live in made.items():
+        assert type(live) is vlive.LiveExplorer, name
+        assert isinstance(live.explorer, Explorer), name
+        labels = [c.description for c in live.controls.values()]
+        assert len(set(labels)) == len(labels), (name, labels)
+        titles = [g.children[0].value for g in live.widget.children[0].children]
+        assert titles[0] == "<b>solver</b>" and titles[-1] == "<b>data</b>", (name, titles)
+        # changing a control refits through the protocol (reset(fit))
+        before = len(live.refit_ms)
+        first = next(iter(live.controls))
+        c = live.controls[first]
+        c.value = c.value * 1.5 if c.value * 1.5 <= c.max else c.value / 1.5
+        assert len(live.refit_ms) == before + 1 and live.fit is not None, name

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from svmlab.viz._protocol import Fit
+
 from svmlab import CuttingPlaneClassifier
 from svmlab.datasets import toy_2d
 from svmlab.viz import cutting_plane as vc
@@ -296,7 +298,8 @@ def test_reset_draws_the_pixels_of_a_new_explorer():
     p = ex.player()
     fig, n_art = ex.fig, None
     for tr in (tr2, tr1, tr2):  # back and forth: nothing piles up
-        assert ex.reset(tr) is False  # the background must be drawn again
+        # other points: the data panel and the lower panels must be drawn again
+        assert set(ex.reset(Fit(trace=tr))) == {ex.ax_data, ex.ax_xi, ex.ax_bounds}
         p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
         n_art = [len(a.get_children()) for a in ex.fig.axes]
     assert ex.fig is fig and ex.trace is tr2 and ex.n_frames == len(tr2) + 1
@@ -322,7 +325,7 @@ def test_reset_refuses_bad_traces_before_clearing():
     X3 = np.column_stack([X, X[:, 0]])
     tr3 = vc.cutting_plane_trace(CuttingPlaneClassifier(C=10.0), X3, y)
     with pytest.raises(ValueError, match="2-D points"):
-        ex.reset(tr3)
+        ex.reset(Fit(trace=tr3))
     with pytest.raises(ValueError, match="2-D points"):
         vc.CuttingPlaneExplorer(tr3)
     # the explorer still shows the old trace

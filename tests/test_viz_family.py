@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from svmlab.viz._protocol import Fit
 from sklearn.metrics.pairwise import rbf_kernel
 
 pytest.importorskip("ipywidgets")
@@ -227,7 +229,7 @@ def test_reset_keeps_the_background_only_when_the_pixels_stay(svr_data):
     X, z, tr = svr_data
     ex = vf.SVRStepExplorer(X, z, tr, epsilon=0.1, gamma=1.0)
     tr2 = vf.svr_trace(X, z, C=5.0, epsilon=0.05, gamma=2.0)
-    assert ex.reset(X, z, tr2, epsilon=0.05, gamma=2.0)           # same points: same axes
+    assert ex.reset(Fit(X, z, tr2, params=dict(epsilon=0.05, gamma=2.0)))           # same points: same axes
     p = FramePlayer(ex.fig, ex.T, ex.update, animated=ex.animated)
     fresh = vf.SVRStepExplorer(X, z, tr2, epsilon=0.05, gamma=2.0)
     q = FramePlayer(fresh.fig, fresh.T, fresh.update, animated=fresh.animated)
@@ -237,7 +239,8 @@ def test_reset_keeps_the_background_only_when_the_pixels_stay(svr_data):
         a, b = (np.asarray(f.canvas.buffer_rgba()) for f in (p.fig, q.fig))
         assert np.array_equal(a, b), f"frame {k}"
     X3, z3 = vf.regression_points("line", 20, 0.4, 2)
-    assert not ex.reset(X3, z3, vf.svr_trace(X3, z3), epsilon=0.1, gamma=1.0)
+    assert not ex.reset(Fit(X3, z3, vf.svr_trace(X3, z3),
+                             params=dict(epsilon=0.1, gamma=1.0)))
 
 
 def test_the_explorer_refuses_what_it_cannot_draw(svr_data):

@@ -3,6 +3,8 @@ equal what the IRWLS records say, recomputed here."""
 
 import numpy as np
 import pytest
+
+from svmlab.viz._protocol import Fit
 from matplotlib.colors import to_rgba
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC
@@ -183,7 +185,7 @@ def test_reset_draws_the_pixels_of_a_new_explorer(chunked):
     fig = ex.fig
     for tr, X, kw in ((tr2, X2, dict(kernel="poly", gamma=1.0)), (tr1, X1, dict(gamma=GAMMA)),
                       (tr2, X2, dict(kernel="poly", gamma=1.0))):
-        assert ex.reset(tr, X, **kw) is False  # the background must be drawn again
+        assert ex.reset(Fit(X, trace=tr, params=kw)) is False  # the background must be drawn again
         p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
     assert ex.fig is fig and ex.trace is tr2 and ex.n_frames == len(tr2)
     fresh = vi.IRWLSExplorer(tr2, X2, kernel="poly", gamma=1.0, grid_n=30)
@@ -205,10 +207,10 @@ def test_reset_draws_the_pixels_of_a_new_explorer(chunked):
     f = (ex.grid.points @ X2.T + 0.0) ** 3 @ tr2.beta[k] + tr2.b[k]
     assert np.allclose(Z.ravel(), f, atol=1e-8)
     # chunk frames after a reset, and a bad X refused before clearing
-    ex.reset(tr1, X1, gamma=GAMMA, frames="chunks")
+    ex.reset(Fit(X1, trace=tr1, params=dict(gamma=GAMMA, frames="chunks")))
     assert ex.n_frames == len(np.unique(tr1.chunk))
     with pytest.raises(ValueError, match="rows"):
-        ex.reset(tr2, X1, gamma=GAMMA)
+        ex.reset(Fit(X1, trace=tr2, params=dict(gamma=GAMMA)))
     with pytest.raises(ValueError, match="2-D"):
-        ex.reset(tr2, np.column_stack([X2, X2]), gamma=GAMMA)
+        ex.reset(Fit(np.column_stack([X2, X2]), trace=tr2, params=dict(gamma=GAMMA)))
     assert ex.trace is tr1

@@ -12,6 +12,8 @@ import io
 
 import numpy as np
 import pytest
+
+from svmlab.viz._protocol import Fit
 from PIL import Image
 from sklearn.metrics.pairwise import rbf_kernel, sigmoid_kernel
 from sklearn.svm import SVC
@@ -341,7 +343,7 @@ def test_reused_figure_draws_what_a_new_figure_draws():
     fig0 = L.player.fig
     L.controls["C"].value = 20.0
     L.controls["dataset"].value = "moons"  # other points, other extent
-    assert L.player.fig is fig0 and L.explorer.same_background
+    assert L.player.fig is fig0 and L.kept_background
     X, y = L.points
     fresh = SMOStepExplorer(X, y, L.explorer.records, C=20.0, kernel="rbf", gamma=GAMMA,
                             grid=25)
@@ -394,6 +396,12 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
     fig0 = L.player.fig
     L.controls["C"].value = 1000.0
+    # same points: only the lower panels' static parts are drawn again, into
+    # the cached background, and the picture is still a new explorer's
+    ex = L.explorer
+    assert L.kept_background == [ex.ax_xi, ex.ax_bounds]
+    fresh = CuttingPlaneExplorer(ex.trace)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
     L.controls["dataset"].value = "moons"  # other points, other extent
     assert L.player.fig is fig0 and L.explorer.fig is fig0
     X, y = L.points
@@ -407,7 +415,7 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     fig0 = L.player.fig
     L.controls["C"].value = 10.0
     L.controls["gamma"].value = 2.0
-    assert L.player.fig is fig0 and L.explorer.capped_at is None
+    assert L.player.fig is fig0 and L.fit.capped_at is None
     X, y = L.points
     est = L.explorer.trace.estimator
     assert est.C == 10.0 and est.gamma == 2.0
@@ -453,7 +461,7 @@ def test_ordinal_and_family_refits_reuse_the_figure():
     fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
     _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))
     with pytest.raises(ValueError, match="panels"):
-        ex.reset(X, y, {"SMO": fits["SMO"]}, gamma=GAMMA)
+        ex.reset(Fit(X, y, {"SMO": fits["SMO"]}, params=dict(gamma=GAMMA)))
 
 
 def test_reuse_figure_false_builds_a_new_figure_per_refit():

@@ -3,6 +3,8 @@ the brute-force pair enumeration; the explorer draws the sweep's counters."""
 
 import numpy as np
 import pytest
+
+from svmlab.viz._protocol import Fit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
@@ -221,7 +223,7 @@ def test_reset_draws_the_pixels_of_a_new_explorer(rng):
     p = ex.player()
     fig = ex.fig
     for tr in (tr2, tr1, tr2):
-        assert ex.reset(tr) is False  # the background must be drawn again
+        assert ex.reset(Fit(trace=tr)) is False  # the background must be drawn again
         p.replace(ex.fig, ex.n_frames, ex.update, animated=ex.animated)
     assert ex.fig is fig and ex.n_frames == 2 * 13
     fresh = vo.SweepExplorer(tr2)

@@ -19,6 +19,12 @@ matplotlib or ipywidgets):
                               dataset, seed, selection rule ...), click-to-add points,
                               navigation buttons and the "which lines ran" panel
 
+The live explorers share one protocol (:mod:`svmlab.viz._protocol`): controls
+written as :class:`~svmlab.viz._protocol.Control` specs, a fit as one
+:class:`~svmlab.viz._protocol.Fit`, explorers with ``from_fit``,
+``reset(fit)``, ``draw(k)``, ``record(k)``, hosted by the one widget
+:class:`svmlab.viz.live.LiveExplorer`.
+
 Shared helpers (traces, the Play+slider player, colours) live in
 :mod:`svmlab.viz._common` and are re-exported here: :func:`record_trace`,
 :class:`Trace`, :class:`FramePlayer`, :func:`static_animation`,

@@ -230,12 +230,14 @@ def canvas_to_bytes(canvas, fmt="jpeg", quality=94, compress_level=1):
     from PIL import Image
 
     w, h = canvas.get_width_height(physical=True)
-    im = Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    im = im.convert("RGB")
     buf = io.BytesIO()
     if fmt == "png":
-        im.save(buf, format="png", compress_level=compress_level)
+        im = Image.frombuffer("RGBA", (w, h), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        im.convert("RGB").save(buf, format="png", compress_level=compress_level)
     else:
+        # the JPEG encoder reads RGBX directly: the same bytes as converting
+        # to RGB first (alpha dropped either way), without that copy
+        im = Image.frombuffer("RGBX", (w, h), canvas.buffer_rgba(), "raw", "RGBX", 0, 1)
         im.save(buf, format="jpeg", quality=quality, subsampling=0)
     return buf.getvalue()
 
@@ -383,9 +385,14 @@ class FramePlayer:
 
         ``keep_background=True`` (only with the same ``fig``) keeps the
         blitting background: the caller promises that nothing outside
-        ``animated`` changed its pixels, and the full render is skipped."""
-        keep = keep_background and fig is getattr(self, "fig", None) \
+        ``animated`` changed its pixels, and the full render is skipped.
+        A list of axes instead says that only the static parts of those axes
+        changed: the next frame draws just them into the cached background
+        (:meth:`_refresh_axes`; a full render when they cannot be isolated)."""
+        partial = isinstance(keep_background, (list, tuple))
+        keep = bool(keep_background) and fig is getattr(self, "fig", None) \
             and self._background is not None
+        self._stale_axes = list(keep_background) if keep and partial else None
         if n_frames < 1:
             raise ValueError("FramePlayer needs at least one frame")
         if getattr(fig, "_svmlab_css_dpi", None) is None:
@@ -436,6 +443,10 @@ class FramePlayer:
         if not self.animated:
             canvas.draw()
             return canvas_to_bytes(canvas, self.image_format)
+        if self._background is not None and getattr(self, "_stale_axes", None):
+            if not self._refresh_axes(self._stale_axes):
+                self._background = None
+            self._stale_axes = None
         if self._background is None:
             canvas.draw()  # everything but the animated artists
             self._background = canvas.copy_from_bbox(self.fig.bbox)
@@ -444,6 +455,36 @@ class FramePlayer:
             if a.get_visible():
                 self.fig.draw_artist(a)
         return canvas_to_bytes(canvas, self.image_format)
+
+    def _refresh_axes(self, axes):
+        """Draw the static parts of ``axes`` again into the cached
+        background, leaving the rest of it as it is: each axes' cell (the
+        figure cut at the middle of the gaps between the axes of a grid) is
+        painted with the figure's background and the axes drawn into it, as
+        a full render draws it.  The explorers' layouts keep every axes'
+        ticks, labels, title and legend inside its cell (the tests compare
+        the pixels with a full render).  Returns False, drawing nothing, for
+        a figure that is not such a grid (overlapping axes) or that has
+        figure-level artists (titles, legends, texts)."""
+        fig = self.fig
+        canvas = fig.canvas
+        if fig.texts or fig.legends or fig.lines or fig.patches or fig.images or fig.artists \
+                or getattr(fig, "_suptitle", None) is not None or set(axes) - set(fig.axes):
+            return False
+        cells = _grid_cells(fig)
+        if cells is None:
+            return False
+        canvas.restore_region(self._background)
+        patch = fig.patch
+        for ax in axes:
+            patch.set_clip_box(cells[ax])
+            try:
+                fig.draw_artist(patch)
+            finally:
+                patch.set_clip_box(None)
+            fig.draw_artist(ax)  # skips the animated artists, as a full render does
+        self._background = canvas.copy_from_bbox(fig.bbox)
+        return True
 
     def invalidate(self):
         """Forget the blitting background (call it after changing anything
@@ -538,6 +579,36 @@ class FramePlayer:
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
         show_bundle(self._repr_mimebundle_())
+
+
+def _grid_cells(fig):
+    """``{axes: Bbox}`` in display pixels: the figure cut at the middle of
+    the gaps between neighbouring axes (a grid of subplots), or None when
+    two axes overlap (insets, twins: no such cut)."""
+    from matplotlib.transforms import Bbox
+
+    boxes = {ax: ax.bbox.extents for ax in fig.axes}
+    W, H = fig.bbox.width, fig.bbox.height
+    cells = {}
+    for ax, (x0, y0, x1, y1) in boxes.items():
+        left, right, bottom, top = 0.0, W, 0.0, H
+        for other, (u0, v0, u1, v1) in boxes.items():
+            if other is ax:
+                continue
+            rows = v0 < y1 and y0 < v1      # side by side
+            cols = u0 < x1 and x0 < u1      # one above the other
+            if rows and cols:
+                return None
+            if rows and u1 <= x0:
+                left = max(left, (u1 + x0) / 2)
+            if rows and u0 >= x1:
+                right = min(right, (x1 + u0) / 2)
+            if cols and v1 <= y0:
+                bottom = max(bottom, (v1 + y0) / 2)
+            if cols and v0 >= y1:
+                top = min(top, (y1 + v0) / 2)
+        cells[ax] = Bbox.from_extents(left, bottom, right, top)
+    return cells
 
 
 def static_animation(fig, update, frames, interval=600, animated=(), frame_format="jpeg"):

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._protocol import Explorer
+
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, VIOLATOR,
                       FramePlayer, freeze_label_positions, new_figure)
 
@@ -296,7 +298,7 @@ def _check_trace(trace):
         raise ValueError("the trace has no records")
 
 
-class CuttingPlaneExplorer:
+class CuttingPlaneExplorer(Explorer):
     """Four panels over the records of one fit on 2-D data.
 
     * data: classes, the separating line and margins of ``w_k``, and the new
@@ -321,6 +323,23 @@ class CuttingPlaneExplorer:
     slider widget.
     """
 
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        return cls(fit.trace)
+
+    def reset(self, fit):
+        """Show ``fit.trace`` in the same figure (see :meth:`_reset`)."""
+        return self._reset(fit.trace)
+
+    def record(self, k):
+        """The record frame ``k`` shows: the frame after the last record
+        (the final check of Algorithm 1, which adds no constraint) shows the
+        last record's lines."""
+        recs = self.trace.records
+        return recs[min(int(k), len(recs) - 1)]
+
     def __init__(self, trace: CuttingPlaneTrace, n_t=121, t_range=(-0.6, 1.2), figsize=(8.5, 6.75),
                  dpi=96, stop_frame=True):
         _check_trace(trace)
@@ -335,7 +354,7 @@ class CuttingPlaneExplorer:
         self._draw(trace)
         freeze_label_positions(fig)
 
-    def reset(self, trace: CuttingPlaneTrace):
+    def _reset(self, trace: CuttingPlaneTrace):
         """Show another trace (new data, C, epsilon ...) in the same figure:
         the four axes are cleared and drawn again, as the constructor draws
         them, so the pixels equal those of a new explorer on ``trace`` (with
@@ -343,16 +362,23 @@ class CuttingPlaneExplorer:
         no layout pass, and the canvas' text caches stay warm: what
         :func:`svmlab.viz.live.live_cutting_plane` does after every refit.
 
-        Returns ``False``: the static parts (points, the lower panels, the
-        ticks) changed, so a player must render its background again."""
+        Returns the axes whose static parts changed (a player draws only
+        those into its background): the two lower panels (the planes and
+        bounds of the new trace), and the data panel when the points
+        changed.  The risk panel's static parts (its x range, fixed by
+        ``t_range``, the labels and the legend) never change: its y axis
+        and curves are animated."""
         _check_trace(trace)
         from ._reuse import clear_for_redraw
 
+        old = self.trace
+        same_points = (old.Z.shape == trace.Z.shape and np.array_equal(old.Z, trace.Z)
+                       and np.array_equal(old.y, trace.y))
         for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
         self._draw(trace)
         freeze_label_positions(self.fig)
-        return False
+        return [self.ax_xi, self.ax_bounds] + ([] if same_points else [self.ax_data])
 
     def _draw(self, trace):
         """Draw ``trace`` into the (empty) four axes and create the artists

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._protocol import Explorer
+
 from ._common import (
     CLASS_COLORS,
     CLASS_MARKERS,
@@ -115,7 +117,7 @@ def plot_working_set_raster(ax, records, n, order=None, color="k", max_cols=600,
     return im
 
 
-class FamilyExplorer:
+class FamilyExplorer(Explorer):
     """The three methods on the same 2-D problem, stepped together.
 
     ``traces`` maps a method name to ``(records, estimator)``.  The slider
@@ -124,6 +126,23 @@ class FamilyExplorer:
     steps -- the decision boundary and margins of the replayed model, its
     support vectors (black rings) and the working set of that step (red).
     """
+
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        """A new explorer for ``fit`` (``fit.trace``: ``{method: (records,
+        estimator)}``; ``fit.params``: kernel, gamma, n_frames ...)."""
+        return cls(fit.X, fit.y, fit.trace, **fit.params)
+
+    def reset(self, fit):
+        """Show ``fit`` in the same figure (see :meth:`_reset`)."""
+        return self._reset(fit.X, fit.y, fit.trace, **fit.params)
+
+    def record(self, k):
+        """The decomposition record of frame ``k`` (the first one at 0 %)."""
+        t = self.step_at("decomposition", k)
+        return self.records["decomposition"][max(t, 1) - 1]
 
     def __init__(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
                  n_frames=41, grid=50, figsize=(8.5, 3.875), dpi=96):
@@ -138,7 +157,7 @@ class FamilyExplorer:
         self.suptitle = fig.suptitle("", fontsize=10, y=0.985)
         self._draw(X, y, traces, kernel, gamma, degree, coef0, n_frames)
 
-    def reset(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, n_frames=None):
+    def _reset(self, X, y, traces, kernel="rbf", gamma=1.0, degree=3, coef0=0.0, n_frames=None):
         """Show other fits (new data, C, kernel, working-set size ...) in the
         same figure: the panels are cleared and drawn again as the
         constructor draws them, so the pixels equal those of a new explorer

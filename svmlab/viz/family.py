@@ -48,11 +48,12 @@ reliability diagram on fresh data).
 Live (controls that refit; click to add points): :func:`live_svr_tube`,
 :func:`live_svr_steps` (a :class:`svmlab.viz.live.LiveExplorer` with the
 source panel of :mod:`svmlab.reference.dual` and its reveal lock),
-:func:`live_one_class`, :func:`live_platt`.  The three pictures without
-steps share :class:`LivePicture`: the controls, the status line with the
-numbers, one image (rendered at twice the figure's dpi and shown at its
-natural size, as :class:`~svmlab.viz.FramePlayer` does) and clicks through
-``ipyevents``.
+:func:`live_one_class`, :func:`live_platt`.  All four are the one
+live widget, :class:`svmlab.viz.live.LiveExplorer`; the three pictures
+without steps are one-frame explorers in it
+(:class:`svmlab.viz._protocol.PictureExplorer`: no player row, the status
+line with the numbers, one image rendered at twice the figure's dpi and
+shown at its natural size, clicks through ``ipyevents``).
 
 Decisions where the task left a choice:
 
@@ -93,7 +94,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._common import (HIGHLIGHT, NEUTRAL, SET_COLORS, canvas_to_bytes, contour_segments,
+from ._protocol import USER, Control, Explorer, Fit, data_controls, kernel_controls
+from ._common import (HIGHLIGHT, NEUTRAL, SET_COLORS, contour_segments,
                       new_figure)
 
 __all__ = [
@@ -103,7 +105,7 @@ __all__ = [
     "segment_change", "variable_name", "tube_categories", "SVRStepExplorer", "TubeFigure",
     "svr_counts", "one_class_counts", "nu_fractions", "plot_nu_fractions", "OneClassFigure",
     "cv_decision_values", "platt_fit", "reliability", "PlattFigure", "platt_summary",
-    "LivePicture", "live_svr_tube", "live_svr_steps", "live_one_class", "live_platt",
+    "live_svr_tube", "live_svr_steps", "live_one_class", "live_platt",
 ]
 
 REGRESSION_SETS = ("sinc", "line", "step")
@@ -111,8 +113,6 @@ ONE_CLASS_SETS = ("blob", "two blobs", "ring")
 CALIBRATION_SETS = ("overlap", "moons", "xor")
 #: the default noise of each calibration set (see :func:`calibration_points`)
 CALIBRATION_NOISE = {"overlap": 1.5, "moons": 0.3, "xor": 0.5}
-KERNELS = ("rbf", "linear", "poly", "sigmoid")
-_USER = "your data"
 
 #: colours of the three kinds of points of a fitted SVR / one-class model
 INSIDE, EDGE, BOUND = "#8c8c8c", SET_COLORS["free"], SET_COLORS["bound"]
@@ -476,7 +476,7 @@ def _set_animated(artists):
 # --------------------------------------------------------------------------
 # the SVR step explorer
 # --------------------------------------------------------------------------
-class SVRStepExplorer:
+class SVRStepExplorer(Explorer):
     """One epsilon-SVR pair step per frame, in LIBSVM's (p, y, bounds) form.
 
     * top left: the box ``[0, C1] x [0, C2]`` of the two variables of the
@@ -500,6 +500,24 @@ class SVRStepExplorer:
     the caption; :meth:`player` wraps it in a
     :class:`~svmlab.viz.FramePlayer` (blitted).
     """
+
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        """A new explorer for ``fit`` (``fit.params``: epsilon, kernel, gamma)."""
+        return cls(fit.X, fit.y, fit.trace, **fit.params)
+
+    def reset(self, fit):
+        """Show ``fit`` in the same figure (see :meth:`_reset`)."""
+        return self._reset(fit.X, fit.y, fit.trace, **fit.params)
+
+    def record(self, k):
+        return self.records[int(k)]
+
+    @property
+    def n_frames(self):
+        return self.T
 
     def __init__(self, X, z, trace, *, epsilon, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
                  figsize=(8.5, 4.9), dpi=96, grid=160):
@@ -629,7 +647,7 @@ class SVRStepExplorer:
         """What the blitting background depends on: the data panel's limits."""
         return _static_key(self.ax_data)
 
-    def reset(self, X, z, trace, *, epsilon, kernel="rbf", gamma=1.0, degree=3, coef0=0.0):
+    def _reset(self, X, z, trace, *, epsilon, kernel="rbf", gamma=1.0, degree=3, coef0=0.0):
         """Show another trace in the same figure (the live explorer's refit).
         Returns True when everything outside :attr:`animated` draws the same
         pixels as before (the data panel kept its limits: a change of C,
@@ -1256,341 +1274,48 @@ class PlattFigure:
 
 
 # --------------------------------------------------------------------------
-# a live picture: controls that refit, the numbers, one image, clicks
+# the live pictures: one-frame explorers in the one live widget
 # --------------------------------------------------------------------------
-class LivePicture:
-    """Controls + status line + one picture, refitting on every change.
+def _live_picture(name, figure, specs, make_points, fit, draw_fit, *, click, X=None, y=None,
+                  labels="float"):
+    """A :class:`~svmlab.viz.live.LiveExplorer` over ``figure`` (a
+    ``TubeFigure``, ``OneClassFigure`` or ``PlattFigure``): every fit draws
+    it again (:class:`~svmlab.viz._protocol.PictureExplorer`).  Besides the
+    explorer's attributes it has ``.numbers`` (what ``draw_fit`` measured),
+    ``.model``, ``.figure``, ``.image`` and :meth:`png`."""
+    from ._protocol import PictureExplorer
+    from .live import LiveExplorer
 
-    Made by :func:`live_svr_tube`, :func:`live_one_class` and
-    :func:`live_platt`.  The public attributes follow
-    :class:`svmlab.viz.live.LiveExplorer`:
-
-    ``.widget`` the whole thing; ``.controls`` ``{name: ipywidget}``
-    (setting ``.value`` refits, as in the browser); ``.status`` the HTML line
-    with the numbers of the fit on screen (``.numbers``: the same as a dict);
-    ``.image`` the picture (JPEG, rendered at twice the figure's dpi, shown at
-    its natural CSS size); ``.figure`` the figure object (``TubeFigure`` ...);
-    ``.model`` the fitted estimator; ``.points`` the current points;
-    ``.refit()``; ``.add_point(...)``, ``.remove_nearest(...)``, ``.click(px,
-    py)`` (a click on the picture, as ipyevents reports it); ``.refit_ms``
-    and :meth:`timing`.
-
-    Parameters
-    ----------
-    name : shown in the status line.
-    figure : an object with ``fig`` and ``data_ax`` (the axes clicks land in).
-    controls : ``{name: widget}`` in display order.
-    data_controls : names of the controls that draw new points.
-    make_points : ``make_points(values) -> (X, y)`` (``y`` None for one-class).
-    fit_draw : ``fit_draw(values, X, y) -> (numbers dict, status html)``: fits,
-        draws into ``figure`` and says what to print.
-    click : ``"regression"`` (a click adds ``(x, z)``), ``"points"`` (adds a
-        2-D point), ``"labelled"`` (adds a 2-D point of the chosen class), or
-        None.
-    X, y : the caller's points (the dataset control then offers "your data").
-    """
-
-    def __init__(self, name, figure, controls, data_controls, make_points, fit_draw, *,
-                 click=None, X=None, y=None, scale=2.0):
-        import ipywidgets as w
-
-        if click not in (None, "regression", "points", "labelled"):
-            raise ValueError(f"unknown click mode {click!r}")
-        self.name = name
-        self.figure = figure
-        self.fig = figure.fig
-        self.controls = dict(controls)
-        self._data_controls = tuple(data_controls)
-        self._make_points = make_points
-        self._fit_draw = fit_draw
-        self._click = click
-        self._quiet = False
-        self._background = None
-        self.refit_ms = []
-        self.numbers = {}
-        self.model = None
-        if X is not None:
-            self._X = np.array(X, dtype=np.float64)
-            self._y = None if y is None else np.array(y, dtype=np.float64)
-            if self._X.ndim != 2 or (self._y is not None and len(self._y) != len(self._X)):
-                raise ValueError("X must be (n, features) with one target per row")
-        else:
-            self._X, self._y = make_points(self.values())
-        # render at scale x the designed dpi, show at the designed CSS size
-        fig = self.fig
-        if getattr(fig, "_svmlab_css_dpi", None) is None:
-            fig._svmlab_css_dpi = fig.dpi
-            fig.set_dpi(fig.dpi * float(scale))
-        css = fig._svmlab_css_dpi
-        self.css_width = int(round(fig.get_figwidth() * css))
-        self.css_height = int(round(fig.get_figheight() * css))
-        self.status = w.HTML(layout=w.Layout(min_height="2.6em"))
-        self.note = w.HTML(layout=w.Layout(min_height="1.2em"))
-        self.image = w.Image(format="jpeg", layout=w.Layout(width=f"{self.css_width}px",
-                                                            height="auto"))
-        self.click_mode = None
-        if click == "labelled":
-            self.click_mode = w.ToggleButtons(options=[("+1", 1), ("-1", -1), ("remove", 0)],
-                                              value=1, description="click adds",
-                                              style={"button_width": "72px"})
-        elif click is not None:
-            self.click_mode = w.ToggleButtons(options=[("add", 1), ("remove", 0)], value=1,
-                                              description="click", style={"button_width": "72px"})
-        self._fit_and_show()
-        for key, c in self.controls.items():
-            c.observe(lambda change, key=key: self._on_control(key), names="value")
-        rows = []
-        ctl = list(self.controls.values())
-        for i in range(0, len(ctl), 4):
-            rows.append(w.HBox(ctl[i:i + 4]))
-        if self.click_mode is not None:
-            rows.append(self.click_mode)
-        self.widget = w.VBox(rows + [self.status, self.note, self.image])
-        self._events = None
-        if click is not None:
-            try:
-                from ipyevents import Event
-            except ImportError:  # pragma: no cover - a core dependency
-                self.note.value = "clicks need the ipyevents package"
-            else:
-                self._events = Event(source=self.image, watched_events=["click"],
-                                     xy_coordinate_system="data", prevent_default_action=True)
-                self._events.on_dom_event(self._on_click_event)
-
-    # -- values and points ------------------------------------------------
-    def values(self):
-        """The controls' values, ``{name: value}``."""
-        return {k: c.value for k, c in self.controls.items()}
-
-    @property
-    def points(self):
-        """The current ``(X, y)`` (copies; ``y`` None for one-class)."""
-        return self._X.copy(), None if self._y is None else self._y.copy()
-
-    def _own(self):
-        ds = self.controls.get("dataset")
-        return ds is not None and ds.value == _USER
-
-    def _on_control(self, key):
-        if self._quiet:
-            return
-        if key == "dataset" and self._own():
-            return
-        try:
-            if key in self._data_controls and not self._own():
-                self._X, self._y = self._make_points(self.values())
-            self._fit_and_show()
-        except Exception as e:  # noqa: BLE001 - shown to the reader, widget stays usable
-            self.note.value = f"<span style='color:#b00'>{type(e).__name__}: {e}</span>"
-            raise
-
-    # -- fitting and drawing ----------------------------------------------
-    def refit(self):
-        """Fit again with the current controls and points and redraw."""
-        self._fit_and_show()
-
-    def _fit_and_show(self):
-        t0 = time.perf_counter()
-        key = self._static_key()
-        numbers, html = self._fit_draw(self.values(), self._X, self._y)
-        t1 = time.perf_counter()
-        picture = self.render(static_changed=self._static_key() != key)
-        self.numbers = numbers
-        self.model = numbers.get("model")
-        self.note.value = ""
-        # the numbers first, then the picture: the browser gets them in this
-        # order, so a new picture never shows next to the old numbers
-        self.status.value = f"<b>{self.name}</b>: {html}"
-        self.image.value = picture
-        t2 = time.perf_counter()
-        self.refit_ms.append({"fit_ms": 1e3 * (t1 - t0), "show_ms": 1e3 * (t2 - t1),
-                              "total_ms": 1e3 * (t2 - t0)})
-
-    def _static_key(self):
-        f = getattr(self.figure, "static_key", None)
-        return None if f is None else f()
-
-    def render(self, static_changed=True):
-        """JPEG bytes of the figure as it is now.  With the figure's
-        ``animated`` artists, everything else is rendered once into a
-        background that later refits restore (matplotlib's blitting) until
-        ``static_changed`` (the axis limits moved); without, a full render."""
-        canvas = self.fig.canvas
-        anim = getattr(self.figure, "animated", None)
-        if not anim:
-            canvas.draw()
-            return canvas_to_bytes(canvas, "jpeg")
-        if static_changed or self._background is None:
-            canvas.draw()  # every artist but the animated ones
-            self._background = canvas.copy_from_bbox(self.fig.bbox)
-        canvas.restore_region(self._background)
-        for a in anim:
-            if a.get_visible():
-                self.fig.draw_artist(a)
-        return canvas_to_bytes(canvas, "jpeg")
-
-    def png(self):
-        """PNG bytes of a full render at the figure's designed dpi (a
-        static picture for a notebook without a live kernel)."""
-        from ._common import _unanimated, fig_to_png
-
-        with _unanimated(getattr(self.figure, "animated", None) or []):
-            return fig_to_png(self.fig)
-
-    def timing(self):
-        """Median milliseconds of the refits so far: fit (and drawing into
-        the figure), show (render and encode), total."""
-        out = {k: float(np.median([r[k] for r in self.refit_ms]))
-               for k in ("fit_ms", "show_ms", "total_ms")}
-        out["n"] = len(self.refit_ms)
-        return out
-
-    # -- editing the points -----------------------------------------------
-    def _to_user(self):
-        ds = self.controls.get("dataset")
-        if ds is not None and ds.value != _USER:
-            self._quiet = True
-            try:
-                if _USER not in ds.options:
-                    ds.options = [_USER, *ds.options]
-                ds.value = _USER
-            finally:
-                self._quiet = False
-
-    def add_point(self, x1, x2, label=None):
-        """Add a point and refit: ``(x, z)`` for a regression, ``(x1, x2)``
-        for one-class, ``(x1, x2)`` of class ``label`` (+1 or -1) for the
-        labelled sets."""
-        if self._click is None:
-            raise TypeError(f"the {self.name} picture takes no points")
-        if not (np.isfinite(x1) and np.isfinite(x2)):
-            raise ValueError("the point must be finite")
-        if self._click == "regression":
-            self._X = np.vstack([self._X, [[float(x1)]]])
-            self._y = np.append(self._y, float(x2))
-        else:
-            self._X = np.vstack([self._X, [[float(x1), float(x2)]]])
-            if self._click == "labelled":
-                if label not in (1, -1, 1.0, -1.0):
-                    raise ValueError(f"label must be +1 or -1, got {label!r}")
-                self._y = np.append(self._y, float(label))
-        self._to_user()
-        self._fit_and_show()
-
-    def remove_nearest(self, x1, x2):
-        """Remove the point nearest to ``(x1, x2)`` (in the picture's
-        coordinates) and refit; returns its index."""
-        if self._click is None:
-            raise TypeError(f"the {self.name} picture takes no points")
-        P = (np.column_stack([self._X[:, 0], self._y]) if self._click == "regression"
-             else self._X)
-        i = int(np.argmin(np.hypot(P[:, 0] - float(x1), P[:, 1] - float(x2))))
-        if len(self._X) <= 4:
-            raise ValueError("keep at least four points")
-        if self._click == "labelled" and np.sum(self._y == self._y[i]) <= 5:
-            raise ValueError("keep at least five points of each class (the sigmoid is fitted "
-                             "on 5-fold cross-validation)")
-        self._X = np.delete(self._X, i, axis=0)
-        if self._y is not None:
-            self._y = np.delete(self._y, i)
-        self._to_user()
-        self._fit_and_show()
-        return i
-
-    def pixel_to_data(self, px, py):
-        """Data coordinates in the picture's data panel of the image pixel
-        ``(px, py)`` (origin top left, the image's own pixels)."""
-        ax = self.figure.data_ax
-        h = self.fig.bbox.height
-        return tuple(ax.transData.inverted().transform((float(px), h - float(py))))
-
-    def click(self, px, py, mode=None):
-        """A click at image pixel ``(px, py)``: adds a point (of the chosen
-        class) or removes the nearest one, by ``mode`` (default: the click
-        selector).  Returns the data coordinates, or None when the click
-        missed the data panel."""
-        if self._click is None:
-            raise TypeError(f"the {self.name} picture takes no points")
-        mode = self.click_mode.value if mode is None else mode
-        x, y = self.pixel_to_data(px, py)
-        ax = self.figure.data_ax
-        (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
-        if not (x0 <= x <= x1 and y0 <= y <= y1):
-            return None
-        if mode == 0:
-            self.remove_nearest(x, y)
-        else:
-            self.add_point(x, y, mode if self._click == "labelled" else None)
-        return x, y
-
-    @property
-    def fig_pixels(self):
-        bb = self.fig.bbox
-        return int(round(bb.width)), int(round(bb.height))
-
-    def _on_click_event(self, event):
-        px, py = event.get("dataX"), event.get("dataY")
-        if px is None or py is None:
-            w_ = event.get("boundingRectWidth") or self.css_width
-            h_ = event.get("boundingRectHeight") or self.css_height
-            px = event["relativeX"] * self.fig_pixels[0] / w_
-            py = event["relativeY"] * self.fig_pixels[1] / h_
-        try:
-            self.click(px, py)
-        except ValueError as e:
-            self.note.value = f"<span style='color:#b00'>{e}</span>"
-
-    def _repr_mimebundle_(self, **kwargs):
-        from ._common import picture_bundle
-
-        return picture_bundle(self.widget, self.image, "explorer")
-
-    def _ipython_display_(self):  # pragma: no cover - notebook only
-        from ._common import show_bundle
-
-        show_bundle(self._repr_mimebundle_())
+    return LiveExplorer(name, specs, make_points, fit,
+                        lambda f: PictureExplorer(figure, draw_fit, f), click=click,
+                        data_axes=lambda ex: [ex.figure.data_ax], X=X, y=y, labels=labels)
 
 
-# --------------------------------------------------------------------------
-# controls
-# --------------------------------------------------------------------------
-def _log_slider(desc, value, lo, hi):
-    import ipywidgets as w
-
-    return w.FloatLogSlider(value=value, base=10, min=np.log10(lo), max=np.log10(hi), step=0.1,
-                            description=desc, continuous_update=False, readout_format=".3g")
+def _model_fit(make_model, X, y=None):
+    """Fit ``make_model()`` on ``(X, y)`` and wrap it as a :class:`Fit`."""
+    t0 = time.perf_counter()
+    m = make_model().fit(X) if y is None else make_model().fit(X, y)
+    return Fit(X, y, estimator=m, fit_seconds=time.perf_counter() - t0)
 
 
-def _kernel_controls(kernel, gamma):
-    import ipywidgets as w
-
-    return {"kernel": w.Dropdown(options=KERNELS, value=kernel, description="kernel"),
-            "gamma": _log_slider("gamma", gamma, 1e-2, 1e2)}
+def _fraction(name, value, lo, hi, role="solver"):
+    return Control(name, "float", value, role=role, lo=lo, hi=hi)
 
 
-def _data_controls(sets, dataset, n, seed, user, n_range, extra=None):
-    import ipywidgets as w
-
-    opts = ([_USER] if user else []) + list(sets)
-    out = {"dataset": w.Dropdown(options=opts, value=_USER if user else dataset,
-                                 description="dataset"),
-           "n": w.IntSlider(value=int(n), min=n_range[0], max=n_range[1], step=2,
-                            description="n", continuous_update=False)}
-    out.update(extra or {})
-    out["seed"] = w.IntText(value=int(seed), description="seed", layout=w.Layout(width="12em"))
-    return out
+def _regression_controls(C, C_max, epsilon, kernel, gamma, dataset, n, n_range, noise, seed,
+                         user):
+    """The controls of the two epsilon-SVR explorers."""
+    return [Control("C", "log", C, lo=1e-2, hi=C_max),
+            Control("epsilon", "log", epsilon, lo=1e-3, hi=1.0),
+            *kernel_controls(kernel, gamma),
+            *data_controls(REGRESSION_SETS, dataset, n, seed, user=user, n_range=n_range,
+                           extra=[_fraction("noise", noise, 0.0, 0.5, role="data")])]
 
 
-def _fraction_slider(desc, value, lo, hi, step=0.01):
-    import ipywidgets as w
-
-    return w.FloatSlider(value=value, min=lo, max=hi, step=step, description=desc,
-                         continuous_update=False, readout_format=".2f")
+def _regression_points(v):
+    return regression_points(v["dataset"], v["n"], v["noise"], v["seed"])
 
 
-# --------------------------------------------------------------------------
-# the live pictures
-# --------------------------------------------------------------------------
 def live_svr_tube(X=None, z=None, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0,
                   dataset="sinc", n=30, noise=0.1, seed=0, tol=1e-3):
     """Live epsilon-SVR (:class:`svmlab.svm.SVR`) on 1-D data, drawn by
@@ -1605,38 +1330,32 @@ def live_svr_tube(X=None, z=None, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0
     from ..svm import SVR
 
     user = X is not None
-    fig = TubeFigure()
-    controls = {"C": _log_slider("C", C, 1e-2, 1e3),
-                "epsilon": _log_slider("epsilon", epsilon, 1e-3, 1.0),
-                **_kernel_controls(kernel, gamma),
-                **_data_controls(REGRESSION_SETS, dataset, n, seed, user, (6, 200),
-                                 {"noise": _fraction_slider("noise", noise, 0.0, 0.5)})}
+    if user and (np.asarray(X).ndim != 2 or np.asarray(X).shape[1] != 1):
+        raise ValueError("live_svr_tube draws 1-D regressions: X must have one column")
+    specs = _regression_controls(C, 1e3, epsilon, kernel, gamma, dataset, n, (6, 200), noise,
+                                 seed, user)
 
-    def make_points(v):
-        return regression_points(v["dataset"], v["n"], v["noise"], v["seed"])
+    def fit(v, X, z):
+        return _model_fit(lambda: SVR(C=v["C"], epsilon=v["epsilon"], kernel=v["kernel"],
+                                      gamma=v["gamma"], tol=tol), X, z)
 
-    def fit_draw(v, X, z):
-        controls["gamma"].disabled = v["kernel"] == "linear"
-        m = SVR(C=v["C"], epsilon=v["epsilon"], kernel=v["kernel"], gamma=v["gamma"],
-                tol=tol).fit(X, z)
-        c = fig.draw(X, z, m)
+    def draw_fit(figure, f):
+        c = figure.draw(f.X, f.y, f.estimator)
+        m = f.estimator
         ok = c["outside_not_bound"] == 0 and c["inside_sv"] == 0
         check = ("<span style='color:#188038'>every point outside has |&beta;| = C, every "
                  "point inside &beta; = 0</span>" if ok else
                  f"<span style='color:#c5221f'>{c['outside_not_bound']} point(s) outside with "
                  f"|&beta;| &lt; C, {c['inside_sv']} inside with &beta; &ne; 0</span>")
-        html = (f"C = {v['C']:.3g}, &epsilon; = {v['epsilon']:.3g}: "
-                f"{c['n']} points: {c['inside']} inside the tube, {c['edge']} on its edge, "
-                f"{c['outside']} outside (|z &minus; f| &gt; &epsilon; + tol); "
-                f"{c['sv']} support vectors ({c['free']} free, {c['bound']} at |&beta;| = C) "
-                f"&middot; {check}")
-        return {**c, "model": m}, html
+        f.summary = (f"C = {m.C:.3g}, &epsilon; = {m.epsilon:.3g}: "
+                     f"{c['n']} points: {c['inside']} inside the tube, {c['edge']} on its edge, "
+                     f"{c['outside']} outside (|z &minus; f| &gt; &epsilon; + tol); "
+                     f"{c['sv']} support vectors ({c['free']} free, {c['bound']} at "
+                     f"|&beta;| = C) &middot; {check}")
+        f.numbers = {**c, "model": m}
 
-    z_ = None if z is None else np.asarray(z, dtype=np.float64)
-    if user and (np.asarray(X).ndim != 2 or np.asarray(X).shape[1] != 1):
-        raise ValueError("live_svr_tube draws 1-D regressions: X must have one column")
-    return LivePicture("epsilon-SVR", fig, controls, ("dataset", "n", "noise", "seed"),
-                       make_points, fit_draw, click="regression", X=X, y=z_)
+    return _live_picture("epsilon-SVR", TubeFigure(), specs, _regression_points, fit, draw_fit,
+                         click="regression", X=X, y=z)
 
 
 def live_one_class(X=None, *, nu=0.2, kernel="rbf", gamma=0.5, dataset="blob", n=100,
@@ -1652,32 +1371,33 @@ def live_one_class(X=None, *, nu=0.2, kernel="rbf", gamma=0.5, dataset="blob", n
     from ..svm import OneClassSVM
 
     user = X is not None
-    fig = OneClassFigure()
-    controls = {"nu": _fraction_slider("nu", nu, 0.01, 0.99),
-                **_kernel_controls(kernel, gamma),
-                **_data_controls(ONE_CLASS_SETS, dataset, n, seed, user, (10, 300),
-                                 {"outliers": _fraction_slider("outliers", outliers, 0.0, 0.5)})}
+    if user and (np.asarray(X).ndim != 2 or np.asarray(X).shape[1] != 2):
+        raise ValueError("live_one_class draws 2-D points: X must have two columns")
+    specs = [_fraction("nu", nu, 0.01, 0.99), *kernel_controls(kernel, gamma),
+             *data_controls(ONE_CLASS_SETS, dataset, n, seed, user=user, n_range=(10, 300),
+                            extra=[_fraction("outliers", outliers, 0.0, 0.5, role="data")])]
 
     def make_points(v):
         return one_class_points(v["dataset"], v["n"], v["outliers"], v["seed"]), None
 
-    def fit_draw(v, X, _y):
-        controls["gamma"].disabled = v["kernel"] == "linear"
-        m = OneClassSVM(nu=v["nu"], kernel=v["kernel"], gamma=v["gamma"], tol=tol).fit(X)
-        c = fig.draw(X, m)
+    def fit(v, X, _y):
+        return _model_fit(lambda: OneClassSVM(nu=v["nu"], kernel=v["kernel"], gamma=v["gamma"],
+                                              tol=tol), X)
+
+    def draw_fit(figure, f):
+        c = figure.draw(f.X, f.estimator)
         sign = "&le;" if c["holds"] else "&#8816;"
         verdict = ("<span style='color:#188038'>holds</span>" if c["holds"] else
                    "<span style='color:#c5221f'>does NOT hold</span>")
-        html = (f"{c['n']} points, nu = {c['nu']:.2f}: outside {c['outside']}/{c['n']} = "
-                f"{c['frac_outside']:.3f} {sign} nu = {c['nu']:.3f} {sign} support vectors "
-                f"{c['sv']}/{c['n']} = {c['frac_sv']:.3f}: {verdict} &middot; "
-                f"{c['bound']} at &alpha; = 1, {c['boundary']} on the boundary (|f| &le; tol)")
-        return {**c, "model": m}, html
+        f.summary = (f"{c['n']} points, nu = {c['nu']:.2f}: outside {c['outside']}/{c['n']} = "
+                     f"{c['frac_outside']:.3f} {sign} nu = {c['nu']:.3f} {sign} support vectors "
+                     f"{c['sv']}/{c['n']} = {c['frac_sv']:.3f}: {verdict} &middot; "
+                     f"{c['bound']} at &alpha; = 1, {c['boundary']} on the boundary "
+                     f"(|f| &le; tol)")
+        f.numbers = {**c, "model": f.estimator}
 
-    if user and (np.asarray(X).ndim != 2 or np.asarray(X).shape[1] != 2):
-        raise ValueError("live_one_class draws 2-D points: X must have two columns")
-    return LivePicture("one-class SVM", fig, controls, ("dataset", "n", "outliers", "seed"),
-                       make_points, fit_draw, click="points", X=X)
+    return _live_picture("one-class SVM", OneClassFigure(), specs, make_points, fit, draw_fit,
+                         click="points", X=X, labels="none")
 
 
 def live_platt(X=None, y=None, *, C=1.0, kernel="rbf", gamma=0.5, dataset="moons", n=100,
@@ -1695,80 +1415,59 @@ def live_platt(X=None, y=None, *, C=1.0, kernel="rbf", gamma=0.5, dataset="moons
     training points (the fresh points still come from ``dataset``).
 
     Example: ``live = live_platt(); live.controls["C"].value = 100``."""
-    import ipywidgets as w
-
     user = X is not None
-    fig = PlattFigure()
     default_noise = CALIBRATION_NOISE.get(dataset, 1.0) if noise is None else float(noise)
-    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
-                **_data_controls(CALIBRATION_SETS, dataset, n, seed, user, (20, 400),
-                                 {"noise": w.FloatSlider(value=default_noise, min=0.05, max=2.0,
-                                                         step=0.05, description="noise",
-                                                         continuous_update=False,
-                                                         readout_format=".2f")})}
+    specs = [Control("C", "log", C, lo=1e-2, hi=1e3), *kernel_controls(kernel, gamma),
+             *data_controls(CALIBRATION_SETS, dataset, n, seed, user=user, n_range=(20, 400),
+                            extra=[Control("noise", "float", default_noise, role="data",
+                                           lo=0.05, hi=2.0, step=0.05)])]
     fresh = {}
-    holder = {"dataset": controls["dataset"].value}
+    holder = {"dataset": USER if user else dataset}
 
     def make_points(v):
         ds = v["dataset"]
-        if ds != holder["dataset"] and ds != _USER:
+        if ds != holder["dataset"] and ds != USER:
             # another set: its own default noise (the moons' 0.3 would make
             # the overlapping blobs separable)
             holder["dataset"] = ds
-            live = holder.get("live")
-            if live is not None:
-                live._quiet = True
-                try:
-                    controls["noise"].value = CALIBRATION_NOISE[ds]
-                finally:
-                    live._quiet = False
+            if "live" in holder:
+                holder["live"].set_quietly("noise", CALIBRATION_NOISE[ds])
             v = {**v, "noise": CALIBRATION_NOISE[ds]}
         return calibration_points(ds, v["n"], v["noise"], v["seed"])
 
-    def fit_draw(v, X, y):
-        controls["gamma"].disabled = v["kernel"] == "linear"
-        ds = v["dataset"] if v["dataset"] != _USER else dataset
+    def fit(v, X, y):
+        ds = v["dataset"] if v["dataset"] != USER else dataset
         key = (ds, v["noise"], v["seed"])
         if key not in fresh:
             fresh.clear()
             fresh[key] = calibration_points(ds, n_test, v["noise"], 10_000 + int(v["seed"]))
         Xt, yt = fresh[key]
+        t0 = time.perf_counter()
         s = platt_summary(X, y, Xt, yt, C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
                           seed=int(v["seed"]))
-        fig.draw(s)
-        html = (f"{len(y)} points ({s['n_pos']} +1, {s['n_neg']} &minus;1): A = {s['A']:.3f}, "
-                f"B = {s['B']:.3f} (training-value sigmoid: A = {s['A_train']:.3f}) "
-                f"&middot; on {len(yt)} fresh points: log-loss {s['logloss_cv']:.3f} "
-                f"(training-value sigmoid {s['logloss_train']:.3f}), Brier {s['brier_cv']:.3f} "
-                f"({s['brier_train']:.3f}), ECE {s['ece_cv']:.3f} ({s['ece_train']:.3f})")
-        return s, html
+        return Fit(X, y, estimator=s["model"], numbers=s, params={"n_test": len(yt)},
+                   fit_seconds=time.perf_counter() - t0)
 
-    live = LivePicture("Platt scaling", fig, controls, ("dataset", "n", "noise", "seed"),
-                       make_points, fit_draw, click=None, X=X,
-                       y=None if y is None else np.where(np.asarray(y) > 0, 1.0, -1.0))
+    def draw_fit(figure, f):
+        s = f.numbers
+        figure.draw(s)
+        f.summary = (f"{len(f.y)} points ({s['n_pos']} +1, {s['n_neg']} &minus;1): "
+                     f"A = {s['A']:.3f}, B = {s['B']:.3f} (training-value sigmoid: "
+                     f"A = {s['A_train']:.3f}) &middot; on {f.params['n_test']} fresh points: "
+                     f"log-loss {s['logloss_cv']:.3f} (training-value sigmoid "
+                     f"{s['logloss_train']:.3f}), Brier {s['brier_cv']:.3f} "
+                     f"({s['brier_train']:.3f}), ECE {s['ece_cv']:.3f} ({s['ece_train']:.3f})")
+
+    live = _live_picture("Platt scaling", PlattFigure(), specs, make_points, fit, draw_fit,
+                         click=None, X=X,
+                         y=None if y is None else np.where(np.asarray(y) > 0, 1.0, -1.0))
     holder["live"] = live
     return live
 
 
 # --------------------------------------------------------------------------
-# the live SVR step explorer (a LiveExplorer: navigation, source panel, locks)
+# the live SVR step explorer (navigation, source panel, locks)
 # --------------------------------------------------------------------------
-def _regression_live_class():
-    from .live import LiveExplorer
-
-    class _RegressionLive(LiveExplorer):
-        """A :class:`~svmlab.viz.live.LiveExplorer` over a regression: its
-        status line counts targets, not classes."""
-
-        def _fit_and_show(self):
-            y = self._y
-            cls = f", {int(np.sum(y > 0))} (+1) / {int(np.sum(y <= 0))} (-1)"
-            super()._fit_and_show()
-            self.status.value = self.status.value.replace(cls, "", 1)
-
-    return _RegressionLive
-
-
 def live_svr_steps(*, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, dataset="sinc", n=24,
                    noise=0.1, seed=0, tol=1e-3, max_steps=2000, source="auto",
                    start="first"):
@@ -1786,27 +1485,12 @@ def live_svr_steps(*, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, dataset="sinc
     (counted from 1).
 
     Example: ``live = live_svr_steps(start=5); live.jump("next y1 = y2")``."""
-    import ipywidgets as w
+    from .live import LiveExplorer, reference_source
 
-    from .live import reference_source
+    specs = _regression_controls(C, 1e2, epsilon, kernel, gamma, dataset, n, (6, 80), noise,
+                                 seed, False)
 
-    controls = {"C": _log_slider("C", C, 1e-2, 1e2),
-                "epsilon": _log_slider("epsilon", epsilon, 1e-3, 1.0),
-                **_kernel_controls(kernel, gamma),
-                "dataset": w.Dropdown(options=REGRESSION_SETS, value=dataset,
-                                      description="dataset"),
-                "n": w.IntSlider(value=int(n), min=6, max=80, step=2, description="n",
-                                 continuous_update=False),
-                "noise": _fraction_slider("noise", noise, 0.0, 0.5),
-                "seed": w.IntText(value=int(seed), description="seed",
-                                  layout=w.Layout(width="12em"))}
-    state = {}
-
-    def make_points(v):
-        return regression_points(v["dataset"], v["n"], v["noise"], v["seed"])
-
-    def build(v, X, z):
-        controls["gamma"].disabled = v["kernel"] == "linear"
+    def fit(v, X, z):
         t0 = time.perf_counter()
         tr = svr_trace(X, z, C=v["C"], epsilon=v["epsilon"], kernel=v["kernel"],
                        gamma=v["gamma"], tol=tol, max_steps=max_steps)
@@ -1814,26 +1498,16 @@ def live_svr_steps(*, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, dataset="sinc
         if not tr.records:
             raise ValueError("the solver took no step (a = 0 is already optimal: every "
                              "point lies inside the tube of f = 0; make epsilon smaller)")
-        kw = dict(epsilon=v["epsilon"], kernel=v["kernel"], gamma=v["gamma"])
-        ex = state.get("explorer")
-        if ex is None:
-            ex = SVRStepExplorer(X, z, tr, **kw)
-            ex.same_background = False
-        else:
-            ex.same_background = ex.reset(X, z, tr, **kw)
-        state["explorer"] = ex
-        ex.n_support_ = int(np.sum(tr.coefs[-1] != 0))
-        ex.capped_at = max_steps if tr.capped else None
-        return ex, ex.T, (lambda k: ex.records[k]), tr.records, fit_s
-
-    def rec(live, k):
-        return live.explorer.records[k]
+        return Fit(X, z, tr, tr.records, None,
+                   dict(epsilon=v["epsilon"], kernel=v["kernel"], gamma=v["gamma"]), fit_s,
+                   n_support=int(np.sum(tr.coefs[-1] != 0)),
+                   capped_at=max_steps if tr.capped else None)
 
     nav = {"-10": None, "+10": None,
-           "next clipped": lambda live, k: bool(rec(live, k).clipped),
-           "next y1 = y2": lambda live, k: rec(live, k).y1 == rec(live, k).y2,
-           "next y1 != y2": lambda live, k: rec(live, k).y1 != rec(live, k).y2}
-    cls = _regression_live_class()
-    return cls("epsilon-SVR", controls, ("dataset", "n", "noise", "seed"), make_points, build,
-               nav=nav, data_axes=None, source=source,
-               auto_source=lambda v: reference_source("dual"), start=start)
+           "next clipped": lambda ex, k: bool(ex.record(k).clipped),
+           "next y1 = y2": lambda ex, k: ex.record(k).y1 == ex.record(k).y2,
+           "next y1 != y2": lambda ex, k: ex.record(k).y1 != ex.record(k).y2}
+    # a regression: the status line counts targets, not classes (click=None)
+    return LiveExplorer("epsilon-SVR", specs, _regression_points, fit, SVRStepExplorer.from_fit,
+                        nav=nav, source=source, auto_source=lambda v: reference_source("dual"),
+                        start=start, labels="float")

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._protocol import Explorer
+
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS,
                       FramePlayer, freeze_label_positions, new_figure)
 
@@ -203,7 +205,7 @@ def set_raster(trace, fade=0.72):
 LAYOUT = dict(left=0.09, right=0.985, bottom=0.075, top=0.955, wspace=0.22, hspace=0.36)
 
 
-class IRWLSExplorer:
+class IRWLSExplorer(Explorer):
     """Four panels per IRWLS iteration on 2-D data.
 
     * the data, the class by the marker's shape (circle -1, square +1) and
@@ -220,6 +222,21 @@ class IRWLSExplorer:
       samples, and the colours show which samples change set.
     """
 
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        """A new explorer for ``fit`` (``fit.params``: kernel, gamma, ...)."""
+        return cls(fit.trace, fit.X, **fit.params)
+
+    def reset(self, fit):
+        """Show ``fit`` in the same figure (see :meth:`_reset`)."""
+        return self._reset(fit.trace, fit.X, **fit.params)
+
+    def record(self, k):
+        """The IRWLS record frame ``k`` shows."""
+        return self.trace.records[int(self.frames[int(k)])]
+
     def __init__(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
                  grid_n=60, figsize=(8.5, 6.75), ye_range=(-1.5, 3.0), frames=None, dpi=96):
         self._grid_n = int(grid_n)
@@ -233,7 +250,7 @@ class IRWLSExplorer:
         self._draw(trace, X, kernel, gamma, degree, coef0, frames)
         freeze_label_positions(fig)
 
-    def reset(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
+    def _reset(self, trace: IRWLSTrace, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0,
               frames=None):
         """Show another fit (new data, C, kernel, selection ...) in the same
         figure: the four axes are cleared and drawn again as the constructor

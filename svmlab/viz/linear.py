@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._protocol import Explorer
+
 from ._common import new_figure
 
 __all__ = ["DCDTrace", "dcd_trace", "DCDExplorer", "live_dcd", "primal", "clipped_steps"]
@@ -162,7 +164,7 @@ def _set_line(line, w, b, lim, offset=0.0):
         line.set_data([], [])
 
 
-class DCDExplorer:
+class DCDExplorer(Explorer):
     """Figure and frames of a :class:`DCDTrace`: frame ``k`` shows the state
     after step ``k + 1``.
 
@@ -176,6 +178,16 @@ class DCDExplorer:
     data: dual coordinate descent step by step, the cutting plane iteration
     by iteration, the current step marked."""
 
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        return cls(fit.trace)
+
+    def reset(self, fit):
+        """Show ``fit.trace`` in the same figure (see :meth:`_reset`)."""
+        return self._reset(fit.trace)
+
     def __init__(self, trace, figsize=(8.5, 3.4), dpi=96):
         self.fig = new_figure(figsize=figsize, dpi=dpi)
         gs = self.fig.add_gridspec(1, 3, width_ratios=[1.0, 1.15, 1.05], wspace=0.42,
@@ -185,10 +197,10 @@ class DCDExplorer:
         self.ax_obj = self.fig.add_subplot(gs[2])
         self.same_background = False
         self.capped_at = None
-        self.reset(trace)
+        self._reset(trace)
 
     # -- build --------------------------------------------------------------
-    def reset(self, trace):
+    def _reset(self, trace):
         """Draw ``trace`` into the same figure (axes cleared)."""
         self.trace = tr = trace
         X, y, n = tr.X, tr.y, len(tr.y)
@@ -301,30 +313,24 @@ def live_dcd(X=None, y=None, *, C=1.0, dataset="blobs", n=20, seed=0, tol=1e-3,
     move through the steps; clicks on the data panel add or remove points.
 
     Example: ``live = live_dcd(); live.controls["C"].value = 10.0``."""
-    from .live import LiveExplorer, _data_controls, _log_slider, _points_from
+    from ._protocol import Control, Fit
+    from .live import _live2d, toy_controls
 
-    user = X is not None
-    controls = {"C": _log_slider("C", C, 1e-2, 1e2), **_data_controls(dataset, n, seed, user)}
-    state = {}
+    specs = [Control("C", "log", C, lo=1e-2, hi=1e2),
+             *toy_controls(dataset, n, seed, X is not None)]
 
-    def build(v, X, y):
+    def fit(v, X, y):
         tr = dcd_trace(X, y, C=v["C"], tol=tol, random_state=v["seed"], max_steps=max_steps)
-        ex = state.get("explorer")
-        if ex is None:
-            ex = DCDExplorer(tr)
-        else:
-            ex.same_background = ex.reset(tr)
-        state["explorer"] = ex
-        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
-        ex.status_extra = (f", {'converged' if tr.converged else 'not converged'} after "
-                           f"{len(tr.records)} coordinate steps; cutting plane "
-                           f"{len(tr.cp_primal)} iterations")
-        return ex, ex.n_frames, ex.record, tr.records, tr.fit_seconds
+        summary = (f", {'converged' if tr.converged else 'not converged'} after "
+                   f"{len(tr.records)} coordinate steps; cutting plane "
+                   f"{len(tr.cp_primal)} iterations")
+        return Fit(X, y, tr, tr.records, fit_seconds=tr.fit_seconds,
+                   summary=summary).capped(max_steps)
 
     clipped = {}
 
-    def next_clipped(live, k):
-        tr = live.explorer.trace
+    def next_clipped(ex, k):
+        tr = ex.trace
         key = id(tr)
         if key not in clipped:
             clipped.clear()
@@ -332,6 +338,5 @@ def live_dcd(X=None, y=None, *, C=1.0, dataset="blobs", n=20, seed=0, tol=1e-3,
         return (k + 1) in clipped[key]
 
     nav = {"-1": None, "+1": None, "next clipped step": next_clipped}
-    return LiveExplorer("dual coordinate descent", controls, ("dataset", "n", "seed"),
-                        _points_from, build, nav=nav, data_axes=lambda ex: [ex.ax_data],
-                        source=None, X=X, y=y, start=start, description="step")
+    return _live2d("dual coordinate descent", specs, fit, DCDExplorer.from_fit, nav, X, y,
+                   None, None, start)

@@ -38,7 +38,11 @@ Every one returns a :class:`LiveExplorer`:
                exercise asks the student to write are hidden until it passes
                (:func:`svmlab.exercises.revealed`); ``.reveal()`` /
                ``.reveal_button`` show them;
-``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame.
+``.refit_ms``  per refit: milliseconds in the fit, the explorer build and the first frame;
+``.fit``       the current :class:`~svmlab.viz._protocol.Fit` (``.model``, ``.numbers``:
+               its estimator and what a picture measured); ``.kept_background``:
+               whether the last refit kept the player's blitting background;
+``.png()``     a full render at the designed dpi (a static picture).
 
 Clicks (LIBSVM's ``svm-toy``): choose ``+1``, ``-1`` or ``remove`` with the
 ``click`` selector and click on a data panel.  The click arrives through
@@ -100,6 +104,7 @@ from importlib import import_module
 import numpy as np
 
 from ._common import FramePlayer, record_trace
+from ._protocol import KERNELS, USER, Control, Fit, data_controls, kernel_controls
 
 __all__ = [
     "LiveExplorer",
@@ -123,8 +128,7 @@ EXACT = "float64"
 
 #: the 2-D sets the live explorers offer (``svmlab.datasets.toy_2d`` kinds and Gauss-M)
 DATASETS = ("moons", "blobs", "xor", "duplicates", "gauss-m")
-_USER = "your data"
-KERNELS = ("rbf", "linear", "poly", "sigmoid")
+_USER = USER  # kept for callers of the old name
 
 
 # --------------------------------------------------------------------------
@@ -254,7 +258,6 @@ def source_panel_html(func, marks=(), title=None):
             f"white-space:pre;overflow-x:auto;border:1px solid #ddd;padding:4px'>"
             + "".join(rows) + "</pre>"), tuple(ids)
 
-
 # --------------------------------------------------------------------------
 # the widget
 # --------------------------------------------------------------------------
@@ -272,54 +275,64 @@ def nav_label(key, unit="step"):
     return f"{n} {unit}{'' if n == 1 else 's'} {'back' if m.group(1) == '-' else 'forward'}"
 
 
-def _GROUP_LAYOUT():
-    import ipywidgets as w
-
-    return w.Layout(border="1px solid #d0d0d0", padding="2px 6px", margin="2px 10px 2px 0",
-                    align_items="center")
+#: what a click on the picture does, by the explorer's ``click`` kind
+_CLICK_MODES = {"labelled": ("click adds", [("+1", 1), ("-1", -1), ("remove", 0)]),
+                "points": ("click", [("add", 1), ("remove", 0)]),
+                "regression": ("click", [("add", 1), ("remove", 0)])}
 
 
 class LiveExplorer:
-    """Controls + step explorer + player + optional source panel, refitting
-    on every change.  Made by :func:`live_smo` and its siblings, which pass
-    the pieces below; see the module docstring for the public attributes.
+    """The one live widget: controls + status + player + optional source
+    panel around any explorer of the protocol
+    (:mod:`svmlab.viz._protocol`), refitting on every change.  Made by
+    :func:`live_smo` and its siblings (and by the one-frame pictures of
+    :mod:`svmlab.viz.family`); see the module docstring for the public
+    attributes.
 
     Parameters
     ----------
     name : str, shown in the status line.
-    controls : dict name -> ipywidget (built by the caller, in display order).
-    data_controls : names of the controls that draw new points.
+    specs : list of :class:`~svmlab.viz._protocol.Control`, in display order;
+        the ``"data"`` role ones draw new points when changed.
     make_points : ``make_points(values) -> (X, y)`` from the control values.
-    build : ``build(values, X, y) -> (explorer, n_frames, record_of, records,
-        fit_seconds)``: fit, wrap the records in a step explorer (or reset the
-        previous one: then it may set ``explorer.same_background = True``),
-        and say which record frame ``k`` shows (``record_of(k) -> record``).
-    nav : ``{label: predicate(live, k) -> bool}`` for "next ..." buttons
-        (``live`` is this LiveExplorer, ``k`` a frame); a label ``"-N"`` or
-        ``"+N"`` with predicate ``None`` moves by N frames.
-    data_axes : ``data_axes(explorer) -> list of Axes`` a click may land in
-        (empty: clicks off).
+    fit : ``fit(values, X, y) -> Fit``: run the solver.
+    make_explorer : ``make_explorer(fit) -> explorer`` (a new one; later
+        fits go to its ``reset(fit)`` unless ``reuse_figure=False``).
+    nav : ``{label: predicate(explorer, k) -> bool}`` for "next ..." buttons;
+        a label ``"-N"`` or ``"+N"`` with predicate ``None`` moves by N frames.
+    click : what a click on the picture does: ``"labelled"`` (adds a point
+        of the chosen class), ``"points"`` (adds a 2-D point), ``"regression"``
+        (adds ``(x, z)``) or None (no clicks).
+    data_axes : ``data_axes(explorer) -> list of Axes`` a click may land in.
     source : ``"auto"``, ``None`` or a callable (see the module docstring);
         ``auto_source(values) -> callable | None`` resolves ``"auto"``.
     X, y : the caller's points (then the dataset control offers "your data").
-    start : ``"first"``, ``"last"`` or a frame number (counted from 1, as the
-        slider and caption count): the frame shown when the explorer opens
-        and after every refit (a number beyond the last frame shows the last).
+    labels : ``"pm"`` (two classes mapped to -1/+1), ``"raw"`` (kept as given).
+    start : ``"first"``, ``"last"`` or a frame number (counted from 1).
     """
 
-    def __init__(self, name, controls, data_controls, make_points, build, *, nav=None,
-                 data_axes=None, source="auto", auto_source=None, X=None, y=None,
-                 start="first", interval=400, description="step"):
+    def __init__(self, name, specs, make_points, fit, make_explorer, *, nav=None, click=None,
+                 data_axes=None, source=None, auto_source=None, X=None, y=None,
+                 labels="pm", start="first", interval=400, description="step",
+                 reuse_figure=True):
         import ipywidgets as w
+
+        from ._protocol import build_controls, group_box
 
         if not (start in ("first", "last") or (isinstance(start, (int, np.integer))
                                                and not isinstance(start, bool) and start >= 1)):
             raise ValueError("start must be 'first', 'last' or a frame number >= 1")
+        if click not in (None, *_CLICK_MODES):
+            raise ValueError(f"unknown click mode {click!r}")
         self.name = name
-        self.controls = dict(controls)
-        self._data_controls = tuple(data_controls)
+        self.specs = list(specs)
+        self.controls, controls_box = build_controls(self.specs)
+        self._data_controls = tuple(s.name for s in self.specs if s.role == "data")
         self._make_points = make_points
-        self._build = build
+        self._fit = fit
+        self._make_explorer = make_explorer
+        self._reuse = reuse_figure
+        self._click = click
         self._data_axes = data_axes
         self._source_arg = source
         self._auto_source = auto_source
@@ -329,14 +342,18 @@ class LiveExplorer:
         self._source_fn = None
         self.refit_ms = []
         self.explorer = None
+        self.fit = None
+        #: whether the last refit kept the player's blitting background
+        #: (nothing outside the explorer's animated artists changed)
+        self.kept_background = False
         self.n_frames = 0
-        self._record_of = None
         if X is not None:
-            if y is None:
+            if y is None and labels != "none":
                 raise ValueError("give y together with X")
             self._X = np.array(X, dtype=np.float64)
-            self._y = _pm(y) if name != "ordinal" else np.asarray(y)
-            if self._X.ndim != 2 or len(self._X) != len(self._y):
+            self._y = (None if y is None else _pm(y) if labels == "pm"
+                       else np.array(y, dtype=np.float64) if labels == "float" else np.asarray(y))
+            if self._X.ndim != 2 or (self._y is not None and len(self._X) != len(self._y)):
                 raise ValueError("X must be (n, features) with one label per row")
         else:
             self._X, self._y = make_points(self.values())
@@ -347,10 +364,9 @@ class LiveExplorer:
         # by the next successful jump, slider move or refit
         self.note = w.HTML(layout=w.Layout(min_height="1.2em"))
         self.click_mode = None
-        clickable = data_axes is not None
-        if clickable:
-            self.click_mode = w.ToggleButtons(options=[("+1", 1), ("-1", -1), ("remove", 0)],
-                                              value=1, description="click adds",
+        if click is not None:
+            desc, opts = _CLICK_MODES[click]
+            self.click_mode = w.ToggleButtons(options=opts, value=1, description=desc,
                                               style={"button_width": "72px"})
         self.nav = {}
         for label in (nav or {}):
@@ -381,21 +397,20 @@ class LiveExplorer:
 
         on_lock_change(self._on_locks)
 
-        rows = []
-        ctl = list(self.controls.values())
-        for i in range(0, len(ctl), 4):
-            rows.append(w.HBox(ctl[i:i + 4]))
         # controls that do different things stay apart, each group in a box
-        # with its name: what a click on the picture does, and the jumps
+        # with its name: solver, kernel, data, what a click does, the jumps
         groups = []
-        if clickable:
-            groups.append(w.HBox([self.click_mode], layout=_GROUP_LAYOUT()))
+        if self.click_mode is not None:
+            groups.append(group_box("picture", [self.click_mode]))
         if self.nav:
-            groups.append(w.HBox([w.HTML("<b>jump</b>")] + list(self.nav.values()),
-                                 layout=_GROUP_LAYOUT()))
+            groups.append(group_box("jump", list(self.nav.values())))
+        rows = [controls_box]
         if groups:
             rows.append(w.HBox(groups, layout=w.Layout(flex_flow="row wrap")))
         p = self.player
+        if self.n_frames == 1 and not self.nav:  # a picture: no frames to move through
+            p.controls.layout.display = "none"
+            p.caption.layout.display = "none"
         # natural size: never squeezed or stretched by the source panel beside it
         p.image.layout.flex = "0 0 auto"
         p.image.layout.align_self = "flex-start"
@@ -409,7 +424,7 @@ class LiveExplorer:
                                             layout=w.Layout(flex_flow="row wrap",
                                                             align_items="flex-start"))])
         self._events = None
-        if clickable:
+        if click is not None:
             try:
                 from ipyevents import Event
             except ImportError:  # pragma: no cover - a core dependency
@@ -425,31 +440,61 @@ class LiveExplorer:
         """The controls' current values, ``{name: value}``."""
         return {k: c.value for k, c in self.controls.items()}
 
+    def set_quietly(self, name, value):
+        """Set a control without refitting (a factory's own adjustments)."""
+        self._quiet = True
+        try:
+            self.controls[name].value = value
+        finally:
+            self._quiet = False
+
     @property
     def points(self):
-        """The current points ``(X, y)`` (copies)."""
-        return self._X.copy(), self._y.copy()
+        """The current points ``(X, y)`` (copies; ``y`` None for one-class)."""
+        return self._X.copy(), None if self._y is None else self._y.copy()
 
     @property
     def trace(self):
         """The records of the current fit (every recorded step, in order)."""
-        return self._records
+        return self.fit.records
+
+    @property
+    def model(self):
+        """The fitted estimator (or model) of the fit on screen."""
+        return self.fit.estimator
+
+    @property
+    def numbers(self):
+        """What the fit on screen measured (a picture's counts, ...)."""
+        return self.fit.numbers
+
+    @property
+    def image(self):
+        return self.player.image
+
+    @property
+    def fig(self):
+        return self.player.fig
+
+    @property
+    def figure(self):
+        """The explorer's figure object (a picture's ``TubeFigure`` ...)."""
+        return getattr(self.explorer, "figure", self.explorer)
+
+    def _own(self):
+        ds = self.controls.get("dataset")
+        return ds is not None and ds.value == USER
 
     def _on_control(self, key):
         if self._quiet:
             return
-        ds = self.controls.get("dataset")
-        own = ds is not None and ds.value == _USER
+        own = self._own()
         if key == "dataset" and own:
             return  # "your data" selected again: the points stay as they are
         try:
             if key == "dataset" and getattr(self, "_n_setting", None) is not None:
                 # back to a generated set: n is the slider's own setting again
-                self._quiet = True
-                try:
-                    self.controls["n"].value = self._n_setting
-                finally:
-                    self._quiet = False
+                self.set_quietly("n", self._n_setting)
                 self._n_setting = None
             if key in self._data_controls and not own:
                 self._X, self._y = self._make_points(self.values())
@@ -462,7 +507,7 @@ class LiveExplorer:
     # -- refitting ------------------------------------------------------------
     def refit(self):
         """Run the solver again on the current points with the current
-        control values, rebuild the explorer and show its start frame.
+        control values, reset the explorer and show its start frame.
         Returns the number of frames."""
         self._fit_and_show()
         return self.n_frames
@@ -470,46 +515,59 @@ class LiveExplorer:
     def _fit_and_show(self):
         t0 = time.perf_counter()
         values = self.values()
-        explorer, n_frames, record_of, records, fit_s = self._build(values, self._X, self._y)
+        if "gamma" in self.controls and "kernel" in values:
+            self.controls["gamma"].disabled = values["kernel"] == "linear"
+        fit = self._fit(values, self._X, self._y)
+        ex = self.explorer
+        if ex is None or not self._reuse:
+            ex, same = self._make_explorer(fit), False
+        else:  # same figure, new fit: no figure to build, no layout pass
+            same = ex.reset(fit)
         t1 = time.perf_counter()
-        self.explorer, self.n_frames, self._record_of = explorer, int(n_frames), record_of
-        self._records = records
+        self.explorer, self.fit, self.n_frames = ex, fit, int(ex.n_frames)
         if self._source_arg == "auto":
             self._source_fn = self._auto_source(values) if self._auto_source else None
         else:
             self._source_fn = self._source_arg
         start = self.start_frame()
-        update = self._wrap_update(explorer)
-        animated = getattr(explorer, "animated", None)
-        labels = explorer.frame_labels() if hasattr(explorer, "frame_labels") else None
-        if self.player is not None:
-            self.note.value = ""
+        update = self._wrap_update(ex)
+        animated = getattr(ex, "animated", None)
+        labels = ex.frame_labels()
         if self.player is None:
-            self.player = FramePlayer(explorer.fig, self.n_frames, update, animated=animated,
+            self.player = FramePlayer(ex.fig, self.n_frames, update, animated=animated,
                                       start=start, description=self._description,
                                       labels=labels)
         else:
-            keep = explorer.fig is self.player.fig and getattr(explorer, "same_background",
-                                                                 False)
+            self.note.value = ""
+            # True: every static pixel stays; a list of axes: only theirs changed
+            keep = (same if isinstance(same, (list, tuple)) else bool(same)) \
+                if ex.fig is self.player.fig else False
+            self.kept_background = keep
             self._jumping = True  # the slider moves because of the refit: keep the note
             try:
-                self.player.replace(explorer.fig, self.n_frames, update, animated=animated,
+                self.player.replace(ex.fig, self.n_frames, update, animated=animated,
                                     start=start, keep_background=keep, labels=labels)
             finally:
                 self._jumping = False
         t2 = time.perf_counter()
+        fit_s = fit.fit_seconds
         self.refit_ms.append({"fit_ms": 1e3 * fit_s, "build_ms": 1e3 * (t1 - t0 - fit_s),
                               "show_ms": 1e3 * (t2 - t1), "total_ms": 1e3 * (t2 - t0)})
-        cls = f", {int(np.sum(self._y > 0))} (+1) / {int(np.sum(self._y <= 0))} (-1)" \
-            if self.name != "ordinal" else ""
-        cap = getattr(explorer, "capped_at", None)
-        cut = (f" <b>(stopped after max_steps = {cap} records: the trace is cut)</b>"
-               if cap else "")
-        nsv = getattr(explorer, "n_support_", None)
-        sv = f", {nsv} support vectors" if nsv is not None else ""
-        extra = getattr(explorer, "status_extra", "")
-        self.status.value = (f"{self.name}: {len(self._X)} points{cls}, {len(records)} "
-                             f"records{sv}{cut}{extra}, refit in {1e3 * (t2 - t0):.0f} ms")
+        self.status.value = self._status(fit, 1e3 * (t2 - t0))
+
+    def _status(self, fit, ms):
+        from ._protocol import PictureExplorer
+
+        if isinstance(self.explorer, PictureExplorer):
+            return f"<b>{self.name}</b>: {fit.summary}"
+        y = self._y
+        cls = (f", {int(np.sum(y > 0))} (+1) / {int(np.sum(y <= 0))} (-1)"
+               if self._click == "labelled" else "")
+        cut = (f" <b>(stopped after max_steps = {fit.capped_at} records: the trace is cut)</b>"
+               if fit.capped_at else "")
+        sv = f", {fit.n_support} support vectors" if fit.n_support is not None else ""
+        return (f"{self.name}: {len(self._X)} points{cls}, {len(fit.records)} "
+                f"records{sv}{cut}{fit.summary}, refit in {ms:.0f} ms")
 
     def start_frame(self):
         """The frame (0-based) shown when the explorer opens and after a
@@ -522,7 +580,7 @@ class LiveExplorer:
 
     def _wrap_update(self, explorer):
         # the SMO explorer leaves its long titles to the HTML caption when live
-        base = getattr(explorer, "_update_live", None) or explorer.update
+        base = getattr(explorer, "_update_live", None) or explorer.draw
 
         def update(k):
             text = base(k)
@@ -545,7 +603,7 @@ class LiveExplorer:
         if self._source_fn is None:
             return ""
         try:
-            html = self._source_fn(self._record_of(k))
+            html = self._source_fn(self.explorer.record(k))
         except Exception as e:  # noqa: BLE001 - a reference that cannot explain a step
             self._source_fn.hidden = ()
             return f"<i>no reference lines for this step ({type(e).__name__}: {e})</i>"
@@ -590,6 +648,7 @@ class LiveExplorer:
     def _on_slider(self, change):
         if not getattr(self, "_jumping", False):
             self.note.value = ""
+
     def timing(self):
         """Median milliseconds of the refits so far: ``{"fit_ms", "build_ms",
         "show_ms", "total_ms", "n"}`` (a refit = fit + explorer + first frame)."""
@@ -598,47 +657,68 @@ class LiveExplorer:
         out["n"] = len(self.refit_ms)
         return out
 
+    def png(self):
+        """PNG bytes of a full render at the figure's designed dpi (a
+        static picture for a notebook without a live kernel)."""
+        from ._common import _unanimated, fig_to_png
+
+        with _unanimated(list(getattr(self.explorer, "animated", None) or [])):
+            return fig_to_png(self.fig)
+
     # -- editing the points ---------------------------------------------------
     def _check_clickable(self):
-        if self._data_axes is None:
-            raise TypeError(f"the {self.name} explorer does not show the points in the plane; "
-                            "change its data with the controls")
+        if self._click is None:
+            raise TypeError(f"the {self.name} explorer takes no points: its picture does not "
+                            "show them in the plane; change its data with the controls")
 
-    def add_point(self, x, y, label):
-        """Add the point ``(x, y)`` with class ``label`` (+1 or -1) and refit."""
+    def add_point(self, x, y, label=None):
+        """Add a point and refit: ``(x, y)`` of class ``label`` (+1 or -1)
+        for a classifier, ``(x1, x2)`` for one-class, ``(x, z)`` for a
+        regression."""
         self._check_clickable()
-        if label not in (1, -1, 1.0, -1.0):
+        if self._click == "labelled" and label not in (1, -1, 1.0, -1.0):
             raise ValueError(f"label must be +1 or -1, got {label!r}")
         if not (np.isfinite(x) and np.isfinite(y)):
             raise ValueError("the point must be finite")
-        self._X = np.vstack([self._X, [[float(x), float(y)]]])
-        self._y = np.append(self._y, float(label))
+        if self._click == "regression":
+            self._X = np.vstack([self._X, [[float(x)]]])
+            self._y = np.append(self._y, float(y))
+        else:
+            self._X = np.vstack([self._X, [[float(x), float(y)]]])
+            if self._click == "labelled":
+                self._y = np.append(self._y, float(label))
         self._after_edit()
 
     def remove_nearest(self, x, y):
-        """Remove the point nearest to ``(x, y)`` (Euclidean, data
-        coordinates) and refit; returns its index.  Refuses to remove the
-        last two points of a class (the solver needs two classes)."""
+        """Remove the point nearest to ``(x, y)`` (Euclidean, in the
+        picture's coordinates) and refit; returns its index.  Refuses to
+        remove the last two points of a class (the solver needs two
+        classes), or to go below four points."""
         self._check_clickable()
-        d = np.hypot(self._X[:, 0] - float(x), self._X[:, 1] - float(y))
-        i = int(np.argmin(d))
-        if np.sum(self._y == self._y[i]) <= 2:
-            raise ValueError("keep at least two points of each class")
+        P = (np.column_stack([self._X[:, 0], self._y]) if self._click == "regression"
+             else self._X)
+        i = int(np.argmin(np.hypot(P[:, 0] - float(x), P[:, 1] - float(y))))
+        if self._click == "labelled":
+            if np.sum(self._y == self._y[i]) <= 2:
+                raise ValueError("keep at least two points of each class")
+        elif len(self._X) <= 4:
+            raise ValueError("keep at least four points")
         self._X = np.delete(self._X, i, axis=0)
-        self._y = np.delete(self._y, i)
+        if self._y is not None:
+            self._y = np.delete(self._y, i)
         self._after_edit()
         return i
 
     def _after_edit(self):
         ds = self.controls.get("dataset")
-        if ds is not None and ds.value != _USER:
+        if ds is not None and ds.value != USER:
             # the points are now the reader's own: say so in the dropdown
             # (without drawing new points: _on_control ignores "your data")
             self._quiet = True
             try:
-                if _USER not in ds.options:
-                    ds.options = [_USER, *ds.options]
-                ds.value = _USER
+                if USER not in ds.options:
+                    ds.options = [USER, *ds.options]
+                ds.value = USER
             finally:
                 self._quiet = False
         self._fit_and_show()
@@ -646,10 +726,10 @@ class LiveExplorer:
 
     def click(self, px, py, mode=None):
         """A click at pixel ``(px, py)`` of the rendered image (origin top
-        left, the image's own pixels).  ``mode`` +1/-1 adds a point of that
-        class, 0 removes the nearest (default: the click selector).  Returns
-        the data coordinates, or ``None`` when the click missed the data
-        panels."""
+        left, the image's own pixels).  ``mode`` +1/-1 adds a point (of that
+        class), 0 removes the nearest (default: the click selector).
+        Returns the data coordinates, or ``None`` when the click missed the
+        data panels."""
         self._check_clickable()
         mode = self.click_mode.value if mode is None else mode
         for ax in self._data_axes(self.explorer):
@@ -659,9 +739,13 @@ class LiveExplorer:
                 if mode == 0:
                     self.remove_nearest(x, y)
                 else:
-                    self.add_point(x, y, mode)
+                    self.add_point(x, y, mode if self._click == "labelled" else None)
                 return x, y
         return None
+
+    def pixel_to_data(self, px, py):
+        """Data coordinates in the (first) data panel of image pixel ``(px, py)``."""
+        return self.player.pixel_to_data(self._data_axes(self.explorer)[0], px, py)
 
     def _on_click_event(self, event):
         px, py = event.get("dataX"), event.get("dataY")
@@ -681,6 +765,10 @@ class LiveExplorer:
         bb = self.player.fig.bbox
         return int(round(bb.width)), int(round(bb.height))
 
+    @property
+    def css_width(self):
+        return self.player.css_width
+
     # -- navigation -----------------------------------------------------------
     def jump(self, name):
         """Press the navigation button ``name``: ``"-N"``/``"+N"`` move by N
@@ -695,12 +783,13 @@ class LiveExplorer:
         pred = self._nav_pred[name]
         what = name.replace("next ", "")
         note = ""
+        ex = self.explorer
         if pred is None:
             target = int(np.clip(k + int(name), 0, self.n_frames - 1))
         else:
-            target = next((j for j in range(k + 1, self.n_frames) if pred(self, j)), None)
+            target = next((j for j in range(k + 1, self.n_frames) if pred(ex, j)), None)
             if target is None:
-                target = next((j for j in range(0, k + 1) if pred(self, j)), None)
+                target = next((j for j in range(0, k + 1) if pred(ex, j)), None)
                 label = self.player.labels
                 # "step 17", "iteration 4", "40 %": the words of the slider
                 noun = "" if self._description == "progress" else self._description
@@ -721,7 +810,7 @@ class LiveExplorer:
 
     def record(self, k=None):
         """The record shown at frame ``k`` (default: the frame on screen)."""
-        return self._record_of(self.player.value if k is None else int(k))
+        return self.explorer.record(self.player.value if k is None else int(k))
 
     def _repr_mimebundle_(self, **kwargs):
         from ._common import picture_bundle
@@ -735,33 +824,11 @@ class LiveExplorer:
 
 
 # --------------------------------------------------------------------------
-# controls
+# the 2-D teaching sets, shared by the classifiers' explorers
 # --------------------------------------------------------------------------
-def _log_slider(desc, value, lo, hi):
-    import ipywidgets as w
-
-    return w.FloatLogSlider(value=value, base=10, min=np.log10(lo), max=np.log10(hi), step=0.1,
-                            description=desc, continuous_update=False, readout_format=".3g")
-
-
-def _data_controls(dataset, n, seed, user, n_range=(10, 200)):
-    import ipywidgets as w
-
-    opts = ([_USER] if user else []) + list(DATASETS)
-    return {
-        "dataset": w.Dropdown(options=opts, value=_USER if user else dataset,
-                              description="dataset"),
-        "n": w.IntSlider(value=n, min=n_range[0], max=n_range[1], step=2, description="n",
-                         continuous_update=False),
-        "seed": w.IntText(value=seed, description="seed", layout=w.Layout(width="12em")),
-    }
-
-
-def _kernel_controls(kernel, gamma):
-    import ipywidgets as w
-
-    return {"kernel": w.Dropdown(options=KERNELS, value=kernel, description="kernel"),
-            "gamma": _log_slider("gamma", gamma, 1e-2, 1e2)}
+def toy_controls(dataset, n, seed, user):
+    """The data controls of the 2-D classification explorers."""
+    return data_controls(DATASETS, dataset, n, seed, user=user)
 
 
 def _points_from(values):
@@ -771,6 +838,29 @@ def _points_from(values):
 def _check_2d(X):
     if X.shape[1] != 2:
         raise ValueError("the live explorers draw 2-D points; X must have 2 columns")
+
+
+def _on_data_ax(ex):
+    return [ex.ax_data]
+
+
+def _live2d(name, specs, fit, make_explorer, nav, X, y, source, auto_source, start,
+            description="step", reuse_figure=True):
+    """A classifier's explorer on 2-D points: clicks add labelled points."""
+    def fit2d(v, X_, y_):
+        _check_2d(X_)
+        return fit(v, X_, y_)
+
+    return LiveExplorer(name, specs, _points_from, fit2d, make_explorer, nav=nav,
+                        click="labelled", data_axes=_on_data_ax, source=source,
+                        auto_source=auto_source, X=X, y=y, start=start,
+                        description=description, reuse_figure=reuse_figure)
+
+
+def _timed(fn, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0
 
 
 # --------------------------------------------------------------------------
@@ -794,57 +884,38 @@ def live_smo(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="platt
 
     Example: ``live = live_smo(C=10); live.controls["C"].value = 0.1``.
     """
-    import ipywidgets as w
-
     from .. import SMOClassifier
     from .smo import SMOStepExplorer
 
-    user = X is not None
-    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
-                "selection": w.Dropdown(options=("platt", "wss2"), value=selection,
-                                        description="selection"),
-                **_data_controls(dataset, n, seed, user)}
+    specs = [Control("C", "log", C, lo=1e-2, hi=1e3), *kernel_controls(kernel, gamma),
+             Control("selection", "choice", selection, options=("platt", "wss2")),
+             *toy_controls(dataset, n, seed, X is not None)]
 
-    def build(v, X, y):
-        _check_2d(X)
-        controls["gamma"].disabled = v["kernel"] == "linear"
+    def fit(v, X, y):
         est = SMOClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
                             selection=v["selection"], random_state=int(v["seed"]),
                             cache_dtype=EXACT, progress=False)
         tr = record_trace(est, X, y, max_steps=max_steps)
         if not tr.records:
             raise ValueError("the solver took no step (alpha = 0 is already optimal)")
-        ex = state.get("explorer")
-        if ex is None or not reuse_figure:
-            ex = SMOStepExplorer.from_estimator(est, X, y, tr.records, grid=grid)
-            ex.same_background = False
-        else:  # same figure, new trace: no figure to build, no background to draw
-            ex.same_background = ex.reset(X, y, tr.records, C=est.C, kernel=est.kernel,
-                                          gamma=est.gamma_, degree=est.degree,
-                                          coef0=est.coef0, classes=est.classes_)
-        state["explorer"] = ex
         # support vectors of the model the fit ended with (the last frame)
-        ex.n_support_ = int(np.sum(est.alpha_ > 0))
-        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
-        return ex, ex.T, (lambda k: ex.records[k]), tr.records, tr.fit_seconds
+        return Fit(X, y, tr, tr.records, est, {"grid": grid}, tr.fit_seconds,
+                   n_support=int(np.sum(est.alpha_ > 0))).capped(max_steps)
 
-    state = {}
-
-    def recs(live):
-        return live.explorer.records
+    def recs(ex):
+        return ex.records
 
     nav = {"-10": None, "+10": None,
-           "next clipped": lambda live, k: bool(recs(live)[k].clipped),
-           "next eta <= 0": lambda live, k: recs(live)[k].eta <= 0,
+           "next clipped": lambda ex, k: bool(recs(ex)[k].clipped),
+           "next eta <= 0": lambda ex, k: recs(ex)[k].eta <= 0,
            "next heuristic change":
-               lambda live, k: k > 0 and recs(live)[k].heuristic != recs(live)[k - 1].heuristic}
+               lambda ex, k: k > 0 and recs(ex)[k].heuristic != recs(ex)[k - 1].heuristic}
 
     def auto(v):
         return reference_source("smo" if v["selection"] == "platt" else "wss2", C=v["C"])
 
-    return LiveExplorer("SMO", controls, ("dataset", "n", "seed"), _points_from, build,
-                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
-                        auto_source=auto, X=X, y=y, start=start)
+    return _live2d("SMO", specs, fit, SMOStepExplorer.from_fit, nav, X, y, source, auto, start,
+                   reuse_figure=reuse_figure)
 
 
 # --------------------------------------------------------------------------
@@ -856,10 +927,11 @@ def live_cutting_plane(X=None, y=None, *, C=100.0, epsilon=1e-2, dataset="blobs"
     paper's C, ``= n * C_liblinear``), epsilon, dataset, n, seed; clicks on
     the data panel add/remove points.  Linear: no kernel or gamma.
 
-    Navigation: ``"-1"``, ``"+1"`` and ``"next bigger cut"``: an iteration
-    whose new constraint ``c`` holds more points than the one before (the
-    working set itself grows by one constraint every iteration of
-    Algorithm 1, so "working set changed" would stop everywhere).
+    Navigation: ``"-1"``, ``"+1"`` (labelled "1 iteration back/forward") and
+    ``"next bigger cut"``: an iteration whose new constraint ``c`` holds more
+    points than the one before (the working set itself grows by one
+    constraint every iteration of Algorithm 1, so "working set changed"
+    would stop everywhere).
 
     A refit redraws into the same figure (:meth:`CuttingPlaneExplorer.reset`:
     no new figure, no layout pass, warm text caches); ``reuse_figure=False``
@@ -870,41 +942,23 @@ def live_cutting_plane(X=None, y=None, *, C=100.0, epsilon=1e-2, dataset="blobs"
     from .. import CuttingPlaneClassifier
     from .cutting_plane import CuttingPlaneExplorer, cutting_plane_trace
 
-    user = X is not None
-    controls = {"C": _log_slider("C", C, 1e-1, 1e4),
-                "epsilon": _log_slider("epsilon", epsilon, 1e-4, 1e-1),
-                **_data_controls(dataset, n, seed, user)}
+    specs = [Control("C", "log", C, lo=1e-1, hi=1e4),
+             Control("epsilon", "log", epsilon, lo=1e-4, hi=1e-1),
+             *toy_controls(dataset, n, seed, X is not None)]
 
-    def build(v, X, y):
-        _check_2d(X)
+    def fit(v, X, y):
         est = CuttingPlaneClassifier(C=v["C"], epsilon=v["epsilon"], progress=False)
         tr = cutting_plane_trace(est, X, y, max_steps=max_steps)
-        ex = state.get("explorer")
-        if ex is None or not reuse_figure:
-            ex = CuttingPlaneExplorer(tr)
-            ex.same_background = False
-        else:  # same figure, axes cleared and drawn again (no layout pass)
-            ex.same_background = ex.reset(tr)
-        state["explorer"] = ex
-        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
-        # the explorer may show one more frame than there are records (the
-        # final check of Algorithm 1, which adds no constraint): it shows
-        # the last record's lines
-        return ex, ex.n_frames, (lambda k: tr.records[min(k, len(tr.records) - 1)]), \
-            tr.records, tr.fit_seconds
+        return Fit(X, y, tr, tr.records, est, fit_seconds=tr.fit_seconds).capped(max_steps)
 
-    state = {}
-
-    def bigger_cut(live, k):
-        m = live.explorer.trace.masks
+    def bigger_cut(ex, k):
+        m = ex.trace.masks
         return 0 < k < len(m) and m[k].sum() > m[k - 1].sum()
 
     nav = {"-1": None, "+1": None, "next bigger cut": bigger_cut}
-
-    return LiveExplorer("cutting plane", controls, ("dataset", "n", "seed"), _points_from, build,
-                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
-                        auto_source=lambda v: reference_source("cutting_plane"), X=X, y=y,
-                        start=start, description="iteration")
+    return _live2d("cutting plane", specs, fit, CuttingPlaneExplorer.from_fit, nav, X, y, source,
+                   lambda v: reference_source("cutting_plane"), start, "iteration",
+                   reuse_figure)
 
 
 # --------------------------------------------------------------------------
@@ -933,29 +987,24 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0,
 
     Example: ``live = live_ordinal(); live.controls["n_ranks"].value = 4``.
     """
-    import ipywidgets as w
-
     from .. import CuttingPlaneOrdinalRegressor
     from .ordinal import SweepExplorer, sweep_trace
 
-    its = [("last", 0)] + [(str(k), k) for k in range(1, 41)]
+    its = (("last", 0),) + tuple((str(k), k) for k in range(1, 41))
     if iteration != "last" and not 1 <= int(iteration) <= 40:
         raise ValueError(f"iteration must be 'last' or 1..40, got {iteration!r}")
-    controls = {"C": _log_slider("C", C, 1e-1, 1e3),
-                "iteration": w.Dropdown(options=its, value=0 if iteration == "last" else
-                                        int(iteration), description="iteration",
-                                        layout=w.Layout(width="14em")),
-                "n_ranks": w.IntSlider(value=n_ranks, min=2, max=5, description="ranks",
-                                       continuous_update=False),
-                "n": w.IntSlider(value=n, min=6, max=30, description="n",
-                                 continuous_update=False),
-                "noise": _log_slider("noise", noise, 1e-2, 1e1),
-                "seed": w.IntText(value=seed, description="seed", layout=w.Layout(width="12em"))}
+    specs = [Control("C", "log", C, lo=1e-1, hi=1e3),
+             Control("iteration", "choice", 0 if iteration == "last" else int(iteration),
+                     options=its),
+             Control("n_ranks", "int", n_ranks, role="data", label="ranks", lo=2, hi=5),
+             Control("n", "int", n, role="data", lo=6, hi=30),
+             Control("noise", "log", noise, role="data", lo=1e-2, hi=1e1),
+             Control("seed", "seed", seed, role="data")]
 
     def make_points(v):
         return ordinal_points(v["n"], v["n_ranks"], v["noise"], v["seed"])
 
-    def build(v, X, y):
+    def fit(v, X, y):
         est = CuttingPlaneOrdinalRegressor(C=v["C"], progress=False)
         tr = record_trace(est, X, y)
         if not tr.records:
@@ -963,35 +1012,23 @@ def live_ordinal(X=None, y=None, *, C=10.0, n_ranks=3, n=12, noise=0.4, seed=0,
         K = len(tr.records)
         it = K if v["iteration"] == 0 else int(np.clip(v["iteration"], 1, K))
         rec = tr.records[it - 1]
-        scores = np.asarray(X, float) @ np.asarray(rec.w, float).ravel()
-        sw = sweep_trace(scores, y)
-        ex = state.get("explorer")
-        if ex is None or not reuse_figure:
-            ex = SweepExplorer(sw)
-            ex.same_background = False
-        else:  # same figure, axes cleared and drawn again (no layout pass)
-            ex.same_background = ex.reset(sw)
-        state["explorer"] = ex
-        ex.cp_record = rec  # the iteration whose w is swept (for the source panel)
         wv = np.asarray(rec.w, float).ravel()
-        ex.status_extra = (f"; sweeping the w of iteration {it} of {K}"
-                           f"{' (the trained w)' if it == K else ''}: w = ("
-                           + ", ".join(f"{x:.3f}" for x in wv) + ")")
-        return ex, ex.n_frames, (lambda k: rec), tr.records, tr.fit_seconds
-
-    state = {}
-
-    def kind(live, k):
-        return live.explorer.trace.kind[k]
+        sw = sweep_trace(np.asarray(X, float) @ wv, y)
+        summary = (f"; sweeping the w of iteration {it} of {K}"
+                   f"{' (the trained w)' if it == K else ''}: w = ("
+                   + ", ".join(f"{x:.3f}" for x in wv) + ")")
+        # the iteration whose w is swept is what the source panel explains
+        return Fit(X, y, sw, tr.records, est, {"cp_record": rec}, tr.fit_seconds,
+                   summary=summary)
 
     nav = {"-10": None, "+10": None,
-           "next u": lambda live, k: kind(live, k) == "u",
-           "next d": lambda live, k: kind(live, k) == "d"}
+           "next u": lambda ex, k: ex.trace.kind[k] == "u",
+           "next d": lambda ex, k: ex.trace.kind[k] == "d"}
 
-    return LiveExplorer("ordinal", controls, ("n_ranks", "n", "noise", "seed"), make_points,
-                        build, nav=nav, data_axes=None, source=source,
-                        auto_source=lambda v: reference_source("ordinal"), X=X, y=y,
-                        start=start, description="event")
+    return LiveExplorer("ordinal", specs, make_points, fit, SweepExplorer.from_fit, nav=nav,
+                        source=source, auto_source=lambda v: reference_source("ordinal"),
+                        X=X, y=y, labels="raw", start=start, description="event",
+                        reuse_figure=reuse_figure)
 
 
 # --------------------------------------------------------------------------
@@ -1014,23 +1051,16 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
 
     Example: ``live = live_irwls(); live.controls["selection"].value = "largest"``.
     """
-    import ipywidgets as w
-
     from .. import IRWLSClassifier
     from ..decomposition._working_set import SELECTIONS
     from .irwls import IRWLSExplorer, irwls_trace
 
-    user = X is not None
-    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
-                "selection": w.Dropdown(options=SELECTIONS, value=selection,
-                                        description="selection"),
-                "working_set_size": w.IntSlider(value=working_set_size, min=4, max=200,
-                                                description="|B|", continuous_update=False),
-                **_data_controls(dataset, n, seed, user)}
+    specs = [Control("C", "log", C, lo=1e-2, hi=1e3), *kernel_controls(kernel, gamma),
+             Control("selection", "choice", selection, options=SELECTIONS),
+             Control("working_set_size", "int", working_set_size, label="|B|", lo=4, hi=200),
+             *toy_controls(dataset, n, seed, X is not None)]
 
-    def build(v, X, y):
-        _check_2d(X)
-        controls["gamma"].disabled = v["kernel"] == "linear"
+    def fit(v, X, y):
         est = IRWLSClassifier(C=v["C"], kernel=v["kernel"], gamma=v["gamma"],
                               selection=v["selection"],
                               working_set_size=min(int(v["working_set_size"]), len(X)),
@@ -1039,37 +1069,21 @@ def live_irwls(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, selection="ran
         tr = irwls_trace(est, X, y, max_steps=max_steps)
         if not tr.records:
             raise ValueError("IRWLS took no iteration")
-        ex = state.get("explorer")
-        if ex is None or not reuse_figure:
-            ex = IRWLSExplorer(tr, X, kernel=v["kernel"], gamma=v["gamma"])
-            ex.same_background = False
-        else:  # same figure, axes cleared and drawn again (no layout pass)
-            ex.same_background = ex.reset(tr, X, kernel=v["kernel"], gamma=v["gamma"])
-        state["explorer"] = ex
-        ex.n_support_ = int(np.sum(est.alpha_ > 0))
-        ex.capped_at = max_steps if len(tr.records) >= max_steps else None
-        return ex, ex.n_frames, (lambda k: tr.records[int(ex.frames[k])]), tr.records, \
-            tr.fit_seconds
+        return Fit(X, y, tr, tr.records, est, {"kernel": v["kernel"], "gamma": v["gamma"]},
+                   tr.fit_seconds, n_support=int(np.sum(est.alpha_ > 0))).capped(max_steps)
 
-    state = {}
-
-    def rec(live, k):
-        return live.explorer.trace.records[int(live.explorer.frames[k])]
-
-    def ws_changed(live, k):
+    def ws_changed(ex, k):
         if k == 0:
             return False
-        a, b = rec(live, k).working_set, rec(live, k - 1).working_set
+        a, b = ex.record(k).working_set, ex.record(k - 1).working_set
         return len(a) != len(b) or not np.array_equal(np.sort(a), np.sort(b))
 
     nav = {"-10": None, "+10": None, "next working-set change": ws_changed,
-           "next chunk solved": lambda live, k: bool(rec(live, k).chunk_done),
-           "next rule move": lambda live, k: sum(rec(live, k).moved) > 0}
+           "next chunk solved": lambda ex, k: bool(ex.record(k).chunk_done),
+           "next rule move": lambda ex, k: sum(ex.record(k).moved) > 0}
 
-    return LiveExplorer("IRWLS", controls, ("dataset", "n", "seed"), _points_from, build,
-                        nav=nav, data_axes=lambda ex: [ex.ax_data], source=source,
-                        auto_source=lambda v: reference_source("irwls"), X=X, y=y,
-                        start=start, description="iteration")
+    return _live2d("IRWLS", specs, fit, IRWLSExplorer.from_fit, nav, X, y, source,
+                   lambda v: reference_source("irwls"), start, "iteration", reuse_figure)
 
 
 # --------------------------------------------------------------------------
@@ -1094,22 +1108,15 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
 
     Example: ``live = live_family(); live.controls["working_set_size"].value = 10``.
     """
-    import ipywidgets as w
-
     from .. import ChunkingClassifier, DecompositionClassifier, SMOClassifier
     from .decomposition import FamilyExplorer
 
-    user = X is not None
-    controls = {"C": _log_slider("C", C, 1e-2, 1e3), **_kernel_controls(kernel, gamma),
-                "working_set_size": w.IntSlider(value=working_set_size, min=2, max=40,
-                                                description="|B|", continuous_update=False),
-                "engine": w.Dropdown(options=("qp", "irwls", "smo"), value=engine,
-                                     description="engine"),
-                **_data_controls(dataset, n, seed, user)}
+    specs = [Control("C", "log", C, lo=1e-2, hi=1e3), *kernel_controls(kernel, gamma),
+             Control("working_set_size", "int", working_set_size, label="|B|", lo=2, hi=40),
+             Control("engine", "choice", engine, options=("qp", "irwls", "smo")),
+             *toy_controls(dataset, n, seed, X is not None)]
 
-    def build(v, X, y):
-        _check_2d(X)
-        controls["gamma"].disabled = v["kernel"] == "linear"
+    def fit(v, X, y):
         kw = dict(C=v["C"], kernel=v["kernel"], gamma=v["gamma"], cache_dtype=EXACT,
                   progress=False)
         q = int(v["working_set_size"])
@@ -1119,41 +1126,23 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
                 "decomposition": DecompositionClassifier(working_set_size=q, selection="steepest",
                                                          engine=v["engine"], **kw),
                 "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
-        t0 = time.perf_counter()
-        traces = {k: record_trace(e, X, y, max_steps=max_steps) for k, e in ests.items()}
-        fit_s = time.perf_counter() - t0
+        traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps)
+                                        for k, e in ests.items()})
         for k, tr in traces.items():
             if not tr.records:
                 raise ValueError(f"{k} took no step")
         fits = {k: (t.records, t.estimator) for k, t in traces.items()}
-        ex = state.get("explorer")
-        if ex is None or not reuse_figure:
-            ex = FamilyExplorer(X, y, fits, kernel=v["kernel"], gamma=v["gamma"],
-                                n_frames=n_frames)
-            ex.same_background = False
-        else:  # same figure, panels cleared and drawn again
-            ex.same_background = ex.reset(X, y, fits, kernel=v["kernel"], gamma=v["gamma"],
-                                          n_frames=n_frames)
-        state["explorer"] = ex
-        ex.capped_at = None
-        if any(len(t.records) >= max_steps for t in traces.values()):
-            ex.capped_at = max_steps
+        capped = any(len(t.records) >= max_steps for t in traces.values())
+        return Fit(X, y, fits, traces["decomposition"].records, ests["decomposition"],
+                   {"kernel": v["kernel"], "gamma": v["gamma"], "n_frames": n_frames}, fit_s,
+                   capped_at=max_steps if capped else None)
 
-        def record_of(k):
-            t = ex.step_at("decomposition", k)
-            return ex.records["decomposition"][max(t, 1) - 1]
-
-        return ex, ex.n_frames, record_of, traces["decomposition"].records, fit_s
-
-    state = {}
-
-    def ws_at(live, k):
-        ex = live.explorer
+    def ws_at(ex, k):
         t = ex.step_at("decomposition", k)
         return ex.ws["decomposition"][t - 1] if t >= 1 else np.empty(0, int)
 
-    def ws_changed(live, k):
-        a, b = ws_at(live, k), ws_at(live, k - 1)
+    def ws_changed(ex, k):
+        a, b = ws_at(ex, k), ws_at(ex, k - 1)
         return k > 0 and (len(a) != len(b) or not np.array_equal(a, b))
 
     nav = {"-5": None, "+5": None, "next decomposition working-set change": ws_changed}
@@ -1161,7 +1150,9 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
     def axes(ex):
         return [p["title"].axes for p in ex.panels.values()]
 
-    return LiveExplorer("chunking / decomposition / SMO", controls, ("dataset", "n", "seed"),
-                        _points_from, build, nav=nav, data_axes=axes, source=source,
-                        auto_source=lambda v: reference_source("decomposition"), X=X, y=y,
-                        start=start, description="progress")
+    return LiveExplorer("chunking / decomposition / SMO", specs, _points_from,
+                        lambda v, X, y: (_check_2d(X), fit(v, X, y))[1],
+                        FamilyExplorer.from_fit, nav=nav, click="labelled", data_axes=axes,
+                        source=source, auto_source=lambda v: reference_source("decomposition"),
+                        X=X, y=y, start=start, description="progress",
+                        reuse_figure=reuse_figure)

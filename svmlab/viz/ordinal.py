@@ -37,6 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._protocol import Explorer
+
 __all__ = [
     "UP",
     "DOWN",
@@ -255,7 +257,7 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
 SWEEP_LAYOUT = dict(left=0.07, right=0.985, bottom=0.10, top=0.935, wspace=0.14, hspace=0.30)
 
 
-class SweepExplorer:
+class SweepExplorer(Explorer):
     """Slider over the events of one sorted sweep.
 
     Top: the 2n sweep values ``s - 1/2`` (▲, :data:`UP`) and ``s + 1/2``
@@ -263,6 +265,26 @@ class SweepExplorer:
     the counters ``a[r]`` and ``b[r]``.  Bottom right: ``c+_i`` and ``c-_i``
     known so far, examples in score order.  ``update(k)`` changes artists only.
     """
+
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    cp_record = None
+
+    @classmethod
+    def from_fit(cls, fit):
+        ex = cls(fit.trace)
+        ex.cp_record = fit.params.get("cp_record")
+        return ex
+
+    def reset(self, fit):
+        """Show the sweep ``fit.trace`` in the same figure (see :meth:`_reset`);
+        ``fit.params["cp_record"]`` is the cutting-plane iteration whose ``w``
+        is swept (what the source panel explains at every frame)."""
+        self.cp_record = fit.params.get("cp_record")
+        return self._reset(fit.trace)
+
+    def record(self, k):
+        return self.cp_record
 
     def __init__(self, trace: SweepTrace, figsize=(8.5, 5.375), dpi=96):
         from ._common import new_figure
@@ -277,7 +299,7 @@ class SweepExplorer:
         fig.subplots_adjust(**SWEEP_LAYOUT)
         self._draw(trace)
 
-    def reset(self, trace: SweepTrace):
+    def _reset(self, trace: SweepTrace):
         """Show another sweep (other scores, ranks, n) in the same figure: the
         three axes are cleared and drawn again as the constructor draws them,
         so the pixels equal those of a new explorer on ``trace``.  No new

@@ -34,6 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._protocol import Explorer
+
 from ..smo._pairstep import segment_objective
 from ..reference.random_pairs import PairRecord, random_pair_smo
 from ._common import (
@@ -237,7 +239,7 @@ def _clamp_on_line(geom, a2, lo, hi):
     return float(geom.a1_of(v)), v
 
 
-class SMOStepExplorer:
+class SMOStepExplorer(Explorer):
     """Platt's Figure 1 made live, plus the data the step acts on.
 
     Built once from a recorded SMO trace on 2-D data; ``update(t)`` changes
@@ -269,6 +271,30 @@ class SMOStepExplorer:
     (``gamma`` numeric; take ``estimator.gamma_``), tol : KKT tolerance for
     the violator marks, grid : grid resolution of the right panel.
     """
+
+
+    # -- the explorer protocol (svmlab.viz._protocol) ----------------------
+    @classmethod
+    def from_fit(cls, fit):
+        """A new explorer for ``fit`` (its estimator gives C, kernel ...;
+        ``fit.params["grid"]``: the grid size)."""
+        kw = {"grid": fit.params["grid"]} if "grid" in fit.params else {}
+        return cls.from_estimator(fit.estimator, fit.X, fit.y, fit.records, **kw)
+
+    def reset(self, fit):
+        """Show ``fit`` (new data, C, kernel ...) in the same figure; see
+        :meth:`_reset` for when the background survives."""
+        est = fit.estimator
+        return self._reset(fit.X, fit.y, fit.records, C=est.C, kernel=est.kernel,
+                           gamma=est.gamma_, degree=getattr(est, "degree", 3),
+                           coef0=getattr(est, "coef0", 0.0), classes=est.classes_)
+
+    def record(self, k):
+        return self.records[int(k)]
+
+    @property
+    def n_frames(self):
+        return self.T
 
     def __init__(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
                  tol=1e-3, grid=70, figsize=(8.5, 4.875), dpi=96, classes=None):
@@ -443,7 +469,7 @@ class SMOStepExplorer:
         self._viol = (((r < -tol) & (A < self.Cv)) | ((r > tol) & (A > 0)))
         return X, coefs
 
-    def reset(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
+    def _reset(self, X, y, records, C, kernel="rbf", gamma=1.0, degree=3, coef0=0.0,
               classes=None):
         """Show another trace (new data, C, kernel ...) in the same figure,
         without building it again (what :func:`svmlab.viz.live.live_smo`
