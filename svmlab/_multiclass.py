@@ -42,9 +42,10 @@ Decisions (the details SVC leaves to LIBSVM):
   separate binary fits, and up to half as many.  Memory: the store and the
   one live pair cache share ``cache_size`` (the store 3/4, the pair cache
   1/4); with pairs in w threads, each thread has its own store of ``3/(4w)``
-  and its pair cache keeps ``1/4`` (:meth:`MulticlassRun._new_store`).  Solvers that compute kernel values outside their row cache (the
-  blocked decomposition's row store, SMO's parked phases, kernel blocks of
-  the QP engines) compute those directly.  ``kernel_evaluations_`` is the
+  and its pair cache keeps ``1/4`` (:meth:`MulticlassRun._new_store`).
+  Solvers that compute kernel values outside their row cache (the blocked
+  decomposition's row store, SMO's parked phases, kernel blocks of the QP
+  engines) compute those directly.  ``kernel_evaluations_`` is the
   sum over the pairs.
 * ``converged_`` is True only when every pair converged; ``stop_reason_``
   is then ``"converged"``, else the reason of the worst pair (stalled, then

@@ -229,3 +229,18 @@ def test_interrupt_keeps_the_pairs_reached(digits, monkeypatch):
     C = 1.0
     for a in est.alpha_:
         assert np.all((a >= 0) & (a <= C))
+
+
+def test_bench_compiled_share(digits):
+    """The bench's bound for two cores reads the profile: a fit on the
+    compiled SMO spends a real share of its time in compiled functions, a
+    pure-Python callable none."""
+    from svmlab.bench import __main__ as runner
+    from svmlab.bench.multiclass import compiled_share
+
+    assert runner.SUITE_MODULES["n-jobs"] == "svmlab.bench.multiclass"
+    X, y = digits
+    share, wall = compiled_share(lambda: SVC().fit(X, y))
+    assert 0.0 < share < 1.0 and wall > 0
+    share, _ = compiled_share(lambda: sum(i * i for i in range(100000)))
+    assert share == 0.0
