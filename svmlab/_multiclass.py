@@ -185,6 +185,8 @@ class ParallelParts:
     workers = 1
     #: set by ``run`` when no scikit-learn callback tasks cut the chunks
     parallel_ok = False
+    #: BLAS threads of each part's run (:func:`pair_workers`)
+    part_blas = 1
 
     def _open_part_in(self, i, w):
         """Part i's run for worker w (default: :meth:`_open_part`)."""
@@ -280,17 +282,22 @@ class ParallelParts:
 
         threads = [threading.Thread(target=work, args=(w,), daemon=True,
                                     name=f"svmlab-pair-{w}") for w in range(n_workers)]
-        for t in threads:
-            t.start()
-        try:
+        # the process-wide BLAS count at the parts' own while they run: an
+        # OpenBLAS call in a worker does not always follow the thread-local
+        # count (float32 blocks of Fashion-MNIST 10000 came out different
+        # under a process-wide 2), docs/decisions/28j01-parallel-pairs.md
+        with blas_thread_limit(int(self.part_blas)):
             for t in threads:
-                while t.is_alive():
-                    t.join(0.05)  # the main thread stays free for Ctrl-C
-        except BaseException:
-            failed.set()
-            for t in threads:
-                t.join()
-            raise
+                t.start()
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.05)  # the main thread stays free for Ctrl-C
+            except BaseException:
+                failed.set()
+                for t in threads:
+                    t.join()
+                raise
         if errors:
             raise errors[0]
         self.cur = None
@@ -361,6 +368,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         # pairs at once, and each pair's BLAS threads (the same on the
         # stepped path, so that any n_jobs gives the same model)
         self.workers, self.pair_threads = pair_workers(threads, P)
+        self.part_blas = self.pair_threads
         self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
                                      np.arange(self.coff[b], self.coff[b + 1])])
                      for a, b in self.pairs]

@@ -73,7 +73,7 @@ def _pair_threads(seen):
     return sorted(set(seen))
 
 
-@pytest.mark.parametrize("case", ["dense", "csr", "precomputed", "class_weight",
+@pytest.mark.parametrize("case", ["dense", "float32", "csr", "precomputed", "class_weight",
                                   "sample_weight", "full"])
 def test_svc_pairs_in_parallel_give_the_same_model(digits, drivers, case):
     X, y = digits
@@ -88,6 +88,9 @@ def test_svc_pairs_in_parallel_give_the_same_model(digits, drivers, case):
         kw["kernel"] = "precomputed"
         Xf = X @ X.T
         Xt = X[:50] @ X.T
+    elif case == "float32":
+        # a cache too small for the pairs' rows: float32 rows and SGEMM blocks
+        kw["cache_size"] = 0.5
     elif case == "class_weight":
         kw["class_weight"] = "balanced"
     elif case == "sample_weight":

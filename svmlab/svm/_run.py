@@ -75,6 +75,7 @@ class FamilyRun(ParallelParts, SequentialRun):
         super().__init__(estimator, n_parts, n_samples,
                          progress=bool(getattr(estimator, "verbose", False)))
         self.workers, self.part_threads = pair_workers(threads, n_parts)
+        self.part_blas = self.part_threads
         self._opener = opener
         self.pairs = pairs
         self.labels = labels
