@@ -26,6 +26,7 @@ compilation (cached on disk in normal use).  ``extra`` carries the kernel values
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -187,7 +188,6 @@ def compiled_share(fit):
     import cProfile
     import pstats
     import sys
-    import time
 
     from numba.core.registry import CPUDispatcher
 
@@ -215,12 +215,14 @@ def run_n_jobs(ctx):
     ``cache_size=200``) and, on the sets of at most 5000 rows,
     ``NuSVC(nu=0.1)``, with ``n_jobs=1`` (the peer)
     and ``n_jobs=2``, :data:`NJOBS_REPEATS` fits each, interleaved, the
-    fastest kept (:func:`timed_best`'s estimate); one untimed fit first
-    (numba's compilation).  ``extra``: the machine load (``/proc/loadavg``)
+    fastest kept; untimed fits on 300 rows first (numba's compilation, the
+    float64 and the float32 rows).  ``extra``: the machine load (``/proc/loadavg``)
     before and after the case, whether the two models are equal bit for bit
     (``dual_coef_``, ``intercept_``, ``support_``), the median time of
-    each, and the share of an ``n_jobs=1`` fit spent in compiled code with
-    the speedup two free cores could give it (:func:`compiled_share`)."""
+    each, the process's CPU seconds per fit (all threads: on a machine
+    whose scheduler shares the CPU per session, two threads get no more
+    than one), and the share of an ``n_jobs=1`` fit spent in compiled code
+    with the speedup two free cores could give it (:func:`compiled_share`)."""
     from ..svm import SVC, NuSVC
 
     for case, X, y, params in _njobs_cases(ctx):
@@ -239,11 +241,14 @@ def run_n_jobs(ctx):
                     cls(n_jobs=2, **(kw | {"cache_size": mb})).fit(X[:300], y[:300])
                 load0 = _load()
                 times = {1: [], 2: []}
+                cpu = {1: [], 2: []}
                 models = {}
                 try:
                     for _ in range(1 if ctx.smoke else NJOBS_REPEATS):
                         for j in (1, 2):
+                            c0 = time.process_time()
                             models[j], secs = timed(cls(n_jobs=j, **kw).fit, X, y)
+                            cpu[j].append(time.process_time() - c0)
                             times[j].append(secs)
                 except Exception as exc:  # report, keep going
                     ctx.fail(f"{label}: raised {type(exc).__name__}: {exc}")
@@ -270,4 +275,7 @@ def run_n_jobs(ctx):
                                        "two_core_bound": round(bound, 2),
                                        "models_equal": same, "solver_": m.solver_,
                                        "median_s": float(np.median(times[j])),
+                                       # CPU seconds of the process per fit
+                                       # (all threads): what the fit got
+                                       "cpu_s": round(float(np.median(cpu[j])), 3),
                                        "converged": bool(m.converged_)}))
