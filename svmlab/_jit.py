@@ -158,13 +158,18 @@ else:  # pragma: no cover
 
 
 def njit(*args, **kwargs):
-    """``numba.njit`` (same arguments), returning a dispatcher whose first
-    call may run interpreted (module docstring).  Extra keywords:
+    """``numba.njit`` (same arguments; ``nogil`` defaults to True),
+    returning a dispatcher whose first call may run interpreted (module
+    docstring).  Extra keywords:
     ``interpret=False`` marks a kernel that must never run interpreted;
     ``twin=f`` gives its interpreted tier (a Python function computing the
     same values, proven equal by a test)."""
     interpret_ok = kwargs.pop("interpret", True)
     twin = kwargs.pop("twin", None)
+    # nogil by default: the one-vs-one pairs of a multiclass fit run in
+    # threads (n_jobs), and a kernel holding the GIL would serialise them
+    # (docs/decisions/28j01-parallel-pairs.md)
+    kwargs.setdefault("nogil", True)
     if kwargs.get("parallel") or kwargs.get("fastmath"):
         interpret_ok = False
 

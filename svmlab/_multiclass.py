@@ -23,13 +23,17 @@ Decisions (the details SVC leaves to LIBSVM):
   solvers' indices (``i1``, ``i2``, ``working_set``...) in a record are
   positions in that list: ``run.pair_rows(p)`` maps them to rows of X
   (after the removal of zero-weight rows, ``run.kept``).
-* The pairs are fitted one after the other by the estimator's own binary
-  run (``_make_run``, given the estimator's options converted once, a
-  :class:`svmlab._stepping.FitOptions`, with the pair's bounds), each with
-  ``max_iter`` (per pair, as SVC); one
-  :class:`MulticlassRun` drives them, so ``fit``, ``iter_fit``, ``start``,
-  callbacks, Ctrl-C, the progress bar and scikit-learn callbacks work on
-  the concatenation of the pairs' steps (``n_iter`` counts them all).
+* Each pair is fitted by the estimator's own binary run (``_make_run``,
+  given the estimator's options converted once, a
+  :class:`svmlab._stepping.FitOptions`, with the pair's bounds), with
+  ``max_iter`` (per pair, as SVC); one :class:`MulticlassRun` drives them,
+  so ``fit``, ``iter_fit``, ``start``, callbacks, Ctrl-C, the progress bar
+  and scikit-learn callbacks work on the concatenation of the pairs' steps
+  (``n_iter`` counts them all).  With ``n_jobs`` > 1 the fast path
+  (``fit`` without callbacks) runs that many pairs at once in threads
+  (:class:`ParallelParts`); every other path takes them one after the
+  other, and the model is the same bit for bit for any ``n_jobs``
+  (docs/decisions/28j01-parallel-pairs.md).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -37,9 +41,11 @@ Decisions (the details SVC leaves to LIBSVM):
   pairs of that class).  So sharing never computes more kernel values than
   separate binary fits, and up to half as many.  Memory: the store and the
   one live pair cache share ``cache_size`` (the store 3/4, the pair cache
-  1/4).  Solvers that compute kernel values outside their row cache (the
-  blocked decomposition's row store, SMO's parked phases, kernel blocks of
-  the QP engines) compute those directly.  ``kernel_evaluations_`` is the
+  1/4); with pairs in w threads, each thread has its own store of ``3/(4w)``
+  and its pair cache keeps ``1/4`` (:meth:`MulticlassRun._new_store`).
+  Solvers that compute kernel values outside their row cache (the blocked
+  decomposition's row store, SMO's parked phases, kernel blocks of the QP
+  engines) compute those directly.  ``kernel_evaluations_`` is the
   sum over the pairs.
 * ``converged_`` is True only when every pair converged; ``stop_reason_``
   is then ``"converged"``, else the reason of the worst pair (stalled, then
@@ -57,19 +63,23 @@ each pair's multipliers over the rows of X (0 outside the pair).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._stepping import FitOptions, SequentialRun, iteration_cap
+from . import _stepping
+from ._stepping import FitOptions, SequentialRun, blas_thread_limit, iteration_cap
 from ._validation import class_and_sample_weights
 from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
-__all__ = ["MulticlassRun", "PairStep", "class_pairs", "multiclass_weights",
-           "ovo_layout", "ovo_votes"]
+__all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
+           "ovo_layout", "ovo_votes", "pair_workers"]
 
 
 def class_pairs(k):
@@ -126,7 +136,194 @@ class PairStep:
         return getattr(self.record, name)
 
 
-class MulticlassRun(SequentialRun):
+def pair_workers(threads, n_parts):
+    """``(workers, per_part)``: how many pairs run at once for ``threads``
+    cores (the estimator's ``n_jobs`` through
+    :func:`svmlab._stepping.effective_n_jobs`) and ``n_parts`` pairs, and
+    the BLAS threads each pair's run gets (the cores left over, at least 1).
+    Both depend on ``threads`` and ``n_parts`` only, never on timing, and
+    the stepped path uses the same ``per_part``: so for ``n_parts >=
+    threads`` every pair runs with one BLAS thread whatever ``n_jobs`` is,
+    and the models are the same bit for bit."""
+    threads, n_parts = max(1, int(threads)), max(1, int(n_parts))
+    workers = min(threads, n_parts)
+    return workers, max(1, threads // workers)
+
+
+class ParallelParts:
+    """The fast path of a :class:`svmlab._stepping.SequentialRun` whose parts
+    are independent (one-vs-one pairs): with ``workers > 1`` the parts run
+    in that many threads at once, each to its own end.
+
+    Contract (docs/decisions/28j01-parallel-pairs.md):
+
+    * Only the fast path (``run()`` without scikit-learn callback tasks,
+      which sets ``parallel_ok``) goes parallel; ``step()``, ``iter_fit``,
+      ``fit(callback=...)`` and callback blocks take the parts one after the
+      other, as before.  Each part's run is the one the sequential path
+      would make (same options, same cache size, same BLAS threads,
+      :func:`pair_workers`), driven in chunks, and chunk boundaries never
+      change the iterates: the parts end in the same state either way.
+    * Threads, not processes: the compiled loops release the GIL
+      (``svmlab._jit.njit`` makes every kernel ``nogil``).  Nothing mutable
+      is shared between two threads: each worker gets its own resources
+      (:meth:`_open_part_in`; the one-vs-one store of class blocks and its
+      kernel scratch vectors), the parts' runs read their frozen
+      :class:`svmlab._stepping.FitOptions`, never the estimator.  Every
+      module a part needs is imported by the main thread first (the first
+      part is opened there), since threads importing svmlab submodules at
+      once can deadlock in scikit-learn's import.
+    * One ``_advance`` call runs every remaining part to its end, whatever
+      ``max_steps`` says, and returns the steps taken (the step counts and
+      each part's own ``max_iter`` are honoured; the progress bar moves
+      once).  Ctrl-C: the workers stop at their next chunk boundary (about
+      0.25 s), every unfinished part keeps the feasible state reached
+      (``part_result``), and the run is ``interrupted``.
+    """
+
+    #: threads running parts at once (1: the sequential path)
+    workers = 1
+    #: set by ``run`` when no scikit-learn callback tasks cut the chunks
+    parallel_ok = False
+    #: BLAS threads of each part's run (:func:`pair_workers`)
+    part_blas = 1
+
+    def _open_part_in(self, i, w):
+        """Part i's run for worker w (default: :meth:`_open_part`)."""
+        return self._open_part(i)
+
+    def _prepare_workers(self, n):
+        """Make the resources of workers ``1..n-1`` (main thread)."""
+
+    def part_result(self, i):
+        open_runs = getattr(self, "_open_runs", None)
+        if open_runs and i in open_runs:
+            return open_runs[i].result()
+        return super().part_result(i)
+
+    def part_steps(self):
+        n = super().part_steps()
+        for i, r in (getattr(self, "_open_runs", None) or {}).items():
+            n[i] = r.n_iter
+        return n
+
+    def _advance(self, max_steps):
+        if not (self.workers > 1 and self.parallel_ok and not self.done
+                and self.n_parts - self.part > 1):
+            return super()._advance(max_steps)
+        return self._advance_parallel()
+
+    def _stop_requested(self):
+        return self._interrupt_requested or _stepping._PENDING_INTERRUPT[0]
+
+    def _drive(self, r, halt):
+        """Advance part run ``r`` to its end in chunks (those of
+        :meth:`svmlab._stepping.SolverRun.run`: a probe step where kernels
+        may run interpreted, then about ``CHUNK_SECONDS`` each); returns the
+        steps taken.  ``halt()`` is checked between chunks."""
+        cap = 20000 if r.steps_per_task > 1 else 1000
+        size = max(1, min(cap, int(r.first_chunk)))
+        growth = int(r.chunk_growth)
+        probe = _stepping._jit_mode() != "eager"
+        target = _stepping.CHUNK_SECONDS
+        taken = 0
+        with blas_thread_limit(r.blas_threads):
+            while not r.finished and not halt():
+                want = min(1 if probe else size, r.budget)
+                t0 = time.perf_counter()
+                k = r._advance(want)
+                dt = time.perf_counter() - t0
+                r.elapsed += dt
+                r.n_iter += k
+                taken += k
+                if k == 0 and not (r.converged or r.stopped or r.stalled):
+                    r._mark_stalled()
+                if probe:
+                    probe = False
+                    if k and dt / k * size > 2.0 * target:
+                        size = max(1, int(target * k / dt))
+                elif dt > 2.0 * target:
+                    size = max(1, size // 2)
+                elif dt < target / 16 and growth > 2:
+                    size = min(cap, growth * size)
+                elif dt < 0.5 * target:
+                    size = min(cap, 2 * size)
+        return taken
+
+    def _advance_parallel(self):
+        first, start = self.cur, self.part
+        todo = list(range(start + (first is not None), self.n_parts))
+        n_workers = min(int(self.workers), len(todo) + (first is not None))
+        self._prepare_workers(n_workers)
+        lock = threading.Lock()
+        queue = iter(todo)
+        runs, taken, errors = {}, [0] * n_workers, []
+        failed = threading.Event()
+
+        def halt():
+            return failed.is_set() or self._stop_requested()
+
+        def work(w):
+            try:
+                if w == 0 and first is not None:
+                    runs[start] = first
+                    taken[w] += self._drive(first, halt)
+                while not halt():
+                    with lock:
+                        i = next(queue, None)
+                    if i is None:
+                        return
+                    r = self._open_part_in(i, w)
+                    runs[i] = r
+                    taken[w] += self._drive(r, halt)
+            except BaseException as exc:  # re-raised by the main thread
+                errors.append(exc)
+                failed.set()
+
+        threads = [threading.Thread(target=work, args=(w,), daemon=True,
+                                    name=f"svmlab-pair-{w}") for w in range(n_workers)]
+        # the process-wide BLAS count at the parts' own while they run: an
+        # OpenBLAS call in a worker does not always follow the thread-local
+        # count (float32 blocks of Fashion-MNIST 10000 came out different
+        # under a process-wide 2), docs/decisions/28j01-parallel-pairs.md
+        with blas_thread_limit(int(self.part_blas)):
+            for t in threads:
+                t.start()
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.05)  # the main thread stays free for Ctrl-C
+            except BaseException:
+                failed.set()
+                for t in threads:
+                    t.join()
+                raise
+        if errors:
+            raise errors[0]
+        self.cur = None
+        self._open_runs = {}
+        for i in sorted(runs):
+            r = runs[i]
+            if r.finished:
+                self.part_results[i] = r.result()
+                self.part_reasons[i] = r.stop_reason
+                self.part_n_iter[i] = r.n_iter
+                self.part_messages[i] = r.warning_message()
+            else:
+                self._open_runs[i] = r
+        left = [i for i in range(self.n_parts) if self.part_reasons[i] == "pending"]
+        if not left:
+            self.part = self.n_parts
+            self.done = True
+            self.converged = all(r == "converged" for r in self.part_reasons)
+        else:
+            # stopped by Ctrl-C: the unfinished parts keep their state
+            self.part = left[0]
+            self.interrupted = True
+        return int(sum(taken))
+
+
+class MulticlassRun(ParallelParts, SequentialRun):
     """The pairs' binary runs one after the other (:class:`svmlab._stepping.SequentialRun`;
     see the module docstring).
 
@@ -141,7 +338,10 @@ class MulticlassRun(SequentialRun):
     class_offsets : (k+1,) int
         Class c is at positions ``class_offsets[c]:class_offsets[c+1]``.
     classes : the labels; Cv : (N,) per-example bounds in class order;
-    threads : BLAS threads (``n_jobs``).
+    threads : the cores the fit may use (``n_jobs`` through
+        :func:`svmlab._stepping.effective_n_jobs`): the fast path runs up
+        to that many pairs at once (:class:`ParallelParts`,
+        :func:`pair_workers`).
     """
 
     def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads,
@@ -165,11 +365,15 @@ class MulticlassRun(SequentialRun):
         self.threads = threads
         self.pairs = pairs
         P = len(self.pairs)
+        # pairs at once, and each pair's BLAS threads (the same on the
+        # stepped path, so that any n_jobs gives the same model)
+        self.workers, self.pair_threads = pair_workers(threads, P)
+        self.part_blas = self.pair_threads
         self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
                                      np.arange(self.coff[b], self.coff[b + 1])])
                      for a, b in self.pairs]
-        self.store = SharedRowStore(kernel, self.coff, float(opts.cache_size),
-                                    opts.cache_dtype)
+        self.store = self._new_store(kernel)
+        self._stores = [self.store]
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
         self.max_iter = P * mi if mi >= 0 else -1
@@ -184,7 +388,32 @@ class MulticlassRun(SequentialRun):
         then class b's): maps a record's example indices to rows."""
         return self.perm[self._pos[p]]
 
-    def _open_part(self, p):
+    def _new_store(self, kernel):
+        """A store of class blocks over ``kernel``.  Memory (decision): each
+        pair's own cache keeps the sequential fit's share, ``cache_size / 4``
+        (its size decides which rows a solver recomputes, so it stays the
+        same for any ``n_jobs``), and the store's ``3/4`` is split between
+        the workers, one store each (the compiled LRU is not thread-safe):
+        at most ``(3 + workers) / 4 * cache_size`` MB in all."""
+        o = self.opts
+        w = max(1, int(self.workers))
+        store = SharedRowStore(kernel, self.coff, float(o.cache_size) / w, o.cache_dtype)
+        store.pair_cache_mb = float(o.cache_size) * SharedRowStore.pair_fraction
+        return store
+
+    def _prepare_workers(self, n):
+        while len(self._stores) < n:
+            # the kernel's data shared read-only; its scratch vectors (the
+            # scattered sparse row, the bit-packed counts) its own
+            kern = copy.copy(self.kernel)
+            d = kern.data
+            kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork))
+            self._stores.append(self._new_store(kern))
+
+    def _open_part_in(self, p, w):
+        return self._open_part(p, self._stores[w])
+
+    def _open_part(self, p, store=None):
         o = self.opts
         pos = self._pos[p]
         a, b = self.pairs[p]
@@ -196,13 +425,14 @@ class MulticlassRun(SequentialRun):
         kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
         if o.cache_dtype == "float32":
             kp.ensure_float32()
-        self.store.attach(kp, a, b)
-        run = self._make_run(Xp, yp, kp,
-                             dataclasses.replace(o, Cv=np.ascontiguousarray(self.Cv[pos])))
+        (self.store if store is None else store).attach(kp, a, b)
+        with blas_thread_limit(self.pair_threads):
+            run = self._make_run(Xp, yp, kp,
+                                 dataclasses.replace(o, Cv=np.ascontiguousarray(self.Cv[pos])))
         run.progress = False
-        run.n_jobs = self.threads
+        run.n_jobs = self.pair_threads
         if run.blas_threads is None:
-            run.blas_threads = self.threads
+            run.blas_threads = self.pair_threads
         return run
 
     def _part_record(self, p, rec):
@@ -228,6 +458,7 @@ class MulticlassRun(SequentialRun):
     def run(self, chunk=None, tasks=None):
         if chunk is None:
             chunk = 20000 if self.steps_per_task > 1 else 1000
+        self.parallel_ok = tasks is None
         return super().run(chunk=chunk, tasks=tasks)
 
     def result(self):

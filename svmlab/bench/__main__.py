@@ -49,6 +49,7 @@ SUITE_MODULES = {
     "linear": "svmlab.bench.linear",
     "dense": "svmlab.bench.dense",
     "multiclass": "svmlab.bench.multiclass",
+    "n-jobs": "svmlab.bench.multiclass",
     "family": "svmlab.bench.family",
     "cold-start": "svmlab.bench.cold_start",
     "linear-family": "svmlab.bench.linear_family",

@@ -26,6 +26,7 @@ compilation (cached on disk in normal use).  ``extra`` carries the kernel values
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -135,3 +136,146 @@ def run(ctx):
         ctx.emit(Result(case=case, solver=label, time_s=secs, n_iter=int(np.sum(model.n_iter_)),
                         objective=float(W.sum()), objective_kind="dual",
                         n_sv=int(len(model.support_)), accuracy=pred_acc, extra=extra))
+
+
+# ------------------------------------------------------------------ n_jobs
+#: timed fits per n_jobs value, interleaved (1, 2, 1, 2, ...): a load change
+#: on the shared machine then hits both values alike
+NJOBS_REPEATS = 2
+
+
+def _load():
+    try:
+        with open("/proc/loadavg") as f:
+            return f.read().split()[0]
+    except OSError:  # pragma: no cover - not Linux
+        return "n/a"
+
+
+def _njobs_cases(ctx):
+    """``(case, X, y, params)``: digits (all 1797), MNIST test (5000; smoke
+    1000) and Fashion-MNIST training images (10000; smoke 1500), 10 classes
+    each, pixels scaled to [0, 1]."""
+    from sklearn.datasets import load_digits
+
+    from .. import datasets
+
+    Xd, yd = load_digits(return_X_y=True)
+    yield f"digits[{len(yd)}] 10 classes rbf C=1 g=scale", Xd / 16.0, yd, {}
+    n = 1000 if ctx.smoke else 5000
+    Xm, ym = datasets.load("mnist", "test")
+    Xm = np.asarray(Xm[:n], dtype=np.float64)
+    if Xm.max() > 1.0:
+        Xm = Xm / 255.0
+    yield f"MNIST test[{n}] 10 classes rbf C=10 g=0.02", Xm, np.asarray(ym[:n]), \
+        dict(C=10.0, gamma=0.02)
+    n = 1500 if ctx.smoke else 10000
+    Xf, yf = datasets.load("fashion-mnist", "train")
+    Xf = np.asarray(Xf[:n], dtype=np.float64)
+    if Xf.max() > 1.0:
+        Xf = Xf / 255.0
+    yield f"Fashion-MNIST[{n}] 10 classes rbf C=10 g=0.02", Xf, np.asarray(yf[:n]), \
+        dict(C=10.0, gamma=0.02)
+
+
+def compiled_share(fit):
+    """The share of ``fit()``'s time spent inside svmlab's compiled
+    functions called from Python (cProfile's own time of every numba
+    dispatcher, which runs without the GIL), and the wall time under the
+    profiler.  With a share ``f``, two free cores can run the fit at most
+    ``1 / ((1 - f) + f / 2)`` times faster: the Python work around the
+    compiled loops holds the GIL."""
+    import cProfile
+    import pstats
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    fit()
+    prof.disable()
+    wall = time.perf_counter() - t0
+    inside = 0.0
+    for (path, _line, name), row in pstats.Stats(prof).stats.items():
+        if "svmlab" not in path:
+            continue
+        mod = next((m for m in list(sys.modules.values())
+                    if getattr(m, "__file__", None) == path), None)
+        if isinstance(getattr(mod, name, None), CPUDispatcher):
+            inside += row[2]  # own time
+    return inside / wall if wall > 0 else float("nan"), wall
+
+
+@suite("n-jobs", "One-vs-one pairs in parallel: svmlab.SVC and NuSVC with n_jobs=2 vs "
+                 "n_jobs=1 (time ratio, models equal bit for bit), 10-class cases")
+def run_n_jobs(ctx):
+    """``svmlab.SVC`` (defaults but the case's C and gamma, ``tol=1e-3``,
+    ``cache_size=200``) and, on the sets of at most 5000 rows,
+    ``NuSVC(nu=0.1)``, with ``n_jobs=1`` (the peer)
+    and ``n_jobs=2``, :data:`NJOBS_REPEATS` fits each, interleaved, the
+    fastest kept; untimed fits on 300 rows first (numba's compilation, the
+    float64 and the float32 rows).  ``extra``: the machine load (``/proc/loadavg``)
+    before and after the case, whether the two models are equal bit for bit
+    (``dual_coef_``, ``intercept_``, ``support_``), the median time of
+    each, the process's CPU seconds per fit (all threads: on a machine
+    whose scheduler shares the CPU per session, two threads get no more
+    than one), and the share of an ``n_jobs=1`` fit spent in compiled code
+    with the speedup two free cores could give it (:func:`compiled_share`)."""
+    from ..svm import SVC, NuSVC
+
+    for case, X, y, params in _njobs_cases(ctx):
+        members = [("SVC", SVC, dict(params))]
+        if len(y) <= 5000:  # NuSVC (the generalised dual's pairs) on the smaller sets
+            members.append(("NuSVC nu=0.1", NuSVC,
+                            {k: v for k, v in params.items() if k != "C"} | {"nu": 0.1}))
+        for name, cls, kw in members:
+            kw.update(tol=TOL, cache_size=CACHE_MB)
+            label = f"{name} {case}"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # compile off the clock: float64 rows, and float32 rows (a
+                # cache too small for the 300 rows), which the large sets take
+                for mb in (CACHE_MB, 0.1):
+                    cls(n_jobs=2, **(kw | {"cache_size": mb})).fit(X[:300], y[:300])
+                load0 = _load()
+                times = {1: [], 2: []}
+                cpu = {1: [], 2: []}
+                models = {}
+                try:
+                    for _ in range(1 if ctx.smoke else NJOBS_REPEATS):
+                        for j in (1, 2):
+                            c0 = time.process_time()
+                            models[j], secs = timed(cls(n_jobs=j, **kw).fit, X, y)
+                            cpu[j].append(time.process_time() - c0)
+                            times[j].append(secs)
+                except Exception as exc:  # report, keep going
+                    ctx.fail(f"{label}: raised {type(exc).__name__}: {exc}")
+                    continue
+            load1 = _load()
+            share, _ = compiled_share(lambda: cls(n_jobs=1, **kw).fit(X, y))
+            bound = 1.0 / ((1.0 - share) + share / 2.0)
+            ctx.log(f"{label}: compiled share of an n_jobs=1 fit {share:.2f}: at most "
+                    f"{bound:.2f}x on two free cores; load {load0} -> {load1}")
+            a, b = models[1], models[2]
+            same = bool(np.array_equal(a.dual_coef_, b.dual_coef_)
+                        and np.array_equal(a.intercept_, b.intercept_)
+                        and np.array_equal(a.support_, b.support_))
+            if not same:
+                ctx.log(f"MODEL MISMATCH: {label}: n_jobs=2 gave another model")
+            for j in (1, 2):
+                m = models[j]
+                ctx.emit(Result(case=label, solver=f"svmlab {name} n_jobs={j}",
+                                time_s=float(min(times[j])),
+                                n_iter=int(np.sum(m.n_iter_)), n_sv=int(len(m.support_)),
+                                peer=(j == 1),
+                                extra={"load_before": load0, "load_after": load1,
+                                       "compiled_share": round(share, 3),
+                                       "two_core_bound": round(bound, 2),
+                                       "models_equal": same, "solver_": m.solver_,
+                                       "median_s": float(np.median(times[j])),
+                                       # CPU seconds of the process per fit
+                                       # (all threads): what the fit got
+                                       "cpu_s": round(float(np.median(cpu[j])), 3),
+                                       "converged": bool(m.converged_)}))

@@ -463,7 +463,9 @@ class SMOClassifier(BaseKernelSVC):
     n_jobs : int or None, default=None
         BLAS threads for large kernel blocks (``None``: 1 unless in a
         ``joblib.parallel_config`` context; -1: all cores; see
-        :mod:`svmlab._base`).
+        :mod:`svmlab._base`); with more than two classes, the one-vs-one
+        pairs trained at once, in threads (:mod:`svmlab._multiclass`; the
+        same model for any value).
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
         With more than two classes (LIBSVM's one-vs-one, see
         :mod:`svmlab._multiclass`): ``"ovr"`` makes ``decision_function``

@@ -57,7 +57,8 @@ from sklearn.utils.multiclass import _ovr_decision_function
 from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
-from .._stepping import FitOptions, SteppedFitMixin, blas_thread_limit, with_callbacks
+from .._stepping import (FitOptions, SteppedFitMixin, blas_thread_limit, effective_n_jobs,
+                         with_callbacks)
 from .._validation import _check_label_type, check_scale
 from ..reference import dual as ref_dual
 from . import _solve
@@ -671,8 +672,12 @@ class BaseSVC(BaseSVM):
                          "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],
                          "backend": bk, "signs": signs, "compiled": None}
         seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+        # the cores for the pairs (scikit-learn's n_jobs, read here, in the
+        # caller's joblib.parallel_config context)
+        threads = effective_n_jobs(getattr(self, "n_jobs", None))
         if bk == "rows":
-            model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed)
+            model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed,
+                                               n_jobs=threads)
 
             Xk = Xt if len(keep) == Xt.shape[0] else Xt[keep]
 
@@ -712,7 +717,7 @@ class BaseSVC(BaseSVM):
                 return _dual_run_one_thread(opts, kernel, prob, full, a0, est)
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
-                             labels=self.classes_)
+                             labels=self.classes_, threads=threads)
         blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
                                     _solve.gram_dtype(self, len(keep), bk))
         if bk == "full":
@@ -723,7 +728,7 @@ class BaseSVC(BaseSVM):
                                             estimator=est)
 
             return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
-                             labels=self.classes_)
+                             labels=self.classes_, threads=threads)
         raise AssertionError(f"unknown backend {bk!r}")  # pragma: no cover
 
     def _fitted_attributes(self, run):

@@ -2,12 +2,19 @@
 svmlab's solvers.
 
 Each estimator takes :class:`sklearn.svm`'s parameters, with the same names,
-defaults and meanings, and two of svmlab's:
+defaults and meanings, and svmlab's own:
 
 ``solver`` : {"auto", "wss2", "full", "platt", "irwls", "blocked"}, default="auto"
     Which solver trains the model (:mod:`svmlab.svm._solve` says which
     apply to which formulation and what ``"auto"`` picks); the choice made
     is the fitted attribute ``solver_``.
+``n_jobs`` : int or None, default=None (SVC and NuSVC)
+    Cores for the one-vs-one pairs, scikit-learn's conventions (``None``:
+    1 unless inside ``joblib.parallel_config(n_jobs=...)``; -1: every
+    core): ``fit`` trains up to that many pairs at once, in threads.  The
+    model is the same bit for bit for any value (svmlab._multiclass).
+    Each running pair keeps its own kernel cache of the sequential fit's
+    size, so memory grows with the pairs running at once.
 ``warm_start`` : bool, default=False
     Start the next ``fit`` from the last fit's solution (``alpha_``),
     projected onto the new problem's constraints (a changed ``C``, ``nu``,
@@ -38,6 +45,8 @@ What differs from scikit-learn, on purpose:
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils._param_validation import StrOptions
@@ -60,7 +69,8 @@ def _constraints(base, drop):
     return c
 
 
-_CLS = {"decision_function_shape": [StrOptions({"ovr", "ovo"})], "break_ties": ["boolean"]}
+_CLS = {"decision_function_shape": [StrOptions({"ovr", "ovo"})], "break_ties": ["boolean"],
+        "n_jobs": [Integral, None]}
 
 
 class SVC(ClassifierMixin, BaseSVC):
@@ -110,6 +120,8 @@ class SVC(ClassifierMixin, BaseSVC):
         integer) and Platt's random starts.
     solver : {"auto", "wss2", "full", "platt", "irwls", "blocked"}, default="auto"
     warm_start : bool, default=False
+    n_jobs : int or None, default=None
+        Pairs trained at once (threads; module docstring).
 
     Attributes
     ----------
@@ -125,7 +137,8 @@ class SVC(ClassifierMixin, BaseSVC):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
-                 break_ties=False, random_state=None, solver="auto", warm_start=False):
+                 break_ties=False, random_state=None, solver="auto", warm_start=False,
+                 n_jobs=None):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -143,6 +156,7 @@ class SVC(ClassifierMixin, BaseSVC):
         self.random_state = random_state
         self.solver = solver
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
 
 class NuSVC(ClassifierMixin, BaseSVC):
@@ -172,7 +186,8 @@ class NuSVC(ClassifierMixin, BaseSVC):
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
-                 break_ties=False, random_state=None, solver="auto", warm_start=False):
+                 break_ties=False, random_state=None, solver="auto", warm_start=False,
+                 n_jobs=None):
         self.nu = nu
         self.kernel = kernel
         self.degree = degree
@@ -190,6 +205,7 @@ class NuSVC(ClassifierMixin, BaseSVC):
         self.random_state = random_state
         self.solver = solver
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
 
 
 class SVR(RegressorMixin, BaseSVM):

@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._stepping import SequentialRun
+from .._multiclass import ParallelParts, pair_workers
+from .._stepping import SequentialRun, blas_thread_limit
 
 __all__ = ["FamilyStep", "FamilyRun"]
 
@@ -58,17 +59,23 @@ class FamilyStep:
         return getattr(self.record, name)
 
 
-class FamilyRun(SequentialRun):
-    """The problems of one family fit, one after the other (module
-    docstring).  ``opener(i)`` returns part i's run; ``pairs`` the label
-    pairs of a classifier (None for one problem); ``rows[i]`` the rows of X
-    of problem i (its base points)."""
+class FamilyRun(ParallelParts, SequentialRun):
+    """The problems of one family fit (module docstring).  ``opener(i)``
+    returns part i's run; ``pairs`` the label pairs of a classifier (None
+    for one problem); ``rows[i]`` the rows of X of problem i (its base
+    points); ``threads`` the cores (``n_jobs``): the fast path runs up to
+    that many problems at once (:class:`svmlab._multiclass.ParallelParts`),
+    each with :func:`svmlab._multiclass.pair_workers`'s BLAS threads, on
+    every path (so any ``n_jobs`` gives the same model)."""
 
-    def __init__(self, estimator, n_parts, n_samples, opener, pairs, rows, labels=None):
+    def __init__(self, estimator, n_parts, n_samples, opener, pairs, rows, labels=None,
+                 threads=1):
         # silent unless asked (scikit-learn's classes print nothing by
         # default): the progress bar is opt-in through ``verbose``
         super().__init__(estimator, n_parts, n_samples,
                          progress=bool(getattr(estimator, "verbose", False)))
+        self.workers, self.part_threads = pair_workers(threads, n_parts)
+        self.part_blas = self.part_threads
         self._opener = opener
         self.pairs = pairs
         self.labels = labels
@@ -84,7 +91,15 @@ class FamilyRun(SequentialRun):
         return self._rows[i]
 
     def _open_part(self, i):
-        return self._opener(i)
+        if self.n_parts == 1:
+            return self._opener(i)
+        # several problems (one-vs-one pairs): each with the same BLAS
+        # threads on every path, its kernel blocks included
+        with blas_thread_limit(self.part_threads):
+            run = self._opener(i)
+        run.n_jobs = self.part_threads
+        run.blas_threads = self.part_threads
+        return run
 
     def _part_record(self, i, rec):
         from .._multiclass import PairStep
@@ -102,6 +117,11 @@ class FamilyRun(SequentialRun):
     def run(self, chunk=None, tasks=None):
         if chunk is None:
             chunk = 20000 if self.steps_per_task > 1 else 1000
+        self.parallel_ok = tasks is None
+        if self.n_parts == 1 and not self.done:
+            # the compiled one-vs-one run as the one part: its pairs go
+            # parallel on this fast path only
+            self._current().parallel_ok = tasks is None
         return super().run(chunk=chunk, tasks=tasks)
 
     def result(self):

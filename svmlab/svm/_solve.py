@@ -223,15 +223,16 @@ def full_pair_result(res, y_pm):
 
 # ------------------------------------------------------------ compiled C-SVC
 
-def compiled_estimator(solver, est, gamma, seed, C=1.0):
+def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
     """svmlab's compiled C-SVC estimator for ``solver`` with bound ``C``
-    (per-example bounds come in as sample weights ``C_i / C``)."""
+    (per-example bounds come in as sample weights ``C_i / C``) and
+    ``n_jobs`` (its one-vs-one pairs at once)."""
     from ..decomposition import DecompositionClassifier, IRWLSClassifier
     from ..smo import SMOClassifier
 
     common = dict(C=float(C), kernel=est.kernel, gamma=gamma, degree=est.degree,
                   coef0=float(est.coef0), tol=float(est.tol), cache_size=float(est.cache_size),
-                  max_iter=int(est.max_iter), progress=False)
+                  max_iter=int(est.max_iter), progress=False, n_jobs=n_jobs)
     if solver in ("wss2", "platt"):
         return SMOClassifier(selection=solver, shrinking=bool(est.shrinking), random_state=seed,
                              **common)
@@ -242,14 +243,15 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-def compiled_for(solver, est, U, gamma, seed):
+def compiled_for(solver, est, U, gamma, seed, n_jobs=None):
     """``(model, sample_weight, C)``: the compiled C-SVC estimator for the
     bounds ``U``: a scalar ``C`` when every example has the same bound (the
     unweighted solver path, about 25% faster on small problems than
     per-example bounds), else ``C = 1`` and the bounds as sample weights."""
     same = bool(np.all(U == U[0]))
     C = float(U[0]) if same else 1.0
-    return compiled_estimator(solver, est, gamma, seed, C=C), (None if same else U), C
+    return (compiled_estimator(solver, est, gamma, seed, C=C, n_jobs=n_jobs),
+            (None if same else U), C)
 
 
 def _reason(r):
