@@ -190,9 +190,22 @@ class ClassifierOracle:
             self.data = X.data
 
     def __call__(self, w, want_detail):
+        """Algorithm 1's most violated constraint at ``w``.
+
+        A binary CSR matrix (a9a, w8a: the passes read only the column
+        indices) takes two passes, the margins and then the cut at those
+        margins (:meth:`cut`, updated from the previous iteration's cut):
+        on a9a 0.35 ms per iteration against 0.63 ms for the fused pass,
+        the same sums bit for bit (integer partial sums).  Other data keep
+        the fused pass (:func:`~._passes.cls_pass_csr`), which reads each
+        violated row again while it is still in cache: on ijcnn1 (real
+        values) the two passes were 10-20% slower, on MNIST as CSR equal
+        (decision 28c01)."""
+        X = self.X
+        if self.data is None and sp.issparse(X):
+            return self.cut(self.margins(w), want_detail)
         g = np.zeros(self.dim)
         mask = np.zeros(self.n, dtype=np.uint8) if want_detail else NO_MASK
-        X = self.X
         if sp.issparse(X):
             cnt, loss, off = cls_pass_csr(self.data, *uidx(X), self.y, w, self.B, g, mask,
                                           self.v)
