@@ -486,3 +486,24 @@ def test_algorithm1_binary_oracle_two_passes_equal_the_fused_pass(weighted):
             np.testing.assert_array_equal(detail["constraint"], viol)
         if not weighted:  # integer partial sums: the update is exact
             np.testing.assert_array_equal(g, gf * (1.0 / n))
+
+
+def test_algorithm1_groups_rows_of_binary_csr_only():
+    """Algorithm 1's oracle reorders the rows of a binary CSR matrix by
+    length (its margins pass gains) and keeps real-valued CSR in file order
+    (the fused pass there lost to the grouping; decision 28c01); the fit is
+    the same either way up to rounding."""
+    X, y, _ = _binary(seed=5, n=1500, d=60, density=0.1)
+    Xr = X.copy()
+    Xr.data = Xr.data * np.linspace(0.5, 1.5, Xr.nnz)
+    kw = dict(C=30.0, progress=False, epsilon=1e-4)
+    for data, grouped in ((X, True), (Xr, False)):
+        run = CuttingPlaneClassifier(**kw).start(data, y)
+        assert (run.oracle.perm is not None) == grouped
+        a = CuttingPlaneClassifier(**kw).fit(data, y)
+        # the same run with the rows in file order (y is already -1/+1)
+        b = CuttingPlaneClassifier(**kw).start(data, y)
+        b.oracle = ClassifierOracle(data, y, 1.0, group_rows=False)
+        steps = b._advance(10_000)
+        assert b.converged and a.n_iter_ == steps
+        np.testing.assert_allclose(a.coef_[0], b.w[:-1], rtol=1e-9, atol=1e-12)

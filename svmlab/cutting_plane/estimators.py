@@ -675,11 +675,17 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
             if not weighted:
                 v = None  # the unweighted passes (v_i = 1 is the same arithmetic)
             X = self._pass_data(X)
-            oracle = ClassifierOracle(X, y_pm, B, v, group_rows=self.method == "ocas")
+            oracle = ClassifierOracle(X, y_pm, B, v, group_rows=self._group_rows())
         self.classes_ = classes
         run_class = _OcasRun if self.method == "ocas" else _CuttingPlaneRun
         return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
                          self.progress, ordinal=False)
+
+    def _group_rows(self):
+        """How the oracle may reorder CSR rows by length (see
+        :class:`~svmlab.cutting_plane._oracle.ClassifierOracle`): always for
+        OCAS, only for binary matrices for Algorithm 1 (decision 28c01)."""
+        return True if self.method == "ocas" else "binary"
 
     def _pass_data(self, X):
         """Both methods read mostly-zero dense rows (images) as CSR: the
@@ -726,7 +732,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
                 keep = np.flatnonzero(v > 0)
                 Xc, y_pm, v = Xo[keep], y_pm[keep], v[keep]
                 Xc = to_csr32(Xc) if sp.issparse(Xc) else np.ascontiguousarray(Xc)
-            oracle = ClassifierOracle(Xc, y_pm, B, v, group_rows=self.method == "ocas")
+            oracle = ClassifierOracle(Xc, y_pm, B, v, group_rows=self._group_rows())
             return run_class(self, oracle, self.C, self.epsilon, self.max_iter,
                              self.progress, ordinal=False)
 
