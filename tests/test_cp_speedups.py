@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.svm import LinearSVC
 
-from svmlab.cutting_plane._oracle import ClassifierOracle
+from svmlab.cutting_plane._oracle import ClassifierOracle, uidx
 from svmlab.cutting_plane._ocas import (
     cut_csr,
     exact_line_search,
@@ -455,3 +455,55 @@ def test_bracketed_line_search_matches_the_sort(weighted):
                 1.0, abs(f_k))
             done += 1
     assert done >= 20
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_algorithm1_binary_oracle_two_passes_equal_the_fused_pass(weighted):
+    """Algorithm 1's oracle on binary CSR takes the margins pass and then the
+    cut updated from the previous call (decision 28c01).  Over a run of
+    unrelated points (more than CUT_REFRESH of them, so the periodic fresh
+    sum is crossed) every answer equals the fused pass and NumPy's sums."""
+    X, y, rng = _binary(seed=11, n=2000, d=80, density=0.1)
+    n, d = X.shape
+    v = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    o = ClassifierOracle(X, y, 1.0, v)
+    assert o.data is None
+    for k in range(ClassifierOracle.CUT_REFRESH + 8):
+        w = rng.normal(size=d + 1) * (0.05 + 0.3 * (k % 3))
+        g, off, loss, cnt, detail = o(w, k % 2 == 0)
+        gf, mf = np.zeros(d + 1), np.zeros(n, np.uint8)
+        cf, lf, of = cls_pass_csr(None, *uidx(X), y, w, 1.0, gf, mf, v)
+        assert cnt == cf
+        np.testing.assert_allclose(g, gf * (1.0 / n), rtol=1e-12, atol=1e-14)
+        assert off == pytest.approx(of / n, rel=1e-12)
+        assert loss == pytest.approx(lf / n, rel=1e-12)
+        m = y * (X @ w[:-1] + w[-1])
+        viol = m < 1.0
+        vv = np.ones(n) if v is None else v
+        np.testing.assert_allclose(g[:-1], X.T @ (vv * y * viol) / n, rtol=1e-12, atol=1e-14)
+        assert loss == pytest.approx(np.sum(vv * np.maximum(0.0, 1.0 - m)) / n, rel=1e-12)
+        if k % 2 == 0:
+            np.testing.assert_array_equal(detail["constraint"], viol)
+        if not weighted:  # integer partial sums: the update is exact
+            np.testing.assert_array_equal(g, gf * (1.0 / n))
+
+
+def test_algorithm1_groups_rows_of_binary_csr_only():
+    """Algorithm 1's oracle reorders the rows of a binary CSR matrix by
+    length (its margins pass gains) and keeps real-valued CSR in file order
+    (the fused pass there lost to the grouping; decision 28c01); the fit is
+    the same either way up to rounding."""
+    X, y, _ = _binary(seed=5, n=1500, d=60, density=0.1)
+    Xr = X.copy()
+    Xr.data = Xr.data * np.linspace(0.5, 1.5, Xr.nnz)
+    kw = dict(C=30.0, progress=False, epsilon=1e-4)
+    for data, grouped in ((X, True), (Xr, False)):
+        run = CuttingPlaneClassifier(**kw).start(data, y)
+        assert (run.oracle.perm is not None) == grouped
+        a = CuttingPlaneClassifier(**kw).fit(data, y)
+        # the same run with the rows in file order (y is already -1/+1)
+        b = CuttingPlaneClassifier(**kw).start(data, y)
+        b.oracle = ClassifierOracle(data, y, 1.0, group_rows=False)
+        steps = b._advance(10_000)
+        assert b.converged and a.n_iter_ == steps
+        np.testing.assert_allclose(a.coef_[0], b.w[:-1], rtol=1e-9, atol=1e-12)
