@@ -53,7 +53,9 @@ class BuildPyShipped(build_py):
             print(f"svmlab: no shipped machine code in this build ({why})", file=sys.stderr)
             return
         lib = os.path.abspath(self.build_lib)
-        env = dict(os.environ, PYTHONPATH=lib)
+        # pip's isolated build environment is on PYTHONPATH: keep it, after the build folder
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [lib] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
         env.pop("NUMBA_DISABLE_JIT", None)
         print("svmlab: compiling the shipped machine code (svmlab.warm_up() and the first "
               "fits users make, for x86-64-v3, in parallel processes)", file=sys.stderr)

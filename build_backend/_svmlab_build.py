@@ -77,13 +77,16 @@ def build_in_tree():
             _say(f"no machine code built (the portable target is x86-64, this is "
                  f"{platform.machine()}): kernels compile on first use")
             return False
-        env = dict(os.environ, PYTHONPATH=ROOT)
+        # pip's isolated build environment is on PYTHONPATH: keep it, after the checkout
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [ROOT] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
         env.pop("NUMBA_DISABLE_JIT", None)
         probe = subprocess.run([sys.executable, "-c", "import numba, scipy, sklearn"],
                                capture_output=True, text=True, env=env)
         if probe.returncode != 0:
+            last = (probe.stderr.strip().splitlines() or [""])[-1]
             _say("no machine code built (svmlab's dependencies are not importable in the "
-                 "build environment): kernels compile on first use")
+                 f"build environment: {last}): kernels compile on first use")
             return False
         _say("compiling svmlab's solvers for this checkout (svmlab/_machine_code), in "
              "parallel processes; pip install -v shows the progress")
