@@ -129,6 +129,16 @@ def _worker(folder):
 
     _check_build_process(folder)
     os.makedirs(folder, exist_ok=True)
+    from numba.core import event
+
+    class _Tick(event.Listener):  # one line per compiled kernel: the parent's count moves
+        def on_start(self, e):
+            pass
+
+        def on_end(self, e):
+            print(_REPLY + "compiled", flush=True)
+
+    event.register("numba:compile", _Tick())
     for line in sys.stdin:
         unit = line.strip()
         if not unit:
@@ -181,7 +191,7 @@ def build(folder=None, jobs=None, fits=True, families=(), progress=print, every=
     t_start = time.perf_counter()
     c0 = _children_cpu()
     tmp = tempfile.mkdtemp(prefix="svmlab-ship-")
-    workers, sources, cpu, done, failed = [], set(), {}, [], {}
+    workers, sources, cpu, done, failed, kernels = [], set(), {}, [], {}, [0]
     sel = selectors.DefaultSelector()
     try:
         for i in range(jobs):
@@ -192,15 +202,15 @@ def build(folder=None, jobs=None, fits=True, families=(), progress=print, every=
                 os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
             p = subprocess.Popen([sys.executable, "-m", "svmlab._shipped_build", "worker", stage],
                                  env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 text=True, bufsize=1, cwd=os.path.dirname(PACKAGE_DIR))
-            w = {"proc": p, "stage": stage, "unit": None, "t": None}
+                                 cwd=os.path.dirname(PACKAGE_DIR))
+            w = {"proc": p, "stage": stage, "unit": None, "t": None, "buf": b""}
             workers.append(w)
             sel.register(p.stdout, selectors.EVENT_READ, w)
 
         def hand_out(w):
             if todo:
                 w["unit"], w["t"] = todo.pop(0), time.perf_counter()
-                w["proc"].stdin.write(w["unit"] + "\n")
+                w["proc"].stdin.write((w["unit"] + "\n").encode())
                 w["proc"].stdin.flush()
             else:
                 w["unit"] = None
@@ -213,41 +223,54 @@ def build(folder=None, jobs=None, fits=True, families=(), progress=print, every=
                      f"{n} of {n + len(running) + len(todo)} parts done"
                      + (f", {len(failed)} failed" if failed else "")
                      + (f", running {', '.join(running)}" if running else "")
-                     + f", {time.perf_counter() - t_start:.0f} s so far" + event)
+                     + f"; {kernels[0]} kernels compiled, "
+                     f"{time.perf_counter() - t_start:.0f} s so far" + event)
 
         for w in workers:
             hand_out(w)
         say()
         last = time.perf_counter()
         open_ = len(workers)
+        def handle(w, line):
+            nonlocal last
+            if not line.startswith(_REPLY):
+                return
+            what, _, rest = line[len(_REPLY):].partition(" ")
+            if what == "compiled":
+                kernels[0] += 1
+                return
+            if what == "sources":
+                sources.update(json.loads(rest))
+                return
+            unit, end = json.JSONDecoder().raw_decode(rest)
+            secs = float(rest[end:].split()[0])
+            cpu[unit] = round(secs, 1)
+            if what == "done":
+                done.append(unit)
+            else:
+                failed[unit] = json.loads(rest[end:].strip().split(" ", 1)[1])
+            w["unit"] = None  # ended: not counted as running
+            say(f" ({unit}: {what}, {secs:.0f} CPU-s)")
+            last = time.perf_counter()
+            hand_out(w)
+
         while open_:
             for key, _ in sel.select(timeout=max(0.1, every - (time.perf_counter() - last))):
                 w = key.data
-                line = w["proc"].stdout.readline()
-                if not line:  # the worker ended
+                # raw reads, split here: a buffered readline would leave
+                # lines in Python's buffer, where select does not see them
+                data = os.read(w["proc"].stdout.fileno(), 65536)
+                if not data:  # the worker ended
                     sel.unregister(w["proc"].stdout)
                     open_ -= 1
                     if w["unit"]:
                         failed[w["unit"]] = f"worker exited with {w['proc'].wait()}"
                         w["unit"] = None
                     continue
-                if not line.startswith(_REPLY):
-                    continue
-                what, rest = line[len(_REPLY):].rstrip("\n").split(" ", 1)
-                if what == "sources":
-                    sources.update(json.loads(rest))
-                    continue
-                dec = json.JSONDecoder()
-                unit, end = dec.raw_decode(rest)
-                secs = float(rest[end:].split()[0])
-                cpu[unit] = round(secs, 1)
-                if what == "done":
-                    done.append(unit)
-                else:
-                    failed[unit] = json.loads(rest[end:].strip().split(" ", 1)[1])
-                say(f" ({unit}: {what}, {secs:.0f} CPU-s)")
-                last = time.perf_counter()
-                hand_out(w)
+                w["buf"] += data
+                *lines, w["buf"] = w["buf"].split(b"\n")
+                for line in lines:
+                    handle(w, line.decode("utf-8", "replace"))
             if time.perf_counter() - last >= every:
                 say()
                 last = time.perf_counter()
@@ -266,7 +289,7 @@ def build(folder=None, jobs=None, fits=True, families=(), progress=print, every=
            "stamp": stamp, "sources": srcs, "source_hash": source_hash(PACKAGE_DIR, srcs),
            "entries": _count(folder), "stages": [u for u in units(fits, families) if u in done],
            "failed": failed, "complete": not failed and bool(srcs), "jobs": jobs,
-           "wall_s": round(time.perf_counter() - t_start, 1),
+           "kernels_compiled": kernels[0], "wall_s": round(time.perf_counter() - t_start, 1),
            "cpu_s": round(_children_cpu() - c0, 1), "compile_cpu_s": cpu}
     tmpm = os.path.join(folder, MANIFEST + ".tmp")
     with open(tmpm, "w", encoding="utf-8") as f:

@@ -331,3 +331,25 @@ def test_the_in_tree_store_is_never_committed():
     tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "svmlab/_machine_code"],
                              capture_output=True, text=True).stdout.split()
     assert tracked == []
+
+
+def test_build_compiles_a_family_in_a_worker_and_loads_it(tmp_path):
+    """svmlab._shipped_build.build end to end on one family (the cheapest):
+    a worker process compiles for the portable target into its staging
+    folder, the parent merges it and writes a manifest that this checkout's
+    sources satisfy, and the progress lines count parts and kernels."""
+    lines = []
+    folder = tmp_path / "mc"
+    man = _shipped_build.build(str(folder), jobs=2, fits=False, families=("cutting_plane",),
+                               progress=lines.append, every=5.0)
+    assert man["complete"] and man["stages"] == ["warm:cutting_plane"] and man["jobs"] == 1
+    assert man["entries"] > 0 and man["kernels_compiled"] >= man["entries"] / 2
+    assert "cutting_plane/_passes.py" in man["sources"]
+    assert "1 of 1 parts done" in lines[-1] and "kernels compiled" in lines[-1]
+    _shipped.status.cache_clear()
+    try:
+        if _shipped.host_has_features():
+            ok, why, _ = _shipped.status(str(folder))
+            assert ok, why
+    finally:
+        _shipped.status.cache_clear()
