@@ -39,6 +39,11 @@ BUILD_FITS = (
     ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
     ("a9a rows, small cache: SMOClassifier",
      "svmlab.SMOClassifier(progress=False, cache_size=1)", "_a9a(3000)"),
+    # 00_tour's IRWLS run (8000 a9a rows, float32 rows): its G update
+    # (decomposition._kblock.add_rows) takes a signature warm_up does not
+    ("a9a 8000 rows: IRWLSClassifier (00_tour)",
+     "svmlab.IRWLSClassifier(C=1.0, gamma=0.05, random_state=0, progress=False)",
+     "_a9a(8000)"),
 )
 
 
