@@ -7,9 +7,11 @@ process imports svmlab from there and runs :func:`svmlab._shipped_build.build`:
 for the portable x86-64-v3 target into ``svmlab/_machine_code``.  The wheel
 is then specific to this Python version and platform (its tag says so).
 
-Skipped, giving today's pure wheel (kernels compile on first use), for an
-editable install, off x86-64, when the build environment lacks svmlab's
-dependencies, or with ``SVMLAB_SHIP_MACHINE_CODE=0``.
+Skipped, giving today's pure wheel (kernels compile on first use), off
+x86-64, when the build environment lacks svmlab's dependencies, or with
+``SVMLAB_SHIP_MACHINE_CODE=0``.  An editable install builds the same code
+into the checkout instead, from the build backend's ``build_editable``
+(``build_backend/_svmlab_build.py``), not here.
 """
 
 import os
@@ -51,10 +53,12 @@ class BuildPyShipped(build_py):
             print(f"svmlab: no shipped machine code in this build ({why})", file=sys.stderr)
             return
         lib = os.path.abspath(self.build_lib)
-        env = dict(os.environ, PYTHONPATH=lib)
+        # pip's isolated build environment is on PYTHONPATH: keep it, after the build folder
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [lib] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
         env.pop("NUMBA_DISABLE_JIT", None)
-        print("svmlab: compiling the shipped machine code (svmlab.warm_up() for x86-64-v3; "
-              "minutes)", file=sys.stderr)
+        print("svmlab: compiling the shipped machine code (svmlab.warm_up() and the first "
+              "fits users make, for x86-64-v3, in parallel processes)", file=sys.stderr)
         cmd = [sys.executable, "-m", "svmlab._shipped_build", "build",
                os.path.join(lib, "svmlab", "_machine_code")]
         # one built in the source tree (python -m svmlab._shipped_build build) is

@@ -42,13 +42,20 @@ and saved as before).  The shipped folder is read only when all of this holds
   (their code is inlined or linked into its machine code).
 
 Otherwise nothing changes: the dispatchers keep numba's cache.
-``SVMLAB_SHIPPED=0`` turns the shipped folder off.
 
-Building (:func:`svmlab._shipped_build.build`, run by ``setup.py``'s ``build_py`` step in a
-separate process with ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` set to the
-portable target and ``SVMLAB_SHIP_BUILD`` naming the output folder): every
-compilation in that process is saved to the shipped folder under its
-portable key.
+``SVMLAB_SHIPPED=0`` turns the shipped folder off: set before ``import
+svmlab``, no dispatcher is attached; set later (``monkeypatch.setenv`` in a
+test), every load from then on skips the shipped folder, so a kernel that is
+not yet in memory compiles (or comes from numba's cache) as without a
+store.  Tests that exercise compilation set it, since an editable install
+builds the store in the checkout (docs/decisions/28a01-editable-install-builds-machine-code.md).
+
+Building (:func:`svmlab._shipped_build.build`, run by ``setup.py``'s
+``build_py`` step for a wheel and by the build backend's ``build_editable``
+for ``pip install -e``, in worker processes with
+``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` set to the portable target and
+``SVMLAB_SHIP_BUILD`` naming each one's staging folder): every compilation
+in such a process is saved to its staging folder under its portable key.
 
 Why ``x86-64-v3`` (AVX2, FMA, BMI2: Intel Haswell 2013+, AMD Excavator/Zen
 2015+, every current cloud and Colab machine) and not plain ``x86-64``: the
@@ -92,7 +99,8 @@ BUILD_ENV = "SVMLAB_SHIP_BUILD"
 #: numba internals this module relies on: (class path, methods) ...
 INTERNALS = (
     ("numba.core.caching.FunctionCache", ("_index_key", "_load_overload", "_save_overload")),
-    ("numba.core.caching.IndexDataCacheFile", ("load", "save")),
+    ("numba.core.caching.IndexDataCacheFile", ("load", "save", "_load_index", "_save_index",
+                                               "_data_name", "_data_path")),
     ("numba.core.caching.CompileResultCacheImpl", ("filename_base", "rebuild", "reduce",
                                                    "check_cachable")),
     ("numba.core.codegen.CPUCodegen", ("magic_tuple",)),
@@ -286,6 +294,9 @@ class ShippedCache(_caching.FunctionCache):
     def _load_overload(self, sig, target_context):
         if not self._enabled:
             return None
+        if os.environ.get("SVMLAB_SHIPPED", "1") == "0" and not _build_folder():
+            # switched off after this dispatcher was attached: numba's cache only
+            return super()._load_overload(sig, target_context)
         key = self._index_key(sig, _Magic(self._svmlab_magic))
         data = self._shipped_file().load(key)
         if data is not None:
@@ -335,7 +346,8 @@ def _build_stamp():
     hash of the sources, so one random stamp per build suffices)."""
     import uuid
 
-    return uuid.uuid4().hex
+    # the workers of one parallel build share the parent's stamp (merge)
+    return os.environ.get("SVMLAB_SHIP_STAMP") or uuid.uuid4().hex
 
 
 def attach(disp, store=None):

@@ -39,6 +39,11 @@ BUILD_FITS = (
     ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
     ("a9a rows, small cache: SMOClassifier",
      "svmlab.SMOClassifier(progress=False, cache_size=1)", "_a9a(3000)"),
+    # 00_tour's IRWLS run (8000 a9a rows, float32 rows): its G update
+    # (decomposition._kblock.add_rows) takes a signature warm_up does not
+    ("a9a 8000 rows: IRWLSClassifier (00_tour)",
+     "svmlab.IRWLSClassifier(C=1.0, gamma=0.05, random_state=0, progress=False)",
+     "_a9a(8000)"),
 )
 
 
@@ -70,70 +75,283 @@ def _a9a(n):
     return X[:n], y[:n]
 
 
-def build(folder=None, fits=True, families=()):
-    """Compile svmlab's kernels for the portable target into ``folder``
-    (default :data:`MACHINE_CODE_DIR`): the fits of :data:`BUILD_FITS`, then
-    :func:`svmlab.warm_up` of each family (default: all), writing the
-    manifest after each stage (a build stopped early leaves a folder that
-    loads what it holds; ``complete`` says whether it finished).  Must run in
-    a fresh process whose environment has :data:`BUILD_ENV` = ``folder``,
-    ``NUMBA_CPU_NAME`` = :data:`PORTABLE_CPU`, ``NUMBA_CPU_FEATURES`` =
-    :data:`PORTABLE_FEATURES` and ``SVMLAB_JIT=eager`` (:func:`main` sets
-    them).  Returns the manifest (with CPU-seconds per family)."""
+def units(fits=True, families=()):
+    """The build's parts, in the order they are handed out: every
+    :func:`svmlab.warm_up` family (default: all; the largest compile masses,
+    started first so that the parallel build ends together), then each fit of
+    :data:`BUILD_FITS`.  A part is ``"warm:<family>"`` or ``"fit:<label>"``."""
+    from svmlab import _warm
+
+    out = [f"warm:{f}" for f in (list(families) or list(_warm.FAMILIES))]
+    if fits:
+        out += [f"fit:{label}" for label, _, _ in BUILD_FITS]
+    return out
+
+
+def run_unit(unit):
+    """Run one part of the build (see :func:`units`) in this process."""
     import warnings
+
+    import svmlab
+    from svmlab import _warm
+
+    kind, name = unit.split(":", 1)
+    if kind == "warm":
+        _warm.warm_up(name)
+        return
+    (est, data), = [(e, d) for label, e, d in BUILD_FITS if label == name]
+    env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X, y = eval(data, env)
+        m = eval(est, env)
+        m.fit(X, y)
+        m.predict(X[:5])
+
+
+def _check_build_process(folder):
+    if os.path.abspath(os.environ.get(BUILD_ENV, "")) != os.path.abspath(folder):
+        raise RuntimeError(f"run the build in a process started with {BUILD_ENV}={folder} "
+                           "(python -m svmlab._shipped_build build)")
+    from numba.core.registry import cpu_target
+
+    if cpu_target.target_context.codegen().magic_tuple() != portable_magic():
+        raise RuntimeError("the process does not compile for the portable target: set "
+                           f"NUMBA_CPU_NAME={PORTABLE_CPU} NUMBA_CPU_FEATURES={PORTABLE_FEATURES}")
+
+
+#: the prefix of the lines a build worker answers on its stdout
+_REPLY = "SVMLAB-SHIP "
+
+
+def _worker(folder):
+    """A build worker (``python -m svmlab._shipped_build worker FOLDER``, in
+    :func:`build_env`): reads part names (:func:`units`) one a line on stdin,
+    compiles each into its own staging ``folder`` and answers
+    ``SVMLAB-SHIP done|failed <part> <CPU-seconds> [error]``; at the end of
+    its input it answers the package's source files it imported."""
+    import traceback
+
+    _check_build_process(folder)
+    os.makedirs(folder, exist_ok=True)
+    from numba.core import event
+
+    class _Tick(event.Listener):  # one line per compiled kernel: the parent's count moves
+        def on_start(self, e):
+            pass
+
+        def on_end(self, e):
+            print(_REPLY + "compiled", flush=True)
+
+    event.register("numba:compile", _Tick())
+    for line in sys.stdin:
+        unit = line.strip()
+        if not unit:
+            continue
+        t0 = time.process_time()
+        try:
+            run_unit(unit)
+            msg = f"done {json.dumps(unit)} {time.process_time() - t0:.1f}"
+        except Exception as exc:  # reported to the parent, which goes on without it
+            traceback.print_exc()
+            msg = f"failed {json.dumps(unit)} {time.process_time() - t0:.1f} " + json.dumps(
+                f"{type(exc).__name__}: {exc}")
+        print(_REPLY + msg, flush=True)
+    print(_REPLY + "sources " + json.dumps(_loaded_sources()), flush=True)
+    return 0
+
+
+def default_jobs():
+    """How many build workers: the cores this process may run on (at most
+    8: each worker holds its own numba compiler, about half a GB)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(8, n))
+
+
+def build(folder=None, jobs=None, fits=True, families=(), progress=print, every=10.0):
+    """Compile svmlab's kernels for the portable target into ``folder``
+    (default :data:`MACHINE_CODE_DIR`, which must not hold an older build:
+    :func:`main` empties it): the parts of :func:`units`, handed out one at a
+    time to ``jobs`` worker processes (default :func:`default_jobs`), each
+    with its own staging folder and numba cache, so that no two processes
+    ever write one index file; the staging folders are then merged
+    (:func:`merge`) and the manifest written.  A part that fails, or a worker
+    that dies, leaves a partial build (``complete`` false; what was compiled
+    loads).  ``progress(line)`` is called every ``every`` seconds and when a
+    part ends.  Returns the manifest (with CPU-seconds per part)."""
+    import selectors
+    import shutil
+    import subprocess
+    import tempfile
 
     import numba
 
     folder = os.path.abspath(folder or MACHINE_CODE_DIR)
-    if os.path.abspath(os.environ.get(BUILD_ENV, "")) != folder:
-        raise RuntimeError(f"run build() in a process started with {BUILD_ENV}={folder} "
-                           "(python -m svmlab._shipped_build build)")
-    magic = portable_magic()
-    from numba.core.registry import cpu_target
+    todo = units(fits, families)
+    jobs = max(1, min(jobs or default_jobs(), len(todo)))
+    stamp = _build_stamp()
+    t_start = time.perf_counter()
+    c0 = _children_cpu()
+    tmp = tempfile.mkdtemp(prefix="svmlab-ship-")
+    workers, sources, cpu, done, failed, kernels = [], set(), {}, [], {}, [0]
+    sel = selectors.DefaultSelector()
+    try:
+        for i in range(jobs):
+            stage, cache = os.path.join(tmp, f"stage{i}"), os.path.join(tmp, f"cache{i}")
+            env = build_env(stage, cache)
+            env["SVMLAB_SHIP_STAMP"] = stamp
+            env["PYTHONPATH"] = os.path.dirname(PACKAGE_DIR) + (
+                os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            p = subprocess.Popen([sys.executable, "-m", "svmlab._shipped_build", "worker", stage],
+                                 env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 cwd=os.path.dirname(PACKAGE_DIR))
+            w = {"proc": p, "stage": stage, "unit": None, "t": None, "buf": b""}
+            workers.append(w)
+            sel.register(p.stdout, selectors.EVENT_READ, w)
 
-    if cpu_target.target_context.codegen().magic_tuple() != magic:
-        raise RuntimeError("the process does not compile for the portable target: set "
-                           f"NUMBA_CPU_NAME={PORTABLE_CPU} NUMBA_CPU_FEATURES={PORTABLE_FEATURES}")
-    import svmlab
-    from svmlab import _warm
+        def hand_out(w):
+            if todo:
+                w["unit"], w["t"] = todo.pop(0), time.perf_counter()
+                w["proc"].stdin.write((w["unit"] + "\n").encode())
+                w["proc"].stdin.flush()
+            else:
+                w["unit"] = None
+                w["proc"].stdin.close()
 
-    cpu = {}
-    done = []
+        def say(event=""):
+            running = [w["unit"] for w in workers if w["unit"]]
+            n = len(done) + len(failed)
+            progress(f"svmlab: compiling machine code for x86-64-v3 ({jobs} processes): "
+                     f"{n} of {n + len(running) + len(todo)} parts done"
+                     + (f", {len(failed)} failed" if failed else "")
+                     + (f", running {', '.join(running)}" if running else "")
+                     + f"; {kernels[0]} kernels compiled, "
+                     f"{time.perf_counter() - t_start:.0f} s so far" + event)
 
-    def manifest(complete):
-        # written after every stage: a build stopped early leaves a usable
-        # folder of the stages it finished
-        sources = _loaded_sources()
-        man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(magic),
-               "stamp": _build_stamp(), "sources": sources,
-               "source_hash": source_hash(PACKAGE_DIR, sources), "entries": _count(folder),
-               "stages": list(done), "complete": complete, "compile_cpu_s": dict(cpu)}
-        tmp = os.path.join(folder, MANIFEST + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(man, f, indent=1)
-        os.replace(tmp, os.path.join(folder, MANIFEST))
-        return man
+        for w in workers:
+            hand_out(w)
+        say()
+        last = time.perf_counter()
+        open_ = len(workers)
+        def handle(w, line):
+            nonlocal last
+            if not line.startswith(_REPLY):
+                return
+            what, _, rest = line[len(_REPLY):].partition(" ")
+            if what == "compiled":
+                kernels[0] += 1
+                return
+            if what == "sources":
+                sources.update(json.loads(rest))
+                return
+            unit, end = json.JSONDecoder().raw_decode(rest)
+            secs = float(rest[end:].split()[0])
+            cpu[unit] = round(secs, 1)
+            if what == "done":
+                done.append(unit)
+            else:
+                failed[unit] = json.loads(rest[end:].strip().split(" ", 1)[1])
+            w["unit"] = None  # ended: not counted as running
+            say(f" ({unit}: {what}, {secs:.0f} CPU-s)")
+            last = time.perf_counter()
+            hand_out(w)
 
-    if fits:  # first what users start with, then every family
-        t0 = time.process_time()
-        env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for label, est, data in BUILD_FITS:
-                X, y = eval(data, env)
-                m = eval(est, env)
-                m.fit(X, y)
-                m.predict(X[:5])
-        cpu["user-sized fits"] = round(time.process_time() - t0, 1)
-        done.append("user-sized fits")
-        manifest(False)
-    for fam in list(families) or list(_warm.FAMILIES):
-        t0 = time.process_time()
-        _warm.warm_up(fam)
-        cpu[fam] = round(time.process_time() - t0, 1)
-        done.append(f"warm_up({fam!r})")
-        manifest(False)
-    return manifest(True)
+        while open_:
+            for key, _ in sel.select(timeout=max(0.1, every - (time.perf_counter() - last))):
+                w = key.data
+                # raw reads, split here: a buffered readline would leave
+                # lines in Python's buffer, where select does not see them
+                data = os.read(w["proc"].stdout.fileno(), 65536)
+                if not data:  # the worker ended
+                    sel.unregister(w["proc"].stdout)
+                    open_ -= 1
+                    if w["unit"]:
+                        failed[w["unit"]] = f"worker exited with {w['proc'].wait()}"
+                        w["unit"] = None
+                    continue
+                w["buf"] += data
+                *lines, w["buf"] = w["buf"].split(b"\n")
+                for line in lines:
+                    handle(w, line.decode("utf-8", "replace"))
+            if time.perf_counter() - last >= every:
+                say()
+                last = time.perf_counter()
+        for w in workers:
+            w["proc"].wait()
+        os.makedirs(folder, exist_ok=True)
+        merge([w["stage"] for w in workers], folder, stamp)
+    finally:
+        for w in workers:
+            if w["proc"].poll() is None:
+                w["proc"].kill()
+                w["proc"].wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    srcs = sorted(sources)
+    man = {"numba": numba.__version__, "python": _python_tag(), "magic": list(portable_magic()),
+           "stamp": stamp, "sources": srcs, "source_hash": source_hash(PACKAGE_DIR, srcs),
+           "entries": _count(folder), "stages": [u for u in units(fits, families) if u in done],
+           "failed": failed, "complete": not failed and bool(srcs), "jobs": jobs,
+           "kernels_compiled": kernels[0], "wall_s": round(time.perf_counter() - t_start, 1),
+           "cpu_s": round(_children_cpu() - c0, 1), "compile_cpu_s": cpu}
+    tmpm = os.path.join(folder, MANIFEST + ".tmp")
+    with open(tmpm, "w", encoding="utf-8") as f:
+        json.dump(man, f, indent=1)
+    os.replace(tmpm, os.path.join(folder, MANIFEST))
+    return man
+
+
+def _children_cpu():
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def merge(stages, folder, stamp):
+    """Merge the staging folders of a parallel build into ``folder``: per
+    module and per function, every overload of every stage's index (all
+    written under the build's one ``stamp``), each under a data file name of
+    its own; an overload two workers both compiled is taken once.  Runs
+    after every worker has ended: nothing else writes the indexes."""
+    import shutil
+
+    from numba.core.caching import IndexDataCacheFile
+
+    for stage in stages:
+        if not os.path.isdir(stage):
+            continue
+        for sub in sorted(os.listdir(stage)):
+            src_dir, dst_dir = os.path.join(stage, sub), os.path.join(folder, sub)
+            if not os.path.isdir(src_dir):
+                continue
+            os.makedirs(dst_dir, exist_ok=True)
+            for name in sorted(os.listdir(src_dir)):
+                if not name.endswith(".nbi"):
+                    continue
+                base = name[:-len(".nbi")]
+                src = IndexDataCacheFile(cache_path=src_dir, filename_base=base,
+                                         source_stamp=stamp)
+                dst = IndexDataCacheFile(cache_path=dst_dir, filename_base=base,
+                                         source_stamp=stamp)
+                have = dst._load_index()
+                used = set(have.values())
+                added = False
+                for key, data_name in src._load_index().items():
+                    if key in have:
+                        continue
+                    i = 1
+                    while dst._data_name(i) in used:
+                        i += 1
+                    new = dst._data_name(i)
+                    shutil.copyfile(src._data_path(data_name), dst._data_path(new))
+                    have[key] = new
+                    used.add(new)
+                    added = True
+                if added:
+                    dst._save_index(have)
 
 
 def _count(folder):
@@ -181,14 +399,15 @@ def build_env(folder, cache_dir):
 
 
 def main(argv=None):
-    """``python -m svmlab._shipped_build build [FOLDER] [--reuse SRC]``: build the
-    shipped folder (default: this package's ``_machine_code``) in a child
-    process with the portable target, or copy ``SRC`` when its manifest
-    shows it was built from these sources for this numba and Python;
+    """``python -m svmlab._shipped_build build [FOLDER] [--reuse SRC] [--jobs N]
+    [--keep]``: build the shipped folder (default: this package's
+    ``_machine_code``) in ``N`` worker processes with the portable target
+    (:func:`build`), or copy ``SRC`` when its manifest shows it was built from
+    these sources for this numba and Python; ``--keep``: leave ``FOLDER`` as
+    it is when it already holds a complete build of these sources.
     ``python -m svmlab._shipped_build status``: say whether this installation
     loads shipped code."""
-    import subprocess
-    import tempfile
+    import shutil
 
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = argv[0] if argv else "status"
@@ -199,38 +418,41 @@ def main(argv=None):
     if cmd == "seal" and len(argv) > 1:
         print(json.dumps({k: v for k, v in seal(argv[1]).items() if k != "sources"}))
         return 0
+    if cmd == "worker" and len(argv) > 1:
+        return _worker(argv[1])
     if cmd != "build":
         print(__doc__.split("\n\n")[0])
         return 2
-    reuse = None
-    if "--reuse" in argv:
-        i = argv.index("--reuse")
-        reuse = argv[i + 1]
-        del argv[i:i + 2]
+    opts = {}
+    for flag in ("--reuse", "--jobs"):
+        if flag in argv:
+            i = argv.index(flag)
+            opts[flag] = argv[i + 1]
+            del argv[i:i + 2]
+    keep = "--keep" in argv
+    argv = [a for a in argv if a != "--keep"]
     folder = os.path.abspath(argv[1] if len(argv) > 1 else MACHINE_CODE_DIR)
-    import shutil
-
+    if keep:
+        ok, why, man = status(folder)
+        if ok and man.get("complete"):
+            print(f"svmlab: kept {folder}: {why}", file=sys.stderr)
+            return 0
+    reuse = opts.get("--reuse")
     if reuse and os.path.abspath(reuse) != folder:
-        ok, why, _ = status(os.path.abspath(reuse))
-        if ok:  # built from these very sources, for this numba and Python
+        ok, why, man = status(os.path.abspath(reuse))
+        if ok and man.get("complete"):  # built from these very sources, numba and Python
             shutil.rmtree(folder, ignore_errors=True)
             shutil.copytree(reuse, folder)
-            print(f"reused {reuse}: {why}", file=sys.stderr)
+            print(f"svmlab: reused {reuse}: {why}", file=sys.stderr)
             return 0
-        print(f"not reusing {reuse}: {why}", file=sys.stderr)
+        print(f"svmlab: not reusing {reuse}: {why}", file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)  # no entry of an older build survives
-    os.makedirs(folder)
-    with tempfile.TemporaryDirectory(prefix="svmlab-ship-") as cache:
-        env = build_env(folder, cache)
-        code = ("import json, svmlab._shipped as s; "
-                f"print(json.dumps(s.build({folder!r})))")
-        t0 = time.time()
-        proc = subprocess.run([sys.executable, "-c", code], env=env,
-                              cwd=os.path.dirname(PACKAGE_DIR))
-        if proc.returncode != 0:
-            return proc.returncode
-    print(f"built {folder} in {time.time() - t0:.0f} s", file=sys.stderr)
-    return 0
+    man = build(folder, jobs=int(opts["--jobs"]) if "--jobs" in opts else None,
+                progress=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"svmlab: built {folder}: {man['entries']} overloads in {man['wall_s']:.0f} s "
+          f"({man['cpu_s']:.0f} CPU-s, {man['jobs']} processes)"
+          + (f"; failed: {man['failed']}" if man["failed"] else ""), file=sys.stderr)
+    return 0 if man["complete"] else 1
 
 
 if __name__ == "__main__":

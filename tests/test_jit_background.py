@@ -65,8 +65,11 @@ _COUNT = textwrap.dedent("""
 
 
 def _env(tmp_path, **extra):
+    # SVMLAB_SHIPPED=0: what these processes compile is the point, so an
+    # editable install's machine code in the checkout (svmlab._shipped) is ignored
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), SVMLAB_JIT="auto",
-               PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]), SVMLAB_JIT_IDLE="3")
+               PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]), SVMLAB_JIT_IDLE="3",
+               SVMLAB_SHIPPED="0")
     env.pop("SVMLAB_JIT_WORKER", None)
     env.update(extra)
     return env

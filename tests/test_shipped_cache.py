@@ -63,7 +63,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def _run(tmp_path, src_dir, shipped, cache, env_extra, what="float"):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=ROOT)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=ROOT, SVMLAB_SHIPPED="1")
     for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", _shipped.BUILD_ENV):
         env.pop(k, None)
     env.update(env_extra)
@@ -222,5 +222,134 @@ def test_seal_makes_a_stopped_build_loadable(tmp_path):
         if _shipped.host_has_features():
             ok, why, _ = _shipped.status(str(shipped))
             assert ok and "partial build" in why, why
+    finally:
+        _shipped.status.cache_clear()
+
+
+_BUILD_ENV = {_shipped.BUILD_ENV: None, "NUMBA_CPU_NAME": _shipped.PORTABLE_CPU,
+              "NUMBA_CPU_FEATURES": _shipped.PORTABLE_FEATURES}
+
+
+def test_parallel_stages_merge_into_one_store(tmp_path):
+    """A parallel build (svmlab._shipped_build.build) compiles in several
+    processes, each into its own staging folder (no two write one index
+    file), then merges them: every overload of every stage loads from the
+    merged store without a compilation, an overload two stages both hold
+    is kept once, and the stages' numbering of data files does not clash."""
+    src, stages = tmp_path / "src", [tmp_path / "s0", tmp_path / "s1"]
+    src.mkdir()
+    (src / "shipmod.py").write_text(MODULE)
+    # stage 0 compiles the float overloads, stage 1 the float and int ones
+    for stage, what in zip(stages, ("float", "int")):
+        _run(tmp_path, src, stage, tmp_path / f"c{stage.name}",
+             dict(_BUILD_ENV, **{_shipped.BUILD_ENV: str(stage)}), what=what)
+    merged = tmp_path / "merged"
+    _shipped_build.merge([str(s) for s in stages], str(merged), _shipped.source_hash(str(src)))
+    nbc = [f for f in _files(merged) if f.endswith(".nbc")]
+    # kernel and helper for float64 and int64 arrays, each once (the stages
+    # hold 2 + 4 overloads, the float64 ones twice)
+    assert len(nbc) == 4, nbc
+    assert sum(f.endswith(".nbc") for s in stages for f in _files(s)) == 6
+    got = _run(tmp_path, src, merged, tmp_path / "user", {}, what="int")
+    assert got["kernel"] == 30.0 and got["kernel_int"] == 30
+    assert got["compiled"] == [], f"compiled although merged: {got['compiled']}"
+
+
+def test_switching_the_store_off(tmp_path):
+    """SVMLAB_SHIPPED=0 (the tests that exercise compilation set it) makes an
+    attached dispatcher compile instead of loading the store."""
+    src, shipped = tmp_path / "src", tmp_path / "shipped"
+    src.mkdir()
+    (src / "shipmod.py").write_text(MODULE)
+    _run(tmp_path, src, shipped, tmp_path / "bc", dict(_BUILD_ENV, **{_shipped.BUILD_ENV:
+                                                                      str(shipped)}))
+    got = _run(tmp_path, src, shipped, tmp_path / "uc", {"SVMLAB_SHIPPED": "0"})
+    assert got["kernel"] == 30.0
+    assert sorted(got["compiled_float"]) == ["helper", "kernel"]
+
+
+def _backend():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_svmlab_build_under_test", os.path.join(ROOT, "build_backend", "_svmlab_build.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_editable_install_asks_for_the_build_dependencies(monkeypatch):
+    backend = _backend()
+    # setuptools' own answer runs setup.py, which needs wheel/setuptools>=70.1
+    # (present in pip's isolated build environment, maybe not here)
+    monkeypatch.setattr(backend._orig, "get_requires_for_build_editable", lambda c=None: [])
+    monkeypatch.delenv("SVMLAB_SHIP_MACHINE_CODE", raising=False)
+    reqs = backend.get_requires_for_build_editable()
+    assert any(r.startswith("numba") for r in reqs) and any(r.startswith("scipy") for r in reqs)
+    monkeypatch.setenv("SVMLAB_SHIP_MACHINE_CODE", "0")
+    assert not any(r.startswith("numba") for r in backend.get_requires_for_build_editable())
+
+
+def test_a_failed_in_tree_build_never_fails_the_install(monkeypatch, capsys):
+    """build_editable's machine-code step warns and returns whatever goes
+    wrong: a build that exits non-zero, or one that cannot even start."""
+    import subprocess as sp
+
+    backend = _backend()
+    monkeypatch.delenv("SVMLAB_SHIP_MACHINE_CODE", raising=False)
+    monkeypatch.setattr(backend.platform, "machine", lambda: "x86_64")
+    real = sp.run
+
+    def fails(cmd, *a, **k):
+        if "svmlab._shipped_build" in cmd:
+            return sp.CompletedProcess(cmd, 3)
+        return real(cmd, *a, **k)
+
+    monkeypatch.setattr(backend.subprocess, "run", fails)
+    assert backend.build_in_tree() is False
+    assert "did not finish (exit 3" in capsys.readouterr().err
+
+    def breaks(cmd, *a, **k):
+        raise OSError("no such interpreter")
+
+    monkeypatch.setattr(backend.subprocess, "run", breaks)
+    assert backend.build_in_tree() is False
+    assert "failed (OSError: no such interpreter)" in capsys.readouterr().err
+    monkeypatch.setenv("SVMLAB_SHIP_MACHINE_CODE", "0")
+    assert backend.build_in_tree() is False
+    assert "SVMLAB_SHIP_MACHINE_CODE=0" in capsys.readouterr().err
+
+
+def test_the_in_tree_store_is_never_committed():
+    """The editable install writes svmlab/_machine_code into the checkout;
+    git must ignore it (machine code for one numba and Python, megabytes)."""
+    if not os.path.exists(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout")
+    proc = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q",
+                           "svmlab/_machine_code/manifest.json"], capture_output=True)
+    assert proc.returncode == 0, "svmlab/_machine_code is not git-ignored"
+    tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "svmlab/_machine_code"],
+                             capture_output=True, text=True).stdout.split()
+    assert tracked == []
+
+
+def test_build_compiles_a_family_in_a_worker_and_loads_it(tmp_path):
+    """svmlab._shipped_build.build end to end on one family (the cheapest):
+    a worker process compiles for the portable target into its staging
+    folder, the parent merges it and writes a manifest that this checkout's
+    sources satisfy, and the progress lines count parts and kernels."""
+    lines = []
+    folder = tmp_path / "mc"
+    man = _shipped_build.build(str(folder), jobs=2, fits=False, families=("cutting_plane",),
+                               progress=lines.append, every=5.0)
+    assert man["complete"] and man["stages"] == ["warm:cutting_plane"] and man["jobs"] == 1
+    assert man["entries"] > 0 and man["kernels_compiled"] >= man["entries"] / 2
+    assert "cutting_plane/_passes.py" in man["sources"]
+    assert "1 of 1 parts done" in lines[-1] and "kernels compiled" in lines[-1]
+    _shipped.status.cache_clear()
+    try:
+        if _shipped.host_has_features():
+            ok, why, _ = _shipped.status(str(folder))
+            assert ok, why
     finally:
         _shipped.status.cache_clear()

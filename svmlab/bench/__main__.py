@@ -151,9 +151,10 @@ def build_parser():
     p.add_argument("--no-progress", action="store_true", help="no tqdm bars")
     p.add_argument("--no-plots", action="store_true", help="do not save figures")
     p.add_argument("--list", action="store_true", help="list the suites and exit")
-    p.add_argument("--install", choices=["editable", "wheel"], default=None,
-                   help="cold-start suite: measure this checkout (editable, default) or its "
-                        "wheel installed into a new venv (wheel)")
+    p.add_argument("--install", choices=["editable", "editable-venv", "wheel"], default=None,
+                   help="cold-start suite: measure this checkout (editable, default), "
+                        "pip install -e of a fresh clone into a new venv (editable-venv) or "
+                        "its wheel installed into a new venv (wheel)")
     return p
 
 

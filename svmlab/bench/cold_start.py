@@ -37,6 +37,18 @@ At full size the suite also reports :func:`svmlab.warm_up` per family in a
 fresh process with an empty cache, as CPU-seconds (``time.process_time``
 of this process plus its children).
 
+``--install editable-venv`` (:envvar:`SVMLAB_BENCH_INSTALL` =
+``editable-venv``) measures what the README's editable install gives a new
+user: the suite clones this checkout's committed ``HEAD`` into a temporary
+directory, creates a new venv there and runs ``pip install --no-deps -e``
+on the clone (pip's isolated build; the build backend compiles the machine
+code into the clone, docs/decisions/28a01-editable-install-builds-machine-code.md),
+reports the install's wall and CPU seconds, makes the running
+interpreter's site-packages importable by a ``.pth`` file, and runs every
+case with that venv's Python from an empty directory.  The sized table
+then also has ``python -m svmlab.tour``: once in a fresh process with an
+empty numba cache (first) and once more with the cache it left (warm).
+
 ``--install wheel`` (``python -m svmlab.bench --suite cold-start --install
 wheel``, or :envvar:`SVMLAB_BENCH_INSTALL` = ``wheel``) measures what a user
 of the wheel meets: the suite builds the wheel (``pip wheel``, which
@@ -178,8 +190,9 @@ _SIZED_SCRIPT = textwrap.dedent("""
     w = svmlab._jit._the_worker
     if w is not None and w.proc is not None:
         w.proc.kill()
+    import os
     print(json.dumps(dict(import_s=t1 - t0, first_s=t2 - t1, second_s=t3 - t2,
-                          compiled_in_first_fits=n_first,
+                          compiled_in_first_fits=n_first, load=os.getloadavg()[0],
                           compiled_in_second_fit=len(compiled) - n_first,
                           shipped=_shipped.status()[1], svmlab_file=svmlab.__file__)))
 """)
@@ -200,23 +213,44 @@ _WARM_SCRIPT = textwrap.dedent("""
 """)
 
 
+_TOUR_SCRIPT = textwrap.dedent("""
+    import json, os, sys, time, contextlib, io
+    t0 = time.perf_counter()
+""") + _COUNT + textwrap.dedent("""
+    from svmlab import tour
+    with contextlib.redirect_stdout(io.StringIO()):
+        tour.main(["--out", sys.argv[1]])
+    print(json.dumps(dict(wall_s=time.perf_counter() - t0, compiled=len(compiled),
+                          load=os.getloadavg()[0])))
+""")
+
+
 class Install:
     """Where the measured processes take svmlab from: this checkout
-    (``editable``) or a wheel installed into a new venv (``wheel``)."""
+    (``editable``), a fresh clone installed with ``pip install -e`` into a
+    new venv (``editable-venv``), or a wheel installed into a new venv
+    (``wheel``)."""
+
+    KINDS = ("editable", "editable-venv", "wheel")
 
     def __init__(self, kind="editable"):
-        if kind not in ("editable", "wheel"):
-            raise ValueError(f"install must be 'editable' or 'wheel', got {kind!r}")
+        if kind not in self.KINDS:
+            raise ValueError(f"install must be 'editable', 'editable-venv' or 'wheel', "
+                             f"got {kind!r}")
         self.kind = kind
         self.python = sys.executable
         self.tmp = None
         self.build_s = None
+        self.build_cpu_s = None
         self.wheel = None
 
     def __enter__(self):
         if self.kind == "wheel":
             self.tmp = tempfile.mkdtemp(prefix="svmlab-wheel-")
             self.python, self.wheel, self.build_s = install_wheel(self.tmp)
+        elif self.kind == "editable-venv":
+            self.tmp = tempfile.mkdtemp(prefix="svmlab-editable-")
+            self.python, self.build_s, self.build_cpu_s = install_editable(self.tmp)
         return self
 
     def __exit__(self, *exc):
@@ -224,9 +258,11 @@ class Install:
             shutil.rmtree(self.tmp, ignore_errors=True)
         return False
 
-    def run(self, args, env_extra, timeout):
-        """Run ``python args`` in a fresh process with an empty numba cache."""
-        with tempfile.TemporaryDirectory(prefix="svmlab-cold-") as cache:
+    def run(self, args, env_extra, timeout, cache=None):
+        """Run ``python args`` in a fresh process with an empty numba cache
+        (or the folder ``cache``)."""
+        with tempfile.TemporaryDirectory(prefix="svmlab-cold-") as tmp:
+            cache = cache or tmp
             env = dict(os.environ, NUMBA_CACHE_DIR=cache, SVMLAB_PROGRESS="0", **env_extra)
             if self.kind == "editable":
                 env["PYTHONPATH"] = ROOT + (os.pathsep + os.environ["PYTHONPATH"]
@@ -234,7 +270,7 @@ class Install:
                 cwd = None
             else:
                 env.pop("PYTHONPATH", None)
-                cwd = cache  # an empty directory: no source tree on sys.path
+                cwd = tmp  # an empty directory: no source tree on sys.path
             return subprocess.run([self.python, *args], env=env, cwd=cwd,
                                   capture_output=True, text=True, timeout=timeout)
 
@@ -246,7 +282,6 @@ def install_wheel(tmp, python=None):
     (default: the running interpreter's) through a ``.pth`` file.  Returns
     (the venv's python, the wheel's path, seconds spent building)."""
     import glob
-    import sysconfig
 
     python = python or sys.executable
     dist = os.path.join(tmp, "dist")
@@ -261,6 +296,13 @@ def install_wheel(tmp, python=None):
     subprocess.run([python, "-m", "venv", venv], check=True)
     vpy = os.path.join(venv, "bin", "python")
     subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-deps", wheel], check=True)
+    _deps_pth(vpy, python)
+    return vpy, wheel, build_s
+
+
+def _deps_pth(vpy, python):
+    import sysconfig
+
     site = subprocess.run([vpy, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     deps = sysconfig.get_paths()["purelib"] if python == sys.executable else subprocess.run(
@@ -268,7 +310,33 @@ def install_wheel(tmp, python=None):
         check=True, capture_output=True, text=True).stdout.strip()
     with open(os.path.join(site, "zz_svmlab_bench_deps.pth"), "w") as f:
         f.write(deps + "\n")  # appended after the venv's own site-packages
-    return vpy, wheel, build_s
+
+
+def install_editable(tmp, python=None):
+    """Clone this checkout's ``HEAD`` into ``tmp/src`` (uncommitted changes
+    are not in it), create the venv ``tmp/venv`` and ``pip install --no-deps
+    -e`` the clone there (pip's isolated build, as the README's install:
+    the backend compiles the machine code into the clone); the dependencies
+    come from ``python``'s site-packages through a ``.pth`` file.  Returns
+    (the venv's python, wall seconds and CPU-seconds of the install)."""
+    import resource
+
+    python = python or sys.executable
+    src = os.path.join(tmp, "src")
+    subprocess.run(["git", "clone", "--quiet", ROOT, src], check=True)
+    venv = os.path.join(tmp, "venv")
+    subprocess.run([python, "-m", "venv", venv], check=True)
+    vpy = os.path.join(venv, "bin", "python")
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NUMBA_CACHE_DIR")}
+    subprocess.run([vpy, "-m", "pip", "install", "-q", "--no-deps", "-e", src], check=True,
+                   env=env)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    _deps_pth(vpy, python)
+    return vpy, wall, cpu
 
 
 _INSTALL = Install()
@@ -295,6 +363,25 @@ def measure_sized(expr, data, timeout=3600, install=None):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def measure_tour(timeout=3600, install=None):
+    """``python -m svmlab.tour`` (its plot into a temporary folder) in a fresh
+    process with an empty numba cache, then once more in another process
+    with the cache the first left: {first: {...}, warm: {...}}, each with
+    the wall seconds, the compile events and the load."""
+    install = install or _INSTALL
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="svmlab-tour-") as tmp:
+        cache = os.path.join(tmp, "cache")
+        os.makedirs(cache)
+        for which in ("first", "warm"):
+            proc = install.run(["-c", _TOUR_SCRIPT, os.path.join(tmp, "plot")],
+                               {"SVMLAB_JIT": "auto"}, timeout, cache=cache)
+            if proc.returncode != 0:
+                raise RuntimeError(f"tour: exit {proc.returncode}: {proc.stderr[-2000:]}")
+            out[which] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
 def measure_warm_up(families=(), timeout=7200, install=None):
     """``svmlab.warm_up(family)`` for each family in turn, in one fresh
     process with an empty numba cache: {family: {cpu_s, wall_s}}."""
@@ -317,9 +404,15 @@ def cold_start(ctx):
         global _INSTALL
         old, _INSTALL = _INSTALL, install
         try:
-            if install.build_s is not None:
+            if install.wheel is not None:
                 ctx.log(f"wheel {os.path.basename(install.wheel)} built in "
                         f"{install.build_s:.0f} s, installed into a new venv")
+            elif install.build_s is not None:
+                ctx.log(f"pip install --no-deps -e of a fresh clone into a new venv: "
+                        f"{install.build_s:.0f} s wall, {install.build_cpu_s:.0f} CPU-s")
+                ctx.emit(Result(case="pip install -e (fresh clone, new venv, no deps)",
+                                solver="install", time_s=install.build_s,
+                                extra={"install": kind, "cpu_s": install.build_cpu_s}))
             _cold_start(ctx, kind)
         finally:
             _INSTALL = old
@@ -369,13 +462,13 @@ def _sized(ctx, install, full):
     the compilation would take minutes)."""
     from svmlab import _shipped
 
-    shipped = install == "wheel" or _shipped.status()[0]
+    shipped = install != "editable" or _shipped.status()[0]
     if not full and not shipped:
         ctx.log("sized cases skipped at smoke size: no shipped machine code here "
                 f"({_shipped.status()[1]})")
         return
     head = ("case", "estimator", "install", "first fit", "warm fit", "first - warm",
-            "compiled in first fit", "shipped code")
+            "compiled in first fit", "load", "shipped code")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for case, label, expr, data in SIZED:
         if data == "a9a" and not full:
@@ -387,7 +480,16 @@ def _sized(ctx, install, full):
                         extra={"install": install}))
         lines.append(f"| {case} | {label} | {install} | {m['first_s']:.2f} | "
                      f"{m['second_s']:.2f} | {m['first_s'] - m['second_s']:.2f} | "
-                     f"{m['compiled_in_first_fits']} | {m['shipped']} |")
+                     f"{m['compiled_in_first_fits']} | {m['load']:.1f} | {m['shipped']} |")
+    if full:
+        t = measure_tour()
+        f, w = t["first"], t["warm"]
+        for which, v in t.items():
+            ctx.emit(Result(case="python -m svmlab.tour", solver=f"tour, {which} run",
+                            time_s=v["wall_s"], extra={"install": install, **v}))
+        lines.append(f"| python -m svmlab.tour (whole run) | SMOClassifier | {install} | "
+                     f"{f['wall_s']:.2f} | {w['wall_s']:.2f} | {f['wall_s'] - w['wall_s']:.2f} "
+                     f"| {f['compiled']} | {f['load']:.1f} | |")
     table = "\n".join(lines)
     ctx.log("first fits at the sizes users start with (seconds):\n" + table)
     print(table)
