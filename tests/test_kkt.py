@@ -197,3 +197,43 @@ def test_bounds_b_equals_intercept_rule():
         beta = y * alpha
         a = np.clip(y * beta, 0, C)
         assert _bounds_b(r, Kb, y, beta, C) == _brute_intercept(r - Kb, y, a, C)
+
+
+@njit
+def _fold_scan(v, up, low):
+    """The compiled choice of i and of M, one candidate at a time, as the
+    solvers' scans call it."""
+    m, i, M, j = -np.inf, np.int64(-1), np.inf, np.int64(-1)
+    for t in range(v.shape[0]):
+        m, i = _kkt.fold_up(m, i, t, v[t], up[t])
+        M, j = _kkt.fold_low(M, j, t, v[t], low[t])
+    return m, i, M, j
+
+
+def test_fold_first_index_on_ties_and_sets_respected():
+    v = np.array([3.0, 1.0, 3.0, -2.0, 9.0, -2.0])
+    up = np.array([False, True, True, True, False, True])
+    low = np.array([True, False, True, True, False, True])
+    # 9.0 (not in I_up) never wins; of the two 3.0 the first member (2) does
+    assert _fold_scan(v, up, low) == (3.0, 2, -2.0, 3)
+    assert _fold_scan(v, np.zeros(6, bool), np.zeros(6, bool)) == (-np.inf, -1, np.inf, -1)
+    assert not _kkt.takes_i(1.0, 1.0) and _kkt.takes_i(1.5, 1.0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_violating_pair_active_mask_matches_readable_twin(kind):
+    """The NumPy twin over active samples (the decomposition's
+    max_violating_pair) against the readable reference of the rule."""
+    from svmlab.decomposition._working_set import max_violating_pair
+    from svmlab.reference.subproblem import max_violating_pair as ref_pair
+
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 40):
+        v, y, alpha, C = _case(rng, n, kind)
+        assert max_violating_pair(v, y, alpha, C) == ref_pair(v, y, alpha, C)
+        active = rng.random(n) < 0.6
+        m, i, M, j = _kkt.violating_pair_np(v, y, alpha, C, active)
+        up, low = _brute_sets(y, alpha, C)
+        up, low = up & active, low & active
+        assert i == (int(np.flatnonzero(up)[np.argmax(v[up])]) if up.any() else -1)
+        assert j == (int(np.flatnonzero(low)[np.argmin(v[low])]) if low.any() else -1)

@@ -19,13 +19,14 @@ Modules: ``smo`` (Platt's SMO, TR section 4), ``wss2`` (LIBSVM's WSS 2),
 engine of chunking and decomposition),
 ``chunking`` (Vapnik's chunking), ``decomposition`` (Osuna's
 decomposition), ``cutting_plane`` (Joachims' Algorithm 1), ``ordinal``
-(Algorithm 2 with its sorted sweep) and ``random_pairs`` (SMO with random
-pairs, the baseline for Platt's heuristics in notebook 02).
+(Algorithm 2 with its sorted sweep), ``random_pairs`` (SMO with random
+pairs, the baseline for Platt's heuristics in notebook 02) and ``blocked``
+(the blocked decomposition of ``DecompositionClassifier(engine="smo")``).
 """
 
 
 _MODULES = ("smo", "wss2", "dual", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
-            "ordinal", "random_pairs")
+            "ordinal", "random_pairs", "blocked")
 
 __all__ = list(_MODULES)
 
