@@ -530,11 +530,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Shrinking and recording options.
     kmax : int
         Most successful steps to take in this call.
-    nu, mapped, blocks : None or True
+    nu, mapped : None or True
         Feature switches (module docstring): LIBSVM's ``Solver_NU``; an
-        ``idx`` that is not the identity; float32 rows of dense input
-        (block prefetches and block sums).  None compiles the loop without
+        ``idx`` that is not the identity.  None compiles the loop without
         the feature.
+    blocks : None or bool
+        Float32 rows of dense input (block prefetches and block sums):
+        None for float64 rows (compiled without them), a runtime bool for
+        float32 rows (:func:`svmlab.smo._core.blocks_switch`).
     """
     kd, cd, full, rowfull, rb = rows.kd, rows.cd, rows.full, rows.rowfull, rows.rb
     y, yp, U, kdiag, idx, tol, eps = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol, pb.eps
@@ -543,7 +546,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     l = alpha.shape[0]
     R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
     prefetch = False
-    if blocks is not None:
+    if blocks is not None and blocks:
         prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
     # WSS 2's first loop, fused into the previous step's gradient update
     # (indices that reach calls start as typed int64, not as the literal -1:
@@ -596,7 +599,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 s1 = c_slot[i]
                 if s1 >= 0:
                     lru_hit(c_prev, c_next, c_meta, s1)
-                elif blocks is not None and prefetch:
+                elif blocks is not None and blocks and prefetch:
                     s1 = _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull)
                 else:
                     fetch_row(kd, cd, i, act, ist, rowfull)
