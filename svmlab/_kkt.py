@@ -38,7 +38,7 @@ import numpy as np
 from ._jit import njit
 
 __all__ = [
-    "in_up", "in_low", "up_low", "takes_i", "fold_up", "fold_low",
+    "in_up", "in_low", "up_low", "takes_i",
     "intercept", "intercept_np", "intercept_from_v",
     "violating_pair", "violating_pair_np",
     "kkt_violation", "kkt_violation_np",
@@ -92,11 +92,10 @@ def in_low(y, a, c):
 
 
 # --------------------------------------------------------------------------
-# the maximal-violation choice: i = argmax_{I_up} v (first index on ties),
-# M = min_{I_low} v.  Every compiled scan (Platt's and WSS2's first loops,
-# the fused gradient update, the blocked sub-problem, violating_pair) folds
-# its candidates through these two, so the rule and its tie-break live here;
-# the readable twin is svmlab.reference.subproblem.max_violating_pair.
+# the maximal-violation choice: i = argmax_{I_up} v, its tie rule takes_i
+# (first index).  Every compiled scan (Platt's and WSS2's first loops, the
+# fused gradient update, violating_pair) takes i through it; the readable
+# twin is svmlab.reference.subproblem.max_violating_pair.
 
 @njit(cache=True, inline="always")
 def takes_i(u, m):
@@ -105,28 +104,6 @@ def takes_i(u, m):
     takes the last, svmlab's choice is older and every same-steps test is
     built on it)."""
     return u > m
-
-
-@njit(cache=True, inline="always")
-def fold_up(m, i, t, v_t, up):
-    """One candidate of the choice of i: ``(m, i)`` after seeing sample t
-    with value ``v_t`` (``up``: t in I_up, :func:`in_up`).  Written as a
-    select (``-inf`` outside I_up), not a branch: membership is unpredictable."""
-    u = v_t if up else -np.inf
-    if takes_i(u, m):
-        return u, t
-    return m, i
-
-
-@njit(cache=True, inline="always")
-def fold_low(M, j, t, v_t, low):
-    """One candidate of ``M = min_{I_low} v``: ``(M, j)`` after sample t
-    (``low``: t in I_low, :func:`in_low`; first index on ties).  Callers
-    that need no ``j`` pass any index and drop it (the compiler removes it)."""
-    w = v_t if low else np.inf
-    if w < M:
-        return w, t
-    return M, j
 
 
 def up_low(y, alpha, C):
@@ -238,8 +215,13 @@ def violating_pair(v, y, alpha, C):
     i = -1
     j = -1
     for k in range(y.shape[0]):
-        m, i = fold_up(m, i, k, v[k], in_up(y[k], alpha[k], C[k]))
-        M, j = fold_low(M, j, k, v[k], in_low(y[k], alpha[k], C[k]))
+        vk = v[k]
+        if in_up(y[k], alpha[k], C[k]) and takes_i(vk, m):
+            m = vk
+            i = k
+        if in_low(y[k], alpha[k], C[k]) and vk < M:
+            M = vk
+            j = k
     return m, i, M, j
 
 

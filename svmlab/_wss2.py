@@ -32,8 +32,7 @@ Ties (the rule, written once here and in :mod:`svmlab.reference.wss2`):
 The pieces are small compiled functions that the loops inline
 (:mod:`svmlab.smo`'s WSS2 loop, the blocked decomposition's sub-problem
 solver); each is written once here (the choice of ``i``, which WSS 2 shares
-with every first-order rule, once in :mod:`svmlab._kkt`: :func:`takes_i`,
-``fold_up``), and its readable twin once in :mod:`svmlab.reference.wss2`
+with every first-order rule, once in :mod:`svmlab._kkt`: :func:`takes_i`), and its readable twin once in :mod:`svmlab.reference.wss2`
 (``gain``, ``select_j``).  A new working-set rule is a function here, its
 entry where the loops choose the rule, and its twin there.  ``nu`` variants (LIBSVM's
 ``Solver_NU``) use the same gain with ``i`` taken per class.

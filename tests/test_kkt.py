@@ -199,24 +199,14 @@ def test_bounds_b_equals_intercept_rule():
         assert _bounds_b(r, Kb, y, beta, C) == _brute_intercept(r - Kb, y, a, C)
 
 
-@njit
-def _fold_scan(v, up, low):
-    """The compiled choice of i and of M, one candidate at a time, as the
-    solvers' scans call it."""
-    m, i, M, j = -np.inf, np.int64(-1), np.inf, np.int64(-1)
-    for t in range(v.shape[0]):
-        m, i = _kkt.fold_up(m, i, t, v[t], up[t])
-        M, j = _kkt.fold_low(M, j, t, v[t], low[t])
-    return m, i, M, j
-
-
-def test_fold_first_index_on_ties_and_sets_respected():
+def test_first_index_on_ties_and_sets_respected():
     v = np.array([3.0, 1.0, 3.0, -2.0, 9.0, -2.0])
-    up = np.array([False, True, True, True, False, True])
-    low = np.array([True, False, True, True, False, True])
-    # 9.0 (not in I_up) never wins; of the two 3.0 the first member (2) does
-    assert _fold_scan(v, up, low) == (3.0, 2, -2.0, 3)
-    assert _fold_scan(v, np.zeros(6, bool), np.zeros(6, bool)) == (-np.inf, -1, np.inf, -1)
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    alpha = np.array([1.0, 0.5, 0.5, 0.5, 0.0, 0.5])
+    C = np.ones(6)
+    # sample 4 (v = 9, y = -1 at 0) is not in I_up; of the two 3.0 in I_up
+    # (0 is at C: not) the first member (2) is i; M's first index is 3
+    assert _kkt.violating_pair(v, y, alpha, C) == (3.0, 2, -2.0, 3)
     assert not _kkt.takes_i(1.0, 1.0) and _kkt.takes_i(1.5, 1.0)
 
 

@@ -49,7 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .._kkt import fold_low, fold_up, in_low, in_up
+from .._kkt import in_low, in_up, takes_i
 from .._linalg import insert_sorted
 from .._wss2 import gain_or_nan, takes_j
 from ..kernels._rows import KernelData, kernel_row
@@ -276,11 +276,17 @@ def _extremes(yp, y, U, alpha, G, act, na, nu):
         up = in_up(y[t], a, u)
         low = in_low(y[t], a, u)
         if nu is not None and y[t] < 0:
-            mn, i_n = fold_up(mn, i_n, t, mf, up)
-            Mn, _ = fold_low(Mn, i_n, t, mf, low)
+            if up and takes_i(mf, mn):
+                mn = mf
+                i_n = t
+            if low and mf < Mn:
+                Mn = mf
         else:
-            m, i = fold_up(m, i, t, mf, up)
-            M, _ = fold_low(M, i, t, mf, low)
+            if up and takes_i(mf, m):
+                m = mf
+                i = t
+            if low and mf < M:
+                M = mf
     return m, i, M, mn, i_n, Mn
 
 
@@ -702,8 +708,12 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 mf = yp[t] - g
                 a = alpha[t]
                 u = U[t]
-                pre_m, pre_i = fold_up(pre_m, pre_i, t, mf, in_up(y[t], a, u))
-                pre_M, _ = fold_low(pre_M, pre_i, t, mf, in_low(y[t], a, u))
+                v = mf if in_up(y[t], a, u) else -np.inf
+                if takes_i(v, pre_m):
+                    pre_m = v
+                    pre_i = t
+                v = mf if in_low(y[t], a, u) else np.inf
+                pre_M = v if v < pre_M else pre_M
             pre = True
         # ---- Gbar (the sum over the variables at their bound) ----
         if (ai >= Ui) != (ain >= Ui):

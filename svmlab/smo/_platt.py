@@ -83,7 +83,7 @@ from typing import NamedTuple
 import numpy as np
 from .._jit import njit
 
-from .._kkt import fold_low, fold_up, in_low, in_up
+from .._kkt import in_low, in_up, takes_i
 from ..kernels._bits import popcount
 from ..kernels._rows import KernelData, kernel_row_against, row_dot
 from ..kernels.cache import CacheData, cache_reset, get_row_against, lru_hit
@@ -288,8 +288,14 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
         mf = y[t] - G[t]
         a = alpha[t]
         c = Cv[t]
-        m, im = fold_up(m, im, t, mf, in_up(y[t], a, c))
-        M, _ = fold_low(M, im, t, mf, in_low(y[t], a, c))
+        up = in_up(y[t], a, c)
+        low = in_low(y[t], a, c)
+        u = mf if up else -np.inf
+        if takes_i(u, m):
+            m = u
+            im = t
+        v = mf if low else np.inf
+        M = v if v < M else M
     return m, im, M
 
 
