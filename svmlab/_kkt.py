@@ -38,7 +38,7 @@ import numpy as np
 from ._jit import njit
 
 __all__ = [
-    "in_up", "in_low", "up_low",
+    "in_up", "in_low", "up_low", "takes_i",
     "intercept", "intercept_np", "intercept_from_v",
     "violating_pair", "violating_pair_np",
     "kkt_violation", "kkt_violation_np",
@@ -89,6 +89,21 @@ def in_low(y, a, c):
         ``a > 0`` for a positive sample, ``a < c`` for a negative one.
     """
     return (a > 0.0) if y > 0 else (a < c)
+
+
+# --------------------------------------------------------------------------
+# the maximal-violation choice: i = argmax_{I_up} v, its tie rule takes_i
+# (first index).  Every compiled scan (Platt's and WSS2's first loops, the
+# fused gradient update, violating_pair) takes i through it; the readable
+# twin is svmlab.reference.subproblem.max_violating_pair.
+
+@njit(cache=True, inline="always")
+def takes_i(u, m):
+    """Whether ``u`` replaces the running maximum ``m`` of the choice of i
+    (strictly larger: the first maximising index wins; LIBSVM's ``>=``
+    takes the last, svmlab's choice is older and every same-steps test is
+    built on it)."""
+    return u > m
 
 
 def up_low(y, alpha, C):
@@ -201,7 +216,7 @@ def violating_pair(v, y, alpha, C):
     j = -1
     for k in range(y.shape[0]):
         vk = v[k]
-        if in_up(y[k], alpha[k], C[k]) and vk > m:
+        if in_up(y[k], alpha[k], C[k]) and takes_i(vk, m):
             m = vk
             i = k
         if in_low(y[k], alpha[k], C[k]) and vk < M:
@@ -210,9 +225,13 @@ def violating_pair(v, y, alpha, C):
     return m, i, M, j
 
 
-def violating_pair_np(v, y, alpha, C):
-    """NumPy twin of :func:`violating_pair` (``C`` a scalar or (n,))."""
+def violating_pair_np(v, y, alpha, C, active=None):
+    """NumPy twin of :func:`violating_pair` (``C`` a scalar or (n,)); with
+    ``active`` (a boolean mask) over the active samples only."""
     up, low = up_low(y, alpha, C)
+    if active is not None:
+        up &= active
+        low &= active
     if up.any():
         vu = np.where(up, v, -np.inf)
         i = int(np.argmax(vu))

@@ -31,7 +31,10 @@ Ties (the rule, written once here and in :mod:`svmlab.reference.wss2`):
 
 The pieces are small compiled functions that the loops inline
 (:mod:`svmlab.smo`'s WSS2 loop, the blocked decomposition's sub-problem
-solver), plus NumPy twins for Python code.  ``nu`` variants (LIBSVM's
+solver); each is written once here (the choice of ``i``, which WSS 2 shares
+with every first-order rule, once in :mod:`svmlab._kkt`: :func:`takes_i`), and its readable twin once in :mod:`svmlab.reference.wss2`
+(``gain``, ``select_j``).  A new working-set rule is a function here, its
+entry where the loops choose the rule, and its twin there.  ``nu`` variants (LIBSVM's
 ``Solver_NU``) use the same gain with ``i`` taken per class.
 """
 
@@ -40,10 +43,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from ._kkt import in_low
+from ._kkt import in_low, takes_i  # noqa: F401  (the choice of i: svmlab._kkt)
 
-__all__ = ["TAU", "curvature", "gain", "gain_or_nan", "takes_i", "takes_j", "select_j",
-           "gains_np", "select_j_np"]
+__all__ = ["TAU", "curvature", "gain", "gain_or_nan", "takes_i", "takes_j", "select_j"]
 
 #: LIBSVM's replacement of a non-positive curvature ``a_it <= 0`` (its ``TAU``)
 TAU = 1e-12
@@ -70,18 +72,8 @@ def gain_or_nan(low, m, v_t, Kii, Ktt, Kit):
     > 0``), else NaN, which never satisfies :func:`takes_j`.  Branch-free,
     so that a loop over it vectorises (whether t is a candidate is
     unpredictable)."""
-    b = m - v_t
-    a = Kii + Ktt - 2.0 * Kit
-    a = TAU if a <= 0.0 else a
-    g = -b * b / a
-    return g if low & (b > 0.0) else np.nan
-
-
-@njit(cache=True, inline="always")
-def takes_i(u, m):
-    """Whether ``u`` replaces the running maximum ``m`` of the choice of i
-    (strictly larger: the first maximising index wins)."""
-    return u > m
+    g = gain(m, v_t, Kii, Ktt, Kit)
+    return g if low & (m - v_t > 0.0) else np.nan
 
 
 @njit(cache=True, inline="always")
@@ -119,21 +111,3 @@ def select_j(m, i, K, v, y, alpha, C):
             best = g
             j = t
     return j
-
-
-def gains_np(m, v, low, Kii, kdiag, Ki):
-    """NumPy twin of :func:`gain_or_nan` over arrays, with ``+inf`` (not NaN)
-    where t is no candidate, so that ``min`` ignores them."""
-    b = m - v
-    a = Kii + kdiag - 2.0 * Ki
-    a = np.where(a <= 0.0, TAU, a)
-    return np.where(low & (b > 0.0), -b * b / a, np.inf)
-
-
-def select_j_np(m, v, low, Kii, kdiag, Ki):
-    """NumPy twin of the choice of ``j``: the last index with the smallest
-    :func:`gains_np`, or -1 when there is no candidate."""
-    g = gains_np(m, v, low, Kii, kdiag, Ki)
-    if not (g < np.inf).any():
-        return -1
-    return int(len(g) - 1 - np.argmin(g[::-1]))

@@ -17,8 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from svmlab import DecompositionClassifier, SMOClassifier
-from svmlab.decomposition._blocked import (block_smo, blocked_decomposition_np,
-                                           select_working_set)
+from svmlab.decomposition._blocked import block_smo, select_working_set
+from svmlab.reference.blocked import blocked_decomposition as blocked_decomposition_np
 from svmlab.decomposition.estimators import BlockedDecompositionRun, DecompositionRecord
 
 from reference import dual_objective, gram, kkt_violation, libsvm_dual, to_pm

@@ -197,3 +197,33 @@ def test_bounds_b_equals_intercept_rule():
         beta = y * alpha
         a = np.clip(y * beta, 0, C)
         assert _bounds_b(r, Kb, y, beta, C) == _brute_intercept(r - Kb, y, a, C)
+
+
+def test_first_index_on_ties_and_sets_respected():
+    v = np.array([3.0, 1.0, 3.0, -2.0, 9.0, -2.0])
+    y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    alpha = np.array([1.0, 0.5, 0.5, 0.5, 0.0, 0.5])
+    C = np.ones(6)
+    # sample 4 (v = 9, y = -1 at 0) is not in I_up; of the two 3.0 in I_up
+    # (0 is at C: not) the first member (2) is i; M's first index is 3
+    assert _kkt.violating_pair(v, y, alpha, C) == (3.0, 2, -2.0, 3)
+    assert not _kkt.takes_i(1.0, 1.0) and _kkt.takes_i(1.5, 1.0)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_violating_pair_active_mask_matches_readable_twin(kind):
+    """The NumPy twin over active samples (the decomposition's
+    max_violating_pair) against the readable reference of the rule."""
+    from svmlab.decomposition._working_set import max_violating_pair
+    from svmlab.reference.subproblem import max_violating_pair as ref_pair
+
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 40):
+        v, y, alpha, C = _case(rng, n, kind)
+        assert max_violating_pair(v, y, alpha, C) == ref_pair(v, y, alpha, C)
+        active = rng.random(n) < 0.6
+        m, i, M, j = _kkt.violating_pair_np(v, y, alpha, C, active)
+        up, low = _brute_sets(y, alpha, C)
+        up, low = up & active, low & active
+        assert i == (int(np.flatnonzero(up)[np.argmax(v[up])]) if up.any() else -1)
+        assert j == (int(np.flatnonzero(low)[np.argmin(v[low])]) if low.any() else -1)

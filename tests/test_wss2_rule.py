@@ -1,12 +1,14 @@
 """svmlab._wss2, the one home of WSS 2's rule: the compiled pieces against
-their NumPy twins and against a brute-force choice of j written here from
-the paper (Fan, Chen and Lin 2005, Algorithm 2), ties included."""
+their readable twins (svmlab.reference.wss2) and against a brute-force
+choice of j written here from the paper (Fan, Chen and Lin 2005,
+Algorithm 2), ties included."""
 
 import numpy as np
 import pytest
 
 from svmlab import _wss2 as W
 from svmlab._kkt import up_low
+from svmlab.reference import wss2 as R
 
 
 def _brute_j(m, v, low, Kii, kdiag, Ki):
@@ -46,7 +48,7 @@ def test_select_j_compiled_numpy_brute(seed, ties):
     kd = np.diag(K).copy()
     j_brute = _brute_j(m, v, low, K[i, i], kd, K[i])
     assert W.select_j(m, i, K, v, y, alpha, C) == j_brute
-    assert W.select_j_np(m, v, low, K[i, i], kd, K[i]) == j_brute
+    assert R.select_j(m, v, low, K[i, i], kd, K[i]) == j_brute
     assert W.select_j.py_func(m, i, K, v, y, alpha, C) == j_brute
 
 
@@ -58,7 +60,7 @@ def test_ties_pick_the_last_j_and_first_i():
     low = np.array([True, True, True, False])
     kd = np.ones(4)
     Ki = np.zeros(4)
-    assert W.select_j_np(1.0, v, low, 1.0, kd, Ki) == 2
+    assert R.select_j(1.0, v, low, 1.0, kd, Ki) == 2
 
 
 def test_tau_replaces_nonpositive_curvature():
@@ -74,8 +76,28 @@ def test_non_candidates_never_win():
     assert np.isnan(W.gain_or_nan(False, 2.0, 1.0, 1.0, 2.0, 0.5))  # not in I_low
     assert np.isnan(W.gain_or_nan(True, 1.0, 1.0, 1.0, 2.0, 0.5))  # v_t = m
     assert not W.takes_j(np.nan, np.inf)
-    assert W.select_j_np(0.0, np.array([1.0, 2.0]), np.array([True, True]), 1.0,
+    assert R.select_j(0.0, np.array([1.0, 2.0]), np.array([True, True]), 1.0,
                          np.ones(2), np.zeros(2)) == -1
     # a huge gain (-inf after overflow) is still a candidate
-    assert W.select_j_np(1e200, np.array([0.0]), np.array([True]), 1.0, np.ones(1),
+    assert R.select_j(1e200, np.array([0.0]), np.array([True]), 1.0, np.ones(1),
                          np.ones(1)) == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gain_compiled_equals_readable_twin(seed):
+    """The one compiled gain (every loop inlines it) and its readable twin
+    agree bit for bit, non-positive curvature (TAU) included."""
+    K, y, C, alpha, v = _problem(seed, ties=True)
+    kd = np.diag(K).copy()
+    for i in range(len(v)):
+        m = v[i] + 0.5
+        twin = R.gain(m, v, K[i, i], kd, K[i])
+        for t in range(len(v)):
+            assert W.gain(m, v[t], K[i, i], kd[t], K[i, t]) == twin[t]
+            low = bool(up_low(y, alpha, C)[1][t])
+            g = W.gain_or_nan(low, m, v[t], K[i, i], kd[t], K[i, t])
+            if low and v[t] < m:
+                assert g == twin[t]
+            else:
+                assert np.isnan(g)
+    assert R.gain(2.0, 1.0, 1.0, 1.0, 1.0) == -1.0 / W.TAU

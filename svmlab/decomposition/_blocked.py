@@ -43,7 +43,8 @@ Osuna/SVMlight family with a modern engine):
    while ``m - M > tol`` is a stall (``converged_ = False``, warning).
 
 The readable one-screen version of the same loop is
-:func:`blocked_decomposition_np` (NumPy only; a test oracle).
+:func:`svmlab.reference.blocked.blocked_decomposition` (NumPy only; a test
+oracle).
 """
 
 from __future__ import annotations
@@ -52,13 +53,13 @@ import numpy as np
 from .._jit import njit
 
 from .._kkt import in_low, violating_pair
-from .._wss2 import gain, select_j_np, takes_j
+from .._wss2 import gain, takes_j
 from ..smo._pairstep import pair_step_box
 from ._smo_engine import pair_update
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
-           "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS", "blocked_decomposition_np"]
+           "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS"]
 
 #: the sub-problem stops at ``max(tol, INNER_FRACTION * outer gap)`` (ThunderSVM)
 INNER_FRACTION = 0.1
@@ -377,61 +378,3 @@ def select_working_set(v, y, alpha, C, q_new, exclude):
                 taken[t] = True
                 out.append(t)
     return np.asarray(out, np.int64)
-
-
-# --------------------------------------------------------------------------
-# the readable twin (NumPy only, a full kernel matrix): a test oracle
-
-def blocked_decomposition_np(K, y, C, tol, q, max_outer=100000):
-    """The whole blocked decomposition on a precomputed float64 kernel
-    matrix ``K`` (n, n), NumPy only: returns ``(alpha, outer_steps)``.
-    Same selection and stopping rules as the compiled path; the
-    sub-problem is solved by plain-Python WSS2 SMO."""
-    n = len(y)
-    Cv = np.broadcast_to(np.asarray(C, float), (n,)).copy()
-    alpha = np.zeros(n)
-    G = np.zeros(n)
-    half = None
-    for step in range(max_outer):
-        v = y - G
-        pos = y > 0
-        up = np.where(pos, alpha < Cv, alpha > 0)
-        low = np.where(pos, alpha > 0, alpha < Cv)
-        gap = (v[up].max() - v[low].min()) if up.any() and low.any() else 0.0
-        if gap <= tol:
-            return alpha, step
-        excl = np.zeros(n, bool)
-        if half is None:
-            B = select_working_set(v, y, alpha, Cv, q, excl)
-        else:
-            excl[half] = True
-            B = np.concatenate([half, select_working_set(v, y, alpha, Cv, q - len(half), excl)])
-        half = B[len(B) - q // 2:]  # the last q/2 stay for the next step
-        a = alpha[B].copy()
-        vb = v[B].copy()
-        Kb = K[np.ix_(B, B)]
-        eps = max(tol, INNER_FRACTION * gap)
-        for _ in range(INNER_STEPS_PER_EXAMPLE * len(B)):
-            upb = np.where(y[B] > 0, a < Cv[B], a > 0)
-            lowb = np.where(y[B] > 0, a > 0, a < Cv[B])
-            i = int(np.argmax(np.where(upb, vb, -np.inf)))
-            m = vb[i]
-            if not upb.any() or not lowb.any() or m - vb[lowb].min() <= eps:
-                break
-            j = select_j_np(m, vb, lowb, Kb[i, i], np.diag(Kb), Kb[i])  # svmlab._wss2
-            moved, aj, ai, *_ = pair_step_box(y[B][j], y[B][i], a[j], a[i], -vb[j], -vb[i], 0.0,
-                                              Kb[j, j], Kb[j, i], Kb[i, i], Cv[B][j], Cv[B][i],
-                                              1e-12)
-            if not moved:
-                break
-            dj = y[B][j] * (aj - a[j])
-            di = y[B][i] * (ai - a[i])
-            a[j], a[i] = aj, ai
-            vb -= Kb[:, j] * dj + Kb[:, i] * di
-        d = y[B] * (a - alpha[B])
-        if not np.any(d != 0):
-            return alpha, step
-        G += K[B].T @ d
-        alpha[B] = a
-    return alpha, max_outer
-

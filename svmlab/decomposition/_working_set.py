@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kkt import intercept_from_v, up_low, violating_pair
+from .._kkt import intercept_from_v, up_low, violating_pair, violating_pair_np
 
 __all__ = ["max_violating_pair", "steepest_feasible", "break_cycle", "chunk_select",
            "irwls_select", "kkt_violations", "SELECTIONS"]
@@ -33,18 +33,12 @@ SELECTIONS = ("random", "largest", "smallest", "mixed")
 
 
 def max_violating_pair(v, y, alpha, C, active=None):
-    """``(i, j, gap)``; ``gap <= 0`` (or i/j = -1) means optimal."""
-    up, low = up_low(y, alpha, C)
-    if active is not None:
-        up &= active
-        low &= active
-    if not up.any() or not low.any():
+    """``(i, j, gap)``; ``gap <= 0`` (or i/j = -1) means optimal.  The rule
+    (first index on ties) is :func:`svmlab._kkt.violating_pair_np`'s."""
+    m, i, M, j = violating_pair_np(v, y, alpha, C, active)
+    if i < 0 or j < 0:
         return -1, -1, 0.0
-    vu = np.where(up, v, -np.inf)
-    vl = np.where(low, v, np.inf)
-    i = int(np.argmax(vu))
-    j = int(np.argmin(vl))
-    return i, j, float(vu[i] - vl[j])
+    return i, j, float(m - M)
 
 
 def _smallest(vals, k):

@@ -20,16 +20,18 @@ engine of chunking and decomposition),
 ``chunking`` (Vapnik's chunking), ``decomposition`` (Osuna's
 decomposition), ``cutting_plane`` (Joachims' Algorithm 1), ``ordinal``
 (Algorithm 2 with its sorted sweep), ``random_pairs`` (SMO with random
-pairs, the baseline for Platt's heuristics in notebook 02), and LIBLINEAR's
-solvers of :mod:`svmlab.linear`: ``dcd`` (dual coordinate descent with
-shrinking), ``tron`` (trust-region Newton on the primal), ``cdn`` (coordinate
-descent Newton for the L1 penalty) and ``crammer_singer`` (the sequential dual
-method), each taking the compiled solver's steps bit for bit.
+pairs, the baseline for Platt's heuristics in notebook 02), ``blocked``
+(the blocked decomposition of ``DecompositionClassifier(engine="smo")``),
+and LIBLINEAR's solvers of :mod:`svmlab.linear`: ``dcd`` (dual coordinate
+descent with shrinking), ``tron`` (trust-region Newton on the primal),
+``cdn`` (coordinate descent Newton for the L1 penalty) and
+``crammer_singer`` (the sequential dual method), each taking the compiled
+solver's steps bit for bit.
 """
 
 
 _MODULES = ("smo", "wss2", "dual", "irwls", "subproblem", "chunking", "decomposition", "cutting_plane",
-            "ordinal", "random_pairs", "dcd", "tron", "cdn", "crammer_singer")
+            "ordinal", "random_pairs", "blocked", "dcd", "tron", "cdn", "crammer_singer")
 
 __all__ = list(_MODULES)
 

@@ -47,7 +47,30 @@ from svmlab._wss2 import TAU
 from svmlab.reference._smo_support import drive, take_step_tags
 from svmlab.reference.smo import PlattSMO
 
-__all__ = ["TAU", "WSS2", "explain", "wss2"]
+__all__ = ["TAU", "WSS2", "explain", "gain", "select_j", "wss2"]
+
+
+def gain(m, v_t, Kii, Ktt, Kit):
+    """WSS 2's score of the partners t of i (smaller is better): ``-b_it^2 /
+    a_it`` with ``b_it = m - v_t`` and the curvature ``a_it = K_ii + K_tt -
+    2 K_it``, replaced by ``TAU`` where it is not positive.  NumPy arrays
+    (or numbers).  The readable twin of :func:`svmlab._wss2.gain`, which every
+    compiled loop calls; ``tests/test_wss2_rule.py`` checks them equal."""
+    b_it = m - v_t  # [gain]
+    a_it = np.asarray(Kii + Ktt - 2.0 * Kit, dtype=float)  # [gain]
+    a_it = np.where(a_it <= 0.0, TAU, a_it)  # [tau]
+    return -b_it * b_it / a_it  # [gain]
+
+
+def select_j(m, v, low, Kii, kdiag, Ki):
+    """WSS 2's ``j`` for ``i`` over whole arrays: the last candidate t (in
+    I_low, ``low``, with ``v_t < m``) with the smallest :func:`gain`, or -1
+    when there is none.  Readable twin of :func:`svmlab._wss2.select_j`."""
+    cand = np.flatnonzero(low & (v < m))
+    if len(cand) == 0:
+        return -1
+    g = gain(m, v[cand], Kii, kdiag[cand], Ki[cand])
+    return int(cand[np.flatnonzero(g == g.min())[-1]])
 
 
 class WSS2(PlattSMO):
@@ -88,11 +111,8 @@ class WSS2(PlattSMO):
         if len(cand) == 0:
             self.stalled = True  # [stalled]
             return None  # [stalled]
-        b_it = m - minus_y_grad[cand]  # [select-j]
-        a_it = self.kdiag[i] + self.kdiag[cand] - 2.0 * K_i[cand]  # [select-j]
-        a_it[a_it <= 0] = TAU  # [tau]
-        gain = -b_it * b_it / a_it  # [select-j]
-        j = int(cand[np.flatnonzero(gain == gain.min())[-1]])  # the largest index  # [select-j]
+        g = gain(m, minus_y_grad[cand], self.kdiag[i], self.kdiag[cand], K_i[cand])  # [select-j]
+        j = int(cand[np.flatnonzero(g == g.min())[-1]])  # the largest index  # [select-j]
         return i, j
 
     def intercept(self):
@@ -122,5 +142,6 @@ def explain(record, C=None):
     :func:`svmlab.reference.smo.explain`)."""
     if record.heuristic != "wss2":
         raise ValueError(f"not a WSS 2 step: heuristic {record.heuristic!r}")
-    select = {"select-i", "select-j"} | ({"tau"} if record.eta <= 0 else set())
-    return [(WSS2.select, select), (PlattSMO.take_step, take_step_tags(record, C))]
+    score = {"gain"} | ({"tau"} if record.eta <= 0 else set())
+    return [(WSS2.select, {"select-i", "select-j"}), (gain, score),
+            (PlattSMO.take_step, take_step_tags(record, C))]

@@ -30,7 +30,9 @@ either ``None`` (off) or ``True`` (on), and tested only as ``x is None`` /
 before typing, so a fit without the feature compiles none of its code (a
 runtime flag would compile every branch, used or not), and the signatures
 stay plain types, found in numba's cache as they are
-(docs/decisions/26s09-compile-time.md).
+(docs/decisions/26s09-compile-time.md).  One exception: ``blocks`` is None
+only for float64 rows; with float32 rows it is a runtime bool, so that
+dense and CSR float32 fits share one compiled loop (:func:`blocks_switch`).
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ def reconstruct_gradient(kd, cd, y, U, alpha, G, Gbar, active, full, rowfull, bl
     otherwise row by row, in float64.
     """
     n = alpha.shape[0]
-    if blocks is not None:
+    if blocks is not None and blocks:
         _reconstruct_blocks(kd, y, U, alpha, G, Gbar, active)
         return
     gb = Gbar[0]
@@ -259,7 +261,21 @@ def fill_full_rows(kd, cd, rows, k, rowfull):
 
 
 def blocks_apply(kd, cd):
-    """Whether the float32 block paths apply (the ``blocks`` feature switch is
-    True): a float32 cache of dense input (not CSR, bit-packed or
-    precomputed)."""
+    """Whether the float32 block paths apply: a float32 cache of dense input
+    (not CSR, bit-packed or precomputed)."""
     return cd.rows.dtype == np.float32 and is_dense_data(kd)
+
+
+def blocks_switch(kd, cd, allowed=True):
+    """The ``blocks`` argument of the loops: None for a float64 cache (no
+    block code is compiled), and for a float32 cache a runtime bool,
+    :func:`blocks_apply` (and ``allowed``).  A float32 fit of dense input and
+    one of CSR or bit-packed input share one compiled loop (the loop and
+    every function it passes ``blocks`` to are typed once for float32
+    rows, both paths included), instead of one specialisation each; the
+    compiled code tests ``blocks is not None and blocks``, whose first half
+    numba removes before typing for a None-typed argument
+    (docs/decisions/28m01-one-home-and-compile-mass.md)."""
+    if cd.rows.dtype != np.float32:
+        return None
+    return bool(allowed and is_dense_data(kd))

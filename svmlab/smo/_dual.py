@@ -67,7 +67,7 @@ import numpy as np
 from .._stepping import SolverRun
 from ..kernels.cache import KernelCache
 from . import _core as core
-from ._core import blocks_apply
+from ._core import blocks_switch
 from ._dual_core import (DualIterate, DualOptions, DualProblem, DualRows, dual_gradient,
                          dual_init, dual_run)
 from ._records import DUAL_BUFFER, DualStep, decode_dual
@@ -129,7 +129,7 @@ class DualState:
         self.rb = np.zeros((2, l if self.mapped else 0), dtype=self.cd.rows.dtype)
         # the loop's feature switches (None: compiled without the feature)
         self.switches = (True if self.nu else None, True if self.mapped else None,
-                         True if blocks_apply(self.kd, self.cd) and not self.mapped else None)
+                         blocks_switch(self.kd, self.cd, not self.mapped))
         self.active = np.full(l, core.ACTIVE, dtype=np.int8)
         self.act = np.arange(l, dtype=np.int64)
         self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)

@@ -49,9 +49,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .._kkt import in_low, in_up
+from .._kkt import in_low, in_up, takes_i
 from .._linalg import insert_sorted
-from .._wss2 import gain_or_nan, takes_i, takes_j
+from .._wss2 import gain_or_nan, takes_j
 from ..kernels._rows import KernelData, kernel_row
 from ..kernels.cache import CacheData, get_row, lru_hit
 from ._core import (ACTIVE, FS_B, IS_DONE, IS_ITER, IS_N_ACTIVE, IS_NB, IS_SHRINK_COUNTER,
@@ -536,11 +536,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Shrinking and recording options.
     kmax : int
         Most successful steps to take in this call.
-    nu, mapped, blocks : None or True
+    nu, mapped : None or True
         Feature switches (module docstring): LIBSVM's ``Solver_NU``; an
-        ``idx`` that is not the identity; float32 rows of dense input
-        (block prefetches and block sums).  None compiles the loop without
+        ``idx`` that is not the identity.  None compiles the loop without
         the feature.
+    blocks : None or bool
+        Float32 rows of dense input (block prefetches and block sums):
+        None for float64 rows (compiled without them), a runtime bool for
+        float32 rows (:func:`svmlab.smo._core.blocks_switch`).
     """
     kd, cd, full, rowfull, rb = rows.kd, rows.cd, rows.full, rows.rowfull, rows.rb
     y, yp, U, kdiag, idx, tol, eps = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol, pb.eps
@@ -549,7 +552,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     l = alpha.shape[0]
     R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
     prefetch = False
-    if blocks is not None:
+    if blocks is not None and blocks:
         prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
     # WSS 2's first loop, fused into the previous step's gradient update
     # (indices that reach calls start as typed int64, not as the literal -1:
@@ -602,7 +605,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 s1 = c_slot[i]
                 if s1 >= 0:
                     lru_hit(c_prev, c_next, c_meta, s1)
-                elif blocks is not None and prefetch:
+                elif blocks is not None and blocks and prefetch:
                     s1 = _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull)
                 else:
                     fetch_row(kd, cd, i, act, ist, rowfull)

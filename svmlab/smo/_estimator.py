@@ -176,7 +176,7 @@ class SMORun(SolverRun):
         self.dual = None
         # the loop's feature switches (svmlab.smo._core): float32 block paths,
         # the folded linear kernel
-        self._switches = (True if core.blocks_apply(self.kd, self.cd) else None,
+        self._switches = (core.blocks_switch(self.kd, self.cd),
                           True if self.linear else None)
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:

@@ -130,9 +130,9 @@ def complete_rows(kd, cd, rowfull, blocks):
     rowfull : bool array (n,)
         ``rowfull[i]``: the cached row of i was computed with every entry
         (nothing shrunk at the time); kept as it is.
-    blocks : None or True
-        The feature switch of float32 blocks (:mod:`svmlab.smo._core`): True
-        for float32 rows of dense input.
+    blocks : None or bool
+        The switch of float32 blocks (:func:`svmlab.smo._core.blocks_switch`):
+        True for float32 rows of dense input.
 
     The other cached rows (``k`` of them) are recomputed in full, in place
     (with ``blocks``, :func:`svmlab.kernels._blocks.kernel_block`'s SGEMM
@@ -161,7 +161,7 @@ def complete_rows(kd, cd, rowfull, blocks):
     if k > COMPLETE_FRACTION * n_cached:
         cache_reset(cd)
         return
-    if blocks is None:
+    if blocks is None or not blocks:
         for s in range(owner.shape[0]):
             o = owner[s]
             if o >= 0 and not rowfull[o]:

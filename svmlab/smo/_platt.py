@@ -83,7 +83,7 @@ from typing import NamedTuple
 import numpy as np
 from .._jit import njit
 
-from .._kkt import in_low, in_up
+from .._kkt import in_low, in_up, takes_i
 from ..kernels._bits import popcount
 from ..kernels._rows import KernelData, kernel_row_against, row_dot
 from ..kernels.cache import CacheData, cache_reset, get_row_against, lru_hit
@@ -291,7 +291,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
         up = in_up(y[t], a, c)
         low = in_low(y[t], a, c)
         u = mf if up else -np.inf
-        if u > m:
+        if takes_i(u, m):
             m = u
             im = t
         v = mf if low else np.inf
@@ -456,7 +456,7 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
     m0 = ist[IS_LAYOUT0]
     c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
     rebase = moved and linear is None
-    f32 = blocks is not None
+    f32 = blocks is not None and blocks
     tmp = np.empty(m0 if rebase and not f32 else 0)
     keep = np.empty(m - n_bound, dtype=np.int64)
     newly = np.empty(n_bound if rebase and f32 else 0, dtype=np.int64)
@@ -481,7 +481,7 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
             nn += 1
         elif rebase:
             G[t] -= _delta_at(kd, kdL0, t, c, tmp)
-    if blocks is not None and nn > 0:
+    if blocks is not None and blocks and nn > 0:
         acc = _layout_delta_blocks(kd, y, alpha, aref, pos0, newly, nn)
         for q in range(nn):
             G[newly[q]] -= acc[q]
@@ -524,7 +524,7 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     else:
         m0 = ist[IS_LAYOUT0]
         c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
-        if blocks is not None and moved:
+        if blocks is not None and blocks and moved:
             cols = np.empty(n, dtype=np.int64)
             nc = np.int64(0)
             for t in range(n):
@@ -855,10 +855,11 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         Kernel kind, shrinking and recording options.
     kmax : int
         Most successful joint steps to take in this call.
-    blocks : None or True
-        Feature switch (:mod:`svmlab.smo._core`): True for float32 rows of
-        dense input (block prefetches, block sums); None compiles the loop
-        without them.
+    blocks : None or bool
+        Feature switch (:func:`svmlab.smo._core.blocks_switch`): None for
+        float64 rows (the loop is compiled without the block paths); with
+        float32 rows True for dense input (block prefetches, block sums) and
+        False otherwise, one compiled loop for both.
     linear : None or True
         Feature switch: True for the linear kernel (the folded ``w``, the
         binary error cache); None compiles the loop without them.
@@ -987,7 +988,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
             s2 = c_slot[i2]
             if s2 >= 0:
                 lru_hit(c_prev, c_next, c_meta, s2)
-            elif blocks is not None and not compact and ist[IS_EXAMINE_ALL] \
+            elif blocks is not None and blocks and not compact and ist[IS_EXAMINE_ALL] \
                     and ist[IS_N_ACTIVE] == n \
                     and dn.shape[1] >= PREFETCH_MIN_FEATURES:
                 s2 = _prefetch_pass(kd, cd, i2, y, Cv, alpha, G, b, tol, active, ist,
