@@ -319,6 +319,32 @@ def get_row_subset(kd, cd, i, idx, m):
     return r
 
 
+@njit(cache=True, inline="always")
+def _block_misses(cd, rows, m):
+    """The rows of ``rows[:m]`` a block must compute, in the order wanted,
+    each once: the first ones not in the cache, at most ``n_slots - 2`` of
+    them (so that a block never evicts its own rows nor the two rows used
+    last before it).  Returns ``(miss, k)``: compute ``miss[:k]``."""
+    cap = cd.rows.shape[0] - 2
+    miss = np.empty(max(min(m, cap), 0), np.int64)
+    k = 0
+    for a in range(m):
+        if k >= cap:
+            break
+        i = rows[a]
+        if cd.slot_of[i] >= 0:
+            continue
+        dup = False
+        for b in range(k):
+            if miss[b] == i:
+                dup = True
+                break
+        if not dup:
+            miss[k] = i
+            k += 1
+    return miss, k
+
+
 @njit(cache=True)
 def fill_block(kd, cd, rows, m):
     """Make the full rows ``rows[:m]`` cached, the missing ones computed
@@ -349,23 +375,7 @@ def fill_block(kd, cd, rows, m):
     rows); for a float32 cache the SGEMM values, within float32 rounding of
     the single rows (:mod:`svmlab.kernels._blocks`).
     """
-    cap = cd.rows.shape[0] - 2
-    miss = np.empty(max(min(m, cap), 0), np.int64)
-    k = 0
-    for a in range(m):
-        if k >= cap:
-            break
-        i = rows[a]
-        if cd.slot_of[i] >= 0:
-            continue
-        dup = False
-        for b in range(k):
-            if miss[b] == i:
-                dup = True
-                break
-        if not dup:
-            miss[k] = i
-            k += 1
+    miss, k = _block_misses(cd, rows, m)
     if k == 0:
         return 0
     if cd.shared.gmap.shape[0] > 0:
@@ -395,23 +405,7 @@ def fill_block_gemm(kd, cd, rows, m):
     :func:`fill_block`; returns the number of rows computed."""
     if cd.shared.gmap.shape[0] > 0:
         return fill_block(kd, cd, rows, m)
-    cap = cd.rows.shape[0] - 2
-    miss = np.empty(max(min(m, cap), 0), np.int64)
-    k = 0
-    for a in range(m):
-        if k >= cap:
-            break
-        i = rows[a]
-        if cd.slot_of[i] >= 0:
-            continue
-        dup = False
-        for b in range(k):
-            if miss[b] == i:
-                dup = True
-                break
-        if not dup:
-            miss[k] = i
-            k += 1
+    miss, k = _block_misses(cd, rows, m)
     if k == 0:
         return 0
     blk = np.empty_like(cd.rows[:k])
