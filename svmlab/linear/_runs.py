@@ -26,7 +26,7 @@ from .._stepping import SequentialRun, SolverRun
 from . import _dcd as K
 
 __all__ = ["LimitedRun", "DCDRecord", "DCDRun", "LinearOvRRun", "LinearOvRRecord", "LIBLINEAR_MESSAGE",
-           "kernel_data"]
+           "kernel_data", "sparse_kernel_data"]
 
 #: the start of scikit-learn's ConvergenceWarning for LinearSVC/LinearSVR
 #: (its tests match it)
@@ -48,17 +48,18 @@ _NO_I = np.zeros(0, dtype=np.int32)
 
 
 #: a dense input whose fraction of non-zeros is at most this is read through a
-#: CSR copy without its zeros by the dual CD (decision record 28d01)
+#: CSR copy without its zeros by the dual CD and TRON (decision record 28d01)
 DCD_SPARSE_BELOW = 0.5
 
 
-def dcd_kernel_data(X):
-    """:func:`kernel_data` for the dual CD: a dense ``X`` with at most
-    :data:`DCD_SPARSE_BELOW` non-zeros becomes CSR arrays of its non-zeros.
-    A coordinate step costs one dot and one axpy over the row; LIBLINEAR
-    (and scikit-learn's wrapper of it) stores every row sparse, so on
-    MNIST-like images (19 % non-zeros) a dense row costs five times its
-    work.  The steps are the same (the skipped terms are ``+ 0``)."""
+def sparse_kernel_data(X):
+    """:func:`kernel_data` for the dual CD and TRON: a dense ``X`` with at
+    most :data:`DCD_SPARSE_BELOW` non-zeros becomes CSR arrays of its
+    non-zeros.  Their row loops (a dot and an axpy per row) then do the work
+    LIBLINEAR does, which (through scikit-learn) stores every row sparse: on
+    MNIST-like images (19 % non-zeros) a dense row costs five times that.
+    The iterates are the same (the skipped terms are ``+ 0``, and the sums
+    keep their order)."""
     if not sp.issparse(X) and X.size:
         counts = K.count_nonzeros(X)
         nnz = int(counts.sum())
@@ -202,7 +203,7 @@ class DCDRun(LimitedRun):
         self.epsilon = float(epsilon)
         self.seed = int(seed)
         self.rows = np.arange(self.n_samples) if rows is None else np.asarray(rows)
-        data = dcd_kernel_data(X)
+        data = sparse_kernel_data(X)
         n = self.n_samples
         d = X.shape[1]
         self.QD = K.row_sqnorms(*data, self.B, n)
