@@ -249,3 +249,26 @@ def test_interpreted_tier_equals_compiled(make, sparse):
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.n_iter_ == b.n_iter_
+
+
+@pytest.mark.parametrize("solver", ["tron", "dcd"])
+def test_dense_input_with_few_nonzeros_reads_sparse_rows_same_iterates(binary, solver, monkeypatch):
+    """A dense X with at most half non-zeros is read through CSR rows of its
+    non-zeros (svmlab.linear._runs.sparse_kernel_data); the sums skip only
+    ``+ 0`` terms, so the fit is bit for bit the dense loop's."""
+    from svmlab.linear import _runs
+
+    X, y = binary[0].copy(), binary[1]
+    X[np.abs(X) < 1.5] = 0.0
+    assert np.count_nonzero(X) <= _runs.DCD_SPARSE_BELOW * X.size
+    kw = dict(solver=solver, dual=solver == "dcd", C=0.3, tol=1e-6, max_iter=5000,
+              random_state=2)
+    run = LinearSVC(**kw).start(X, y)
+    assert run.data[0]                                      # the sparse path
+    fast = LinearSVC(**kw).fit(X, y)
+    monkeypatch.setattr(_runs, "DCD_SPARSE_BELOW", -1.0)    # force the dense loop
+    assert not LinearSVC(**kw).start(X, y).data[0]
+    dense = LinearSVC(**kw).fit(X, y)
+    np.testing.assert_array_equal(fast.coef_, dense.coef_)
+    np.testing.assert_array_equal(fast.intercept_, dense.intercept_)
+    assert fast.n_iter_ == dense.n_iter_

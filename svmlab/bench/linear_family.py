@@ -31,7 +31,11 @@ Method, per case and row:
    interleaved (svmlab, LIBLINEAR, svmlab, ...) so that a busy spell of
    the shared machine hits both alike, and each side's fastest repeat is
    its time (``timeit``'s convention); the ratio is svmlab's time over
-   LIBLINEAR's.
+   LIBLINEAR's.  The CPU time of the process (``time.process_time``) is
+   recorded next to the wall time and has its own ratio: both sides run on
+   one thread, so on a shared machine whose load average is several times
+   its cores (where a wall time is mostly waiting for a core) the CPU
+   ratio is the steadier measure of the work each side does.
 
 Rows: ``LinearSVC defaults`` (``svmlab.LinearSVC()`` and
 ``sklearn.svm.LinearSVC()``: squared hinge, L2, ``dual="auto"``, an
@@ -282,16 +286,18 @@ def _objective(X, y, C, problem, coef, b):
 
 def search(fit, ladder, start, target, gap_of, limit_s):
     """Walk ``ladder`` from index ``start`` until ``gap_of(fit(tol))`` is
-    within ``target``: ``(index, tol, gap, n_iter, seconds)``, or None when
-    no tolerance gets there (the ladder ends, or one fit takes longer than
-    ``limit_s``)."""
+    within ``target``: ``(index, tol, gap, n_iter, seconds, cpu seconds)``,
+    or None when no tolerance gets there (the ladder ends, or one fit takes
+    longer than ``limit_s``)."""
     for k in range(start, len(ladder)):
         t0 = time.perf_counter()
+        c0 = time.process_time()
         out = fit(ladder[k])
+        cpu = time.process_time() - c0
         secs = time.perf_counter() - t0
         gap = gap_of(out)
         if gap <= target:
-            return k, ladder[k], gap, out[2], secs
+            return k, ladder[k], gap, out[2], secs, cpu
         if secs > limit_s:
             return None
     return None
@@ -337,16 +343,19 @@ def measure_row(row, X, y, C, p_star, repeats, limit_s, log):
             if f is not None:
                 start[side] = f[0]
         best = {s: (f[4] if f else None) for s, f in found.items()}
+        best_cpu = {s: (f[5] if f else None) for s, f in found.items()}
         for _ in range(max(0, repeats - 1)):   # interleaved repeats
             for side, (fit, lad) in sides.items():
                 if found[side] is None:
                     continue
                 t0 = time.perf_counter()
+                c0 = time.process_time()
                 fit(found[side][1])
+                best_cpu[side] = min(best_cpu[side], time.process_time() - c0)
                 best[side] = min(best[side], time.perf_counter() - t0)
         out[target] = {s: (None if found[s] is None else
                            dict(tol=found[s][1], gap=found[s][2], n_iter=found[s][3],
-                                time_s=best[s])) for s in sides}
+                                time_s=best[s], cpu_s=best_cpu[s])) for s in sides}
     return out
 
 
@@ -418,27 +427,47 @@ def linear_family(ctx):
                         objective=p_star * (1 + r["gap"]), objective_kind="primal",
                         peer=side == "LIBLINEAR",
                         extra={"tolerance": r["tol"], "rel_gap": r["gap"], "target": target,
-                               "row": row, "P_star": p_star, "repeats": repeats}))
+                               "row": row, "P_star": p_star, "repeats": repeats,
+                               "cpu_s": r["cpu_s"], "loadavg": _loadavg()}))
                 table.append((title, row, target, sides["LIBLINEAR"], sides["svmlab"]))
                 ll, us = sides["LIBLINEAR"], sides["svmlab"]
                 if ll and us:
                     ctx.log(f"  {row} within {target:g}: LIBLINEAR {ll['time_s']:.3f} s, "
-                            f"svmlab {us['time_s']:.3f} s, ratio {us['time_s'] / ll['time_s']:.2f}")
+                            f"svmlab {us['time_s']:.3f} s, ratio {us['time_s'] / ll['time_s']:.2f}; "
+                            f"CPU {ll['cpu_s']:.3f} s, {us['cpu_s']:.3f} s, ratio "
+                            f"{us['cpu_s'] / ll['cpu_s']:.2f}; load {_loadavg()}")
     ctx.log("summary (seconds at each side's best tolerance for the target):")
     ctx.log(markdown_table(table))
 
 
+def _loadavg():
+    """The 1-minute load average (None where /proc is not there)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def markdown_table(table):
-    """The measured rows in Markdown (what benchmarks/README.md shows)."""
-    lines = ["| case | row | target | LIBLINEAR s (tol) | svmlab s (tol) | ratio |",
-             "|---|---|---|---|---|---|"]
+    """The measured rows in Markdown (what benchmarks/README.md shows): wall
+    and CPU seconds of each side at its tolerance, and both ratios."""
+    lines = ["| case | row | target | LIBLINEAR s (tol) | svmlab s (tol) | ratio | "
+             "LIBLINEAR CPU s | svmlab CPU s | CPU ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
 
     def cell(r):
         return "not reached" if r is None else f"{r['time_s']:.3f} ({r['tol']:g})"
 
+    def cpu(r):
+        return "-" if r is None or r.get("cpu_s") is None else f"{r['cpu_s']:.3f}"
+
     for title, row, target, ll, us in table:
         ratio = f"{us['time_s'] / ll['time_s']:.2f}" if (ll and us) else "-"
-        lines.append(f"| {title} | {row} | {target:g} | {cell(ll)} | {cell(us)} | {ratio} |")
+        cratio = (f"{us['cpu_s'] / ll['cpu_s']:.2f}"
+                  if (ll and us and us.get("cpu_s") is not None and ll.get("cpu_s")) else "-")
+        lines.append(f"| {title} | {row} | {target:g} | {cell(ll)} | {cell(us)} | {ratio} | "
+                     f"{cpu(ll)} | {cpu(us)} | {cratio} |")
     return "\n".join(lines)
 
 

@@ -48,11 +48,27 @@ LIBLINEAR draws with ``rand() % k`` the same way) seeded from
 ``random_state``; :mod:`svmlab.reference.dcd` is the readable twin that takes
 the same steps.
 
-Rows are read in place: a dense C-ordered float64 array, or the raw arrays
-``data, indices, indptr`` of a CSR matrix (int32 indices).
+Memory layout (the cost of a step is its cache misses: the rows are visited
+in a random order, so each visit fetches its row and its per-example values
+from far away; decision record 28d01 has the measurements):
+
+* rows: a dense C-ordered float64 array (at least half non-zeros), or
+  *packed* sparse rows, one float64 array holding ``index, value`` pairs
+  row after row (:func:`pack_rows`; 16 bytes a non-zero, LIBLINEAR's
+  ``feature_node`` layout), with ``indptr`` counting pairs: a row's indices
+  and values arrive in the same cache lines;
+* per example, ``info[i] = (y_i v_i, Qbar_ii)``, 16 bytes: ``v_i`` is
+  ``D_ii`` for the L2 loss (``U_i = inf``) and ``U_i`` for the L1 loss
+  (``D_ii = 0``), ``y_i`` its sign, so that ``info``, ``alpha``, ``index``
+  and ``indptr`` stay in the core's L2 cache on a9a-sized problems;
+* while step ``s`` computes, the first pair of the next row in the order
+  and its ``info`` and ``alpha`` are read ahead (their sum goes to the
+  scratch slot ``fst[FS_TOUCH]``), so their misses overlap this step's work.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -60,7 +76,8 @@ from svmlab._jit import njit
 
 __all__ = ["lcg", "permute", "shuffle_active", "dcd_svc_steps", "dcd_svr_steps", "row_sqnorms",
            "IS_ACTIVE", "IS_POS", "IS_EPOCH", "IS_RNG", "IS_DONE", "IS_FRESH", "IS_MAXIT",
-           "FS_MOLD", "FS_mOLD", "FS_MNEW", "FS_mNEW", "FS_TOL", "FS_NORM1", "FS_NORM1_INIT",
+           "FS_MOLD", "FS_mOLD", "FS_MNEW", "FS_mNEW", "FS_TOL", "FS_NORM1", "FS_NORM1_INIT", "FS_TOUCH",
+           "FS_SIZE", "count_nonzeros", "dense_to_csr", "pack_rows",
            "REC_WIDTH", "DONE_RUNNING", "DONE_CONVERGED", "DONE_MAX_ITER"]
 
 # integer state (int64 array ``ist``)
@@ -68,6 +85,9 @@ IS_ACTIVE, IS_POS, IS_EPOCH, IS_RNG, IS_DONE, IS_FRESH, IS_MAXIT = range(7)
 # float state (float64 array ``fst``); SVC: M/m old and new; SVR: Gmax old/new in
 # FS_MOLD / FS_MNEW and the violation sums in FS_NORM1 / FS_NORM1_INIT
 FS_MOLD, FS_mOLD, FS_MNEW, FS_mNEW, FS_TOL, FS_NORM1, FS_NORM1_INIT = range(7)
+#: scratch slot: the sum of the values read ahead (kept so that the reads stay)
+FS_TOUCH = 7
+FS_SIZE = 8
 DONE_RUNNING, DONE_CONVERGED, DONE_MAX_ITER = 0, 1, 2
 #: one record row: i, old, new, G, PG (violation for SVR), shrunk, epoch, active size
 REC_WIDTH = 8
@@ -121,13 +141,62 @@ def row_sqnorms(sparse, Xd, data, indices, indptr, B, n):
     return out
 
 
+@njit(cache=True)
+def count_nonzeros(Xd):
+    """The number of non-zero entries of each row of the dense ``Xd``."""
+    n, d = Xd.shape
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        c = 0
+        for j in range(d):
+            if Xd[i, j] != 0.0:
+                c += 1
+        out[i] = c
+    return out
+
+
+@njit(cache=True)
+def dense_to_csr(Xd, counts):
+    """The CSR arrays ``data, indices, indptr`` (int32 indices) of the dense
+    ``Xd`` without its zeros (``counts`` from :func:`count_nonzeros`): a row
+    read through them visits its non-zeros in the same column order, so the
+    sums of the dot and the axpy are the dense loop's without its ``+ 0``
+    terms (the same values)."""
+    n, d = Xd.shape
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    for i in range(n):
+        indptr[i + 1] = indptr[i] + counts[i]
+    data = np.empty(indptr[n])
+    indices = np.empty(indptr[n], dtype=np.int32)
+    for i in range(n):
+        p = indptr[i]
+        for j in range(d):
+            v = Xd[i, j]
+            if v != 0.0:
+                data[p] = v
+                indices[p] = j
+                p += 1
+    return data, indices, indptr
+
+
+@njit(cache=True)
+def pack_rows(data, indices, nnz):
+    """The packed rows of CSR arrays: ``out[2p] = indices[p]``, ``out[2p + 1]
+    = data[p]`` (float64 holds every int32 index exactly)."""
+    out = np.empty(2 * nnz)
+    for p in range(nnz):
+        out[2 * p] = indices[p]
+        out[2 * p + 1] = data[p]
+    return out
+
+
 @njit(cache=True, inline="always")
-def _dot(sparse, Xd, data, indices, indptr, B, w, i):
+def _dot(sparse, Xd, packed, indptr, B, w, i):
     """``w'[x_i, B]`` (w has the bias weight last)."""
     s = 0.0
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * w[np.uint32(indices[p])]
+            s += packed[2 * p + 1] * w[np.uint32(packed[2 * p])]
     else:
         for j in range(Xd.shape[1]):
             s += Xd[i, j] * w[j]
@@ -135,30 +204,44 @@ def _dot(sparse, Xd, data, indices, indptr, B, w, i):
 
 
 @njit(cache=True, inline="always")
-def _axpy(sparse, Xd, data, indices, indptr, B, w, i, c):
+def _axpy(sparse, Xd, packed, indptr, B, w, i, c):
     """``w += c [x_i, B]``."""
     if sparse:
         for p in range(indptr[i], indptr[i + 1]):
-            w[np.uint32(indices[p])] += c * data[p]
+            w[np.uint32(packed[2 * p])] += c * packed[2 * p + 1]
     else:
         for j in range(Xd.shape[1]):
             w[j] += c * Xd[i, j]
     w[w.shape[0] - 1] += c * B
 
 
+@njit(cache=True, inline="always")
+def _first(sparse, Xd, packed, indptr, i):
+    """The first stored value of row ``i`` (a read that brings its cache
+    line in; 0 for an empty row)."""
+    if sparse:
+        p = indptr[i]
+        if p < indptr[i + 1]:
+            return packed[2 * p + 1]
+        return 0.0
+    if Xd.shape[1] > 0:
+        return Xd[i, 0]
+    return 0.0
+
+
 @njit(cache=True, error_model="numpy")
-def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
-                  alpha, w, index, ist, fst, max_steps, rec):
+def dcd_svc_steps(sparse, Xd, packed, indptr, B, info, l2, alpha, w, index, ist, fst,
+                  max_steps, rec):
     """Up to ``max_steps`` steps of Algorithm 1 + 3 (module docstring) on the
     state ``alpha, w, index, ist, fst``; returns the number of steps taken
     (fewer once ``ist[IS_DONE]`` is set).  When ``rec`` has rows, row k gets
-    step k's record (``REC_WIDTH`` values).  ``rowinfo`` (n, 4) holds each
-    example's ``y_i, U_i, D_ii, Qbar_ii`` side by side (one cache line per
-    visit instead of four scattered reads).  The scalar state is held in
+    step k's record (``REC_WIDTH`` values).  ``info`` (n, 2) holds
+    ``(y_i v_i, Qbar_ii)``, ``v_i = D_ii`` when ``l2`` (then ``U_i = inf``),
+    else ``v_i = U_i`` (then ``D_ii = 0``).  The scalar state is held in
     local variables during the call (written back at the end: the compiler
     then keeps it in registers, as the stores into ``w`` could otherwise
     alias it)."""
-    n = rowinfo.shape[0]
+    n = info.shape[0]
     inf = np.inf
     keep = rec.shape[0] > 0
     active = ist[0]
@@ -172,6 +255,7 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
     Mnew = fst[2]
     mnew = fst[3]
     tol = fst[4]
+    touch = 0.0
     k = 0
     while k < max_steps and done == 0:
         if fresh == 1:                         # a new epoch: permutation, reset M/m
@@ -179,12 +263,19 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
             Mnew = -inf
             mnew = inf
             fresh = 0
+        if s + 1 < active:                     # read the next row's lines ahead
+            nx = index[s + 1]
+            touch += _first(sparse, Xd, packed, indptr, nx) + info[nx, 0] + alpha[nx]
         i = index[s]
-        yi = rowinfo[i, 0]
-        G = yi * _dot(sparse, Xd, data, indices, indptr, B, w, i) - 1.0
+        yv = info[i, 0]
+        yi = math.copysign(1.0, yv)           # (the sign of y_i v_i, also when v_i = 0)
+        G = yi * _dot(sparse, Xd, packed, indptr, B, w, i) - 1.0
         a_old = alpha[i]
-        G += a_old * rowinfo[i, 2]
-        U = rowinfo[i, 1]
+        if l2:
+            G += a_old * abs(yv)
+            U = inf
+        else:
+            U = abs(yv)
         PG = 0.0
         shrunk = False
         if a_old == 0.0:
@@ -210,9 +301,9 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
             if PG < mnew:
                 mnew = PG
             if abs(PG) > 1e-12:
-                a_new = min(max(a_old - G / rowinfo[i, 3], 0.0), U)
+                a_new = min(max(a_old - G / info[i, 1], 0.0), U)
                 alpha[i] = a_new
-                _axpy(sparse, Xd, data, indices, indptr, B, w, i, (a_new - a_old) * yi)
+                _axpy(sparse, Xd, packed, indptr, B, w, i, (a_new - a_old) * yi)
             s += 1
         if keep:
             rec[k, 0] = i
@@ -250,11 +341,12 @@ def dcd_svc_steps(sparse, Xd, data, indices, indptr, B, rowinfo,
     fst[1] = mold
     fst[2] = Mnew
     fst[3] = mnew
+    fst[7] = touch
     return k
 
 
 @njit(cache=True)
-def dcd_svr_steps(sparse, Xd, data, indices, indptr, B, y, p, upper, lam, QD,
+def dcd_svr_steps(sparse, Xd, packed, indptr, B, y, p, upper, lam, QD,
                   beta, w, index, ist, fst, max_steps, rec):
     """Up to ``max_steps`` steps of Ho and Lin's dual CD for SVR (module
     docstring; LIBLINEAR's ``solve_l2r_l1l2_svr``); ``p`` is epsilon.  The
@@ -274,7 +366,7 @@ def dcd_svr_steps(sparse, Xd, data, indices, indptr, B, y, p, upper, lam, QD,
         i = index[s]
         b_old = beta[i]
         U = upper[i]
-        G = -y[i] + lam[i] * b_old + _dot(sparse, Xd, data, indices, indptr, B, w, i)
+        G = -y[i] + lam[i] * b_old + _dot(sparse, Xd, packed, indptr, B, w, i)
         H = QD[i] + lam[i]
         Gp = G + p
         Gn = G - p
@@ -321,7 +413,7 @@ def dcd_svr_steps(sparse, Xd, data, indices, indptr, B, y, p, upper, lam, QD,
                 b_new = min(max(b_old + d, -U), U)
                 beta[i] = b_new
                 if b_new != b_old:
-                    _axpy(sparse, Xd, data, indices, indptr, B, w, i, b_new - b_old)
+                    _axpy(sparse, Xd, packed, indptr, B, w, i, b_new - b_old)
             ist[1] = s + 1
         if keep:
             rec[k, 0] = i

@@ -37,7 +37,7 @@ import numpy as np
 
 from svmlab._jit import njit
 
-from ._runs import LimitedRun, kernel_data
+from ._runs import LimitedRun, sparse_kernel_data
 
 __all__ = ["TronRecord", "TronRun", "fun_grad", "hess_vec"]
 
@@ -152,7 +152,7 @@ class TronRun(LimitedRun):
                  rows=None, progress=False):
         self.n_samples = int(y.shape[0])
         super().__init__(estimator, max_iter=-1, progress=progress)
-        self.data = kernel_data(X)
+        self.data = sparse_kernel_data(X)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.C = np.ascontiguousarray(C, dtype=np.float64)
         self.B = float(B)
