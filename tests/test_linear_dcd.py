@@ -191,8 +191,11 @@ def test_multiclass_ovr_matches_liblinear():
         p_ref = svc_primal(ref.coef_[c], ref.intercept_[c], X, y_pm, Ci, "squared_hinge")
         p = svc_primal(ours.coef_[c], ours.intercept_[c], X, y_pm, Ci, "squared_hinge")
         assert abs(p - p_ref) <= 1e-6 * p_ref
-    recs = list(LinearSVC(**dict(kw, max_iter=3)).iter_fit(X, y))
+    with pytest.warns(ConvergenceWarning, match="max_iter=3 epochs") as caught:
+        recs = list(LinearSVC(**dict(kw, max_iter=3)).iter_fit(X, y))
     assert {r.class_index for r in recs} == {0, 1, 2, 3}
+    # the classes' own message (epochs, their max_iter), not the generic one
+    assert not any("max_iter=-1" in str(w.message) for w in caught)
 
 
 def test_max_iter_warns_like_sklearn(data):

@@ -325,7 +325,10 @@ class LinearOvRRun(SequentialRun):
 
     def warning_message(self):
         msgs = [m for m in self.part_messages if m]
-        if self.interrupted or self.stopped:
+        # every class's run ended on its own (an iter_fit that was read to
+        # the end marks the whole run stopped too): the classes' messages
+        # say what happened; the generic one knows no max_iter of its own
+        if (self.interrupted or self.stopped) and not self.done:
             return super().warning_message()
         if msgs:
             return msgs[0]
