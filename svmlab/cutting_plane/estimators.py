@@ -572,7 +572,9 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
 
     Attributes
     ----------
-    coef_ : (1, n_features);  intercept_ : (1,);  classes_ : (2,)
+    coef_ : (1, n_features)
+    intercept_ : (1,)
+    classes_ : (2,)
     n_iter_ : cutting-plane iterations (= constraints added).
     converged_ : whether ``xi' <= xi + epsilon`` held at the end.
 
