@@ -246,7 +246,10 @@ def test_method_is_validated_and_joachims_stays_the_default():
 # --------------------------------------------------------------------------
 # both cores
 # --------------------------------------------------------------------------
-def test_parallel_margins_equal_serial_bit_for_bit():
+def test_parallel_margins_equal_serial_to_rounding():
+    # Host-tuned code gives the serial bits; the x86-64-v3 machine code the
+    # install ships may vectorise the two loops' reassociated dot products
+    # differently, so the rows agree to a few ulps (docs/decisions/28a01)
     import numba
 
     rng = np.random.default_rng(7)
@@ -268,7 +271,7 @@ def test_parallel_margins_equal_serial_bit_for_bit():
                 else:
                     margins_dense(X, y, w, 1.0, serial)
                     margins_dense_parallel(X, y, w, 1.0, par)
-                np.testing.assert_array_equal(par, serial)
+                np.testing.assert_allclose(par, serial, rtol=1e-13, atol=1e-13)
         finally:
             numba.set_num_threads(old)
         # and both are the margins (against NumPy)
