@@ -466,9 +466,9 @@ class DecompositionClassifier(_DecompositionBase):
         How working sets follow one another.  ``"steepest"``: SVMlight's
         steepest feasible direction, a fresh working set each outer step
         (Osuna/Joachims; every engine); with q > 2, when the selection
-        returns the set used two steps before (two sets alternating, a
-        zig-zag along which the violation does not fall), the step takes
-        the union of it and the previous set
+        returns the set used two steps before, up to one sample (two sets
+        alternating, a zig-zag along which the violation does not fall),
+        the step takes the union of it and the previous set
         (:func:`svmlab.decomposition._working_set.break_cycle`).  ``"blocked"``: the ThunderSVM/cuML
         scheme, :class:`BlockedDecompositionRun`: half the working set and
         its kernel rows kept from the last outer step, the new rows as one
