@@ -64,7 +64,6 @@ each pair's multipliers over the rows of X (0 outside the pair).
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 import time
 from dataclasses import dataclass
@@ -223,9 +222,7 @@ class ParallelParts:
         steps taken.  ``halt()`` is checked between chunks."""
         cap = 20000 if r.steps_per_task > 1 else 1000
         size = max(1, min(cap, int(r.first_chunk)))
-        growth = int(r.chunk_growth)
         probe = _stepping._jit_mode() != "eager"
-        target = _stepping.CHUNK_SECONDS
         taken = 0
         with blas_thread_limit(r.blas_threads):
             while not r.finished and not halt():
@@ -238,16 +235,8 @@ class ParallelParts:
                 taken += k
                 if k == 0 and not (r.converged or r.stopped or r.stalled):
                     r._mark_stalled()
-                if probe:
-                    probe = False
-                    if k and dt / k * size > 2.0 * target:
-                        size = max(1, int(target * k / dt))
-                elif dt > 2.0 * target:
-                    size = max(1, size // 2)
-                elif dt < target / 16 and growth > 2:
-                    size = min(cap, growth * size)
-                elif dt < 0.5 * target:
-                    size = min(cap, 2 * size)
+                size = _stepping.next_chunk_size(size, k, dt, cap, r.chunk_growth, probe)
+                probe = False
         return taken
 
     def _advance_parallel(self):
@@ -421,14 +410,14 @@ class MulticlassRun(ParallelParts, SequentialRun):
         Xs = k.X
         Xp = Xs[pos]
         na = int(self.coff[a + 1] - self.coff[a])
-        yp = np.concatenate([np.ones(na), -np.ones(len(pos) - na)])
+        yp = np.ones(len(pos))
+        yp[na:] = -1.0
         kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
         if o.cache_dtype == "float32":
             kp.ensure_float32()
         (self.store if store is None else store).attach(kp, a, b)
         with blas_thread_limit(self.pair_threads):
-            run = self._make_run(Xp, yp, kp,
-                                 dataclasses.replace(o, Cv=np.ascontiguousarray(self.Cv[pos])))
+            run = self._make_run(Xp, yp, kp, o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
         run.progress = False
         run.n_jobs = self.pair_threads
         if run.blas_threads is None:

@@ -119,6 +119,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 from __future__ import annotations
 
 import ctypes
+import copy
 import dataclasses
 import math
 import os
@@ -226,6 +227,14 @@ class FitOptions:
         vals.update(overrides)
         return cls(**vals)
 
+    def with_bounds(self, Cv):
+        """These options with the per-example bounds ``Cv`` (what
+        ``dataclasses.replace(self, Cv=Cv)`` gives, without its call of
+        ``__init__`` over every field: one per one-vs-one pair)."""
+        out = copy.copy(self)
+        object.__setattr__(out, "Cv", Cv)
+        return out
+
     def bounds(self, n):
         """The upper bounds a run works with: the scalar ``C`` when every
         example has it (the unweighted path, unchanged), else the (n,)
@@ -260,6 +269,35 @@ def _jit_mode():
     from ._jit import get_mode
 
     return get_mode()
+
+
+def next_chunk_size(size, steps, seconds, cap, growth, probe=False):
+    """The fast path's next chunk (in steps), from the one just taken:
+    ``steps`` steps in ``seconds``, asked as ``size``; at most ``cap``.
+
+    The rule of every driver of a run's chunks (:meth:`SolverRun.run`, the
+    parallel pairs' workers in :mod:`svmlab._multiclass`): a chunk lasts
+    about ``CHUNK_SECONDS``, so Ctrl-C and the progress bar are served
+    within a fraction of a second.  ``probe``: the chunk was the one probe
+    step taken where kernels may run interpreted; the size is then cut to
+    what the measured step cost allows, never grown.  Otherwise a chunk of
+    more than twice the target halves, one under 1/16 of it grows by
+    ``growth`` when that is above 2 (a chunk costs a Python round trip: a
+    small fit then takes a few chunks, not log2(cap / 64) of them), one
+    under half of it doubles.  Chunk boundaries never change the iterates,
+    so this rule moves only the time between two looks at Ctrl-C."""
+    target = CHUNK_SECONDS
+    if probe:
+        if steps and seconds / steps * size > 2.0 * target:
+            return max(1, int(target * steps / seconds))
+        return size
+    if seconds > 2.0 * target:
+        return max(1, size // 2)
+    if seconds < target / 16 and growth > 2:
+        return min(int(cap), int(growth) * size)
+    if seconds < 0.5 * target:
+        return min(int(cap), 2 * size)
+    return size
 
 
 def _progress_off():
@@ -652,19 +690,8 @@ class SolverRun(ABC):
                     self.elapsed += dt
                     self.n_iter += k
                     bar.update(k)
-                    if probe:
-                        probe = False
-                        if k and dt / k * size > 2.0 * CHUNK_SECONDS:
-                            size = max(1, int(CHUNK_SECONDS * k / dt))
-                    elif dt > 2.0 * CHUNK_SECONDS:
-                        size = max(1, size // 2)
-                    elif dt < CHUNK_SECONDS / 16 and self.chunk_growth > 2:
-                        # far below the target: grow faster (each chunk
-                        # costs a Python round trip; a small fit then takes
-                        # a few chunks, not log2(chunk / 64) of them)
-                        size = min(int(chunk), int(self.chunk_growth) * size)
-                    elif dt < 0.5 * CHUNK_SECONDS:
-                        size = min(int(chunk), 2 * size)
+                    size = next_chunk_size(size, k, dt, chunk, self.chunk_growth, probe)
+                    probe = False
                     if k == 0 and not (self.converged or self.stopped or self.stalled):
                         # nothing moved and not optimal: a stall, not
                         # convergence (spinning would never end)

@@ -281,6 +281,27 @@ def subsample(X, y, n, seed=0):
     return X[idx], y[idx]
 
 
+def load_images(name, split, n=None):
+    """``(X, y)``: the first ``n`` images (all if None) of ``"mnist"`` or
+    ``"fashion-mnist"`` (``split`` ``"train"`` or ``"test"``) through
+    :func:`svmlab.datasets.load`, as a C-contiguous float64 array of pixels
+    in [0, 1], and their labels.  The one loader of the suites: the loader
+    already divides the bytes by 255, and a second division (pixels in
+    [0, 1/255]) changes the problem a given ``gamma`` poses, so the scaling
+    is done here once, only when a pixel exceeds 1."""
+    import numpy as np
+
+    from .. import datasets
+
+    X, y = datasets.load(name, split)
+    if n is not None:
+        X, y = X[:n], y[:n]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.size and X.max() > 1.0:
+        X = X / 255.0
+    return X, np.asarray(y)
+
+
 def to_pm(y, positive=None):
     """Labels as float64 {-1,+1}; +1 = the larger class value (sklearn's classes_[1])."""
     import numpy as np

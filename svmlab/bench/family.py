@@ -45,7 +45,7 @@ import warnings
 
 import numpy as np
 
-from ._harness import Result, suite, timed, timed_best
+from ._harness import Result, load_images, suite, timed, timed_best
 
 TOL = 1e-3
 CACHE_MB = 200
@@ -217,12 +217,10 @@ def _small_default_cases(ctx):
 def _multiclass_case(ctx):
     from sklearn.svm import SVC as SkSVC
 
-    from .. import datasets
     from ..svm import SVC
 
     n = 1500 if ctx.smoke else 10000
-    X, y = datasets.load("fashion-mnist", "train")
-    X, y = np.asarray(X[:n], dtype=np.float64), np.asarray(y[:n])
+    X, y = load_images("fashion-mnist", "train", n)
     classes = np.unique(y)
     y_idx = np.searchsorted(classes, y)
     params = dict(C=10.0, gamma=0.02, tol=TOL, cache_size=CACHE_MB)
@@ -259,8 +257,8 @@ def _one_class_cases(ctx):
     from .. import datasets
     from ..svm import OneClassSVM
 
-    Xm, ym = datasets.load("mnist", "test")
-    X0 = np.asarray(Xm, dtype=np.float64)[np.asarray(ym) == 0] / 255.0
+    Xm, ym = load_images("mnist", "test")
+    X0 = Xm[ym == 0]
     if ctx.smoke:
         X0 = X0[:300]
     Xb, yb = datasets.load("banana", "test")

@@ -31,7 +31,7 @@ import warnings
 
 import numpy as np
 
-from ._harness import Result, suite, timed
+from ._harness import Result, load_images, suite, timed
 
 TOL = 1e-3
 CACHE_MB = 200
@@ -79,14 +79,10 @@ def _models(progress):
 def run(ctx):
     from sklearn.svm import SVC
 
-    from .. import datasets
-
     n = 1500 if ctx.smoke else 10000
     n_test = 500 if ctx.smoke else 5000
-    X, y = datasets.load("fashion-mnist", "train")
-    X, y = np.asarray(X[:n], dtype=np.float64), np.asarray(y[:n])
-    Xt, yt = datasets.load("fashion-mnist", "test")
-    Xt, yt = np.asarray(Xt[:n_test], dtype=np.float64), np.asarray(yt[:n_test])
+    X, y = load_images("fashion-mnist", "train", n)
+    Xt, yt = load_images("fashion-mnist", "test", n_test)
     classes = np.unique(y)
     k = len(classes)
     y_idx = np.searchsorted(classes, y)
@@ -158,24 +154,14 @@ def _njobs_cases(ctx):
     each, pixels scaled to [0, 1]."""
     from sklearn.datasets import load_digits
 
-    from .. import datasets
-
     Xd, yd = load_digits(return_X_y=True)
     yield f"digits[{len(yd)}] 10 classes rbf C=1 g=scale", Xd / 16.0, yd, {}
     n = 1000 if ctx.smoke else 5000
-    Xm, ym = datasets.load("mnist", "test")
-    Xm = np.asarray(Xm[:n], dtype=np.float64)
-    if Xm.max() > 1.0:
-        Xm = Xm / 255.0
-    yield f"MNIST test[{n}] 10 classes rbf C=10 g=0.02", Xm, np.asarray(ym[:n]), \
-        dict(C=10.0, gamma=0.02)
+    Xm, ym = load_images("mnist", "test", n)
+    yield f"MNIST test[{n}] 10 classes rbf C=10 g=0.02", Xm, ym, dict(C=10.0, gamma=0.02)
     n = 1500 if ctx.smoke else 10000
-    Xf, yf = datasets.load("fashion-mnist", "train")
-    Xf = np.asarray(Xf[:n], dtype=np.float64)
-    if Xf.max() > 1.0:
-        Xf = Xf / 255.0
-    yield f"Fashion-MNIST[{n}] 10 classes rbf C=10 g=0.02", Xf, np.asarray(yf[:n]), \
-        dict(C=10.0, gamma=0.02)
+    Xf, yf = load_images("fashion-mnist", "train", n)
+    yield f"Fashion-MNIST[{n}] 10 classes rbf C=10 g=0.02", Xf, yf, dict(C=10.0, gamma=0.02)
 
 
 def compiled_share(fit):

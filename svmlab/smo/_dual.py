@@ -89,8 +89,8 @@ class DualState:
         n = kernel.n_samples
         y = np.ascontiguousarray(y, dtype=np.float64).ravel()
         l = y.shape[0]
-        p = np.ascontiguousarray(np.broadcast_to(np.asarray(p, dtype=np.float64), (l,)))
-        U = np.ascontiguousarray(np.broadcast_to(np.asarray(upper, dtype=np.float64), (l,)))
+        p = _as_vector(p, l)
+        U = _as_vector(upper, l)
         mapped = idx is not None
         idx = (np.arange(l, dtype=np.int64) if idx is None
                else np.ascontiguousarray(idx, dtype=np.int64).ravel())
@@ -117,7 +117,8 @@ class DualState:
         self.cache = cache
         self.kd = kernel.data
         self.cd = cache.data
-        self.kdiag = np.ascontiguousarray(kernel.diag()[idx], dtype=np.float64)
+        kdiag = kernel.diag()
+        self.kdiag = np.ascontiguousarray(kdiag[idx] if mapped else kdiag, dtype=np.float64)
         self.alpha = (np.zeros(l) if alpha0 is None
                       else np.array(alpha0, dtype=np.float64).ravel().copy())
         self.G = np.zeros(l)
@@ -135,11 +136,12 @@ class DualState:
         self.ist = np.zeros(core.IS_SIZE, dtype=np.int64)
         self.ist[core.IS_N_ACTIVE] = l
         self.ist[core.IS_SHRINK_COUNTER] = self.shrink_every
-        self.ist[core.IS_NB] = int(np.count_nonzero((self.alpha > 0) & (self.alpha < U)))
+        if alpha0 is not None:
+            self.ist[core.IS_NB] = int(np.count_nonzero((self.alpha > 0) & (self.alpha < U)))
         self.fst = np.zeros(core.FS_SIZE)
         self.rec = np.zeros(DUAL_BUFFER)
         self._no_rec = np.zeros(DUAL_BUFFER)
-        if np.any(self.alpha != 0):
+        if alpha0 is not None and np.any(self.alpha != 0):
             # the feasible start's rows as one block (one DGEMM for dense
             # float64 rows), then LIBSVM's initial gradient from the cache
             if not cache.full:
@@ -172,6 +174,13 @@ class DualState:
     def gradient_f0(self):
         """``f0_t = sum_s a_s y_s K_ts`` of every variable (shrunk ones
         reconstructed; the state is not changed)."""
+        if not (self.active != core.ACTIVE).any():
+            # nothing shrunk (every converged run: the loop unshrinks before
+            # its last check): G is every variable's, and the reconstruction
+            # would leave it as it is -- one call of a compiled function
+            # (whose dispatch of the named tuples costs tens of microseconds,
+            # per pair of a one-vs-one fit) is skipped
+            return self.G.copy()
         rows, pb, it = self._state(False)[:3]
         return dual_gradient(rows, pb, it, *self.switches[1:])
 
@@ -207,6 +216,15 @@ class DualState:
         if f0 is None:
             f0 = self.gradient_f0()
         return float(np.dot(self.alpha, 0.5 * self.y * f0 + self.p))
+
+
+def _as_vector(v, l):
+    """``v`` (a number or an array of l) as a new C-contiguous float64 (l,)
+    array (a scalar without NumPy's broadcasting machinery: a small fit
+    makes several of these per pair)."""
+    if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool):
+        return np.full(l, float(v))
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.float64), (l,)))
 
 
 def _check_problem(n, y, p, U, idx, alpha0):

@@ -133,31 +133,50 @@ class DualOptions(NamedTuple):
 # ----------------------------------------------------------------------------
 # rows, Gbar and the gradient of a mapped problem (idx not the identity)
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather(kd, cd, t, idx, o, act, na, full_set):
     """Row of variable t gathered onto the variables into the row buffer
     ``o`` (the active entries, every entry when ``full_set``), through the
-    cache of full example rows.  Returns ``o``."""
-    r = get_row(kd, cd, idx[t])
+    cache of full example rows.  Returns ``o``.
+
+    Inlined into the loop, with the cache hit written out (what
+    :func:`svmlab.kernels.cache.get_row` does on a hit: the same LRU order
+    and counts): a call that takes the kernel's and the cache's named
+    tuples costs reference-count updates per member, twice per step of the
+    SVR forms (three times for nu-SVR); only a miss calls ``get_row``."""
+    e = idx[t]
+    s = cd.slot_of[e]
+    if s >= 0:
+        lru_hit(cd.prev, cd.next, cd.meta, s)
+        r = cd.rows[s]
+    else:
+        r = get_row(kd, cd, e)
     if full_set:
-        for s in range(o.shape[0]):
-            o[s] = r[idx[s]]
+        for q in range(o.shape[0]):
+            o[q] = r[idx[q]]
     else:
         for p in range(na):
-            s = act[p]
-            o[s] = r[idx[s]]
+            q = act[p]
+            o[q] = r[idx[q]]
     return o
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx):
-    """:func:`svmlab.smo._core.gbar_change` for a mapped problem."""
+    """:func:`svmlab.smo._core.gbar_change` for a mapped problem (inlined,
+    its cache hit written out: see :func:`_gather`)."""
     l = Gbar.shape[1]
     if ist[IS_N_ACTIVE] == l:
-        r = get_row(kd, cd, idx[t])
+        e = idx[t]
+        s = cd.slot_of[e]
+        if s >= 0:
+            lru_hit(cd.prev, cd.next, cd.meta, s)
+            r = cd.rows[s]
+        else:
+            r = get_row(kd, cd, e)
         gb = Gbar[0]
-        for s in range(l):
-            gb[s] += c * r[idx[s]]
+        for q in range(l):
+            gb[q] += c * r[idx[q]]
     else:
         Gbar[1, t] += c
 
@@ -449,7 +468,7 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
     rec[DUAL_LAYOUT] = DUAL_ID
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
     """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
     over I_up of each class, first index), ``j`` the partner of best WSS 2
@@ -457,7 +476,8 @@ def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
     ``i``; last index on ties; ``nu`` is True, passed on).  Returns
     ``(i, j, m, M, gap, gain, stop)`` (``gap`` the larger class violation):
     ``stop`` 1 when both classes' violations are within ``tol`` (the caller
-    unshrinks or ends), 2 when no partner exists."""
+    unshrinks or ends), 2 when no partner exists.  Inlined into the loop
+    (called at every nu step with four named tuples: see :func:`_gather`)."""
     y, yp, U, kdiag, idx, tol = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol
     alpha, G, act = it.alpha, it.G, it.act
     l = alpha.shape[0]

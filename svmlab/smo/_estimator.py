@@ -155,12 +155,13 @@ class SMORun(SolverRun):
                                  full=bool(full_kernel) and not self.e_from_w)
         self.kd = kernel.data  # with the float32 copy of dense X when cdt is float32
         self.cd = self.cache.data
-        self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
         self.rec = np.zeros(R_BUFFER)
         self._empty_rec = np.zeros(R_BUFFER)
         if self.selection == WSS2:
             self._init_dual()
+            self.kdiag = self.dual.kdiag  # the same K_ii (identity map), made once
         else:
+            self.kdiag = np.ascontiguousarray(kernel.diag(), dtype=np.float64)
             self._init_platt(n, seed, cache_size, cdt)
 
     def _init_dual(self):
@@ -581,7 +582,11 @@ class SMOClassifier(BaseKernelSVC):
         :class:`svmlab._stepping.FitOptions`; None: this estimator's, once
         ``start`` resolved ``cache_dtype_`` and the bounds)."""
         o = FitOptions.of(self) if opts is None else opts
-        seed = _seed_from(o.random_state)
+        # only Platt's loop draws from the seed (its second-choice loops'
+        # random starts); wss2 takes none, so none is drawn (with
+        # random_state=None that was a draw from NumPy's global state per
+        # one-vs-one pair)
+        seed = _seed_from(o.random_state) if o.selection != "wss2" else 0
         return SMORun(self, X, y, kernel, C=o.C, tol=o.tol, eps=o.eps,
                       cache_size=o.cache_size, shrinking=o.shrinking,
                       selection=o.selection, seed=seed, max_iter=o.max_iter,

@@ -275,9 +275,10 @@ def compiled_results(res, inner, y_kept, k):
                                  inner.warning_message() or ""))
         return out
     reasons = getattr(inner, "part_reasons", None)
+    sizes = [int(np.count_nonzero(y_kept == c)) for c in range(k)]  # once per class
     for p, alpha in enumerate(res["alphas"]):
         a, b = _pair_of(p, k)
-        n_a = int(np.sum(y_kept == a))
+        n_a = sizes[a]
         y_l = np.r_[np.ones(n_a), -np.ones(len(alpha) - n_a)]
         alpha = np.asarray(alpha, dtype=np.float64)
         reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
