@@ -426,6 +426,33 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
 
 
+def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
+    """A change of C (or the selection) on the same points keeps the IRWLS
+    data panel (its artists and its pixels) and draws only the weights, y
+    beta and sets panels into the cached background; the picture equals a
+    new explorer's, also when C = 1000 gives the weight panel four-digit
+    tick labels that reach into the gap beside the data panel."""
+    from svmlab.viz.irwls import IRWLSExplorer
+
+    L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    ex = L.explorer
+    pts = dict(ex.pts)
+    for C, selection in ((1000.0, "random"), (0.05, "random"), (3.0, "largest")):
+        L.set_quietly("selection", selection)
+        L.controls["C"].value = C
+        assert L.kept_background == [ex.ax_w, ex.ax_beta, ex.ax_chunk], C
+        assert ex.pts == pts  # the data panel's artists were kept
+        X, _ = L.points
+        fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
+    # other points: every panel is drawn again
+    L.controls["seed"].value = 3
+    assert L.kept_background is False and ex.pts != pts
+    X, _ = L.points
+    fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+
+
 def test_ordinal_and_family_refits_reuse_the_figure():
     from types import SimpleNamespace
 

@@ -1126,7 +1126,10 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
                 "decomposition": DecompositionClassifier(working_set_size=q, selection="steepest",
                                                          engine=v["engine"], **kw),
                 "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
-        traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps)
+        # chunking and decomposition run with one BLAS thread
+        # (DecompositionRun.blas_threads): set once per fit, not per step
+        traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps,
+                                                        blas_threads=None if k == "SMO" else 1)
                                         for k, e in ests.items()})
         for k, tr in traces.items():
             if not tr.records:
