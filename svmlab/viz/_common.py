@@ -404,6 +404,9 @@ class FramePlayer:
         self.caption_text = ""
         self.frame = None
         self._quiet = False  # True while replace() changes the slider's range
+        #: ``after_show(k)``, called after frame ``k`` is on the image (the
+        #: live explorers' source panel: its HTML travels after the picture)
+        self.after_show = None
         self.play = w.Play(value=0, min=0, max=1, step=1, interval=int(interval),
                            description="Play", repeat=False)
         # a selection slider: its value is the frame index, its readout the
@@ -476,6 +479,9 @@ class FramePlayer:
             raise ValueError(f"{len(labels)} labels for {self.n_frames} frames")
         self.labels = labels
         start = int(min(max(start, 0), self.n_frames - 1))
+        # the new picture goes to the browser before the slider's new range
+        # (a new range re-renders the slider there, which would delay it)
+        self.show(start)
         self._quiet = True
         try:
             if [lab for lab, _ in self.slider.options] != labels:
@@ -489,7 +495,6 @@ class FramePlayer:
                 self.play.max = self.n_frames - 1
         finally:
             self._quiet = False
-        self.show(start)
 
     # -- drawing ----------------------------------------------------------
     def render(self):
@@ -559,9 +564,13 @@ class FramePlayer:
         self.update_ms.append(1e3 * (t1 - t0))
         self.render_ms.append(1e3 * (t2 - t1))
         self.caption_text = "" if text is None else str(text)
-        self.caption.value = self.caption_text
+        # the picture first: each change is one message to the browser, in
+        # this order, and the reader waits for the picture
         self.image.value = png
+        self.caption.value = self.caption_text
         self.frame = k
+        if self.after_show is not None:
+            self.after_show(k)
 
     def _on_value(self, change):
         if not self._quiet:
