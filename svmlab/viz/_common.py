@@ -657,7 +657,9 @@ def _grid_cells(fig):
     (when the left axes has its y ticks on the left, matplotlib's default),
     which may reach past the middle (IRWLS: four-digit weights); so the cut
     is 2 points right of the left axes' frame (its spine and its
-    antialiasing), else at the middle."""
+    antialiasing), else at the middle.  Likewise above an axes with no
+    title (and its x axis at the bottom) the gap holds only the upper
+    axes' x tick labels and label: the cut is 2 points above its frame."""
     from matplotlib.transforms import Bbox
 
     boxes = {ax: ax.bbox.extents for ax in fig.axes}
@@ -669,6 +671,16 @@ def _grid_cells(fig):
                 left_ax.yaxis.get_label_position() == "left":
             return u1 + pad if x0 - u1 > 2 * pad else (u1 + x0) / 2
         return (u1 + x0) / 2
+
+    def vcut(lower_ax, v1, y0):
+        # the gap above an axes without a title (and x ticks below) holds
+        # only the upper axes' x tick labels and x label
+        titled = any(t.get_text() for t in (lower_ax.title, lower_ax._left_title,
+                                            lower_ax._right_title))
+        if not titled and lower_ax.xaxis.get_ticks_position() == "bottom" \
+                and lower_ax.xaxis.get_label_position() == "bottom" and y0 - v1 > 2 * pad:
+            return v1 + pad
+        return (v1 + y0) / 2
 
     cells = {}
     for ax, (x0, y0, x1, y1) in boxes.items():
@@ -685,9 +697,9 @@ def _grid_cells(fig):
             if rows and u0 >= x1:
                 right = min(right, cut(ax, x1, u0))
             if cols and v1 <= y0:
-                bottom = max(bottom, (v1 + y0) / 2)
+                bottom = max(bottom, vcut(other, v1, y0))
             if cols and v0 >= y1:
-                top = min(top, (y1 + v0) / 2)
+                top = min(top, vcut(ax, y1, v0))
         cells[ax] = Bbox.from_extents(left, bottom, right, top)
     return cells
 
