@@ -426,6 +426,63 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
 
 
+def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
+    """A change of C (or the selection) on the same points keeps the IRWLS
+    data panel (its artists and its pixels) and draws only the weights, y
+    beta and sets panels into the cached background; the picture equals a
+    new explorer's, also when C = 1000 gives the weight panel four-digit
+    tick labels that reach into the gap beside the data panel."""
+    from svmlab.viz.irwls import IRWLSExplorer
+
+    L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    ex = L.explorer
+    pts = dict(ex.pts)
+    for C, selection in ((1000.0, "random"), (0.05, "random"), (3.0, "largest")):
+        L.set_quietly("selection", selection)
+        L.controls["C"].value = C
+        assert L.kept_background == [ex.ax_w, ex.ax_beta, ex.ax_chunk], C
+        assert ex.pts == pts  # the data panel's artists were kept
+        X, _ = L.points
+        fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
+    # other points: every panel is drawn again
+    L.controls["seed"].value = 3
+    assert L.kept_background is False and ex.pts != pts
+    X, _ = L.points
+    fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+
+
+def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():
+    """A change of C or of the swept iteration on the same points keeps the
+    a/b panel (its range comes from the rank counts) and redraws the sweep
+    line (and the c panel when its range moved) into the cached background;
+    the picture equals a new explorer's."""
+    from svmlab.viz.ordinal import SweepExplorer, _c_lim
+
+    L = vlive.live_ordinal(C=10.0, n=14, n_ranks=3, seed=0, source=None)
+    ex = L.explorer
+    bars = list(ex.bars_a)
+    seen = set()
+    for C, it in ((0.1, 0), (1000.0, 0), (10.0, 2), (10.0, 0), (12.59, 0), (15.85, 0), (19.95, 0)):
+        lim = _c_lim(ex.trace)
+        L.set_quietly("iteration", it)
+        L.controls["C"].value = C * 1.0001 if C == L.controls["C"].value else C
+        same_c = lim == _c_lim(ex.trace)
+        want = [ex.ax_line] + ([] if same_c else [ex.ax_c])
+        assert L.kept_background == want, (C, it)
+        seen.add(same_c)
+        assert list(ex.bars_a) == bars  # the a/b panel's artists were kept
+        fresh = SweepExplorer(ex.trace)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
+    assert seen == {True, False}  # both: c panel kept, and drawn again
+    # other ranks: every panel is drawn again
+    L.controls["seed"].value = 5
+    assert L.kept_background is False
+    fresh = SweepExplorer(ex.trace)
+    _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+
+
 def test_ordinal_and_family_refits_reuse_the_figure():
     from types import SimpleNamespace
 

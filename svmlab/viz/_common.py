@@ -164,13 +164,20 @@ class Trace:
         return tuple(names) if names is not None else tuple(vars(r))
 
 
-def record_trace(estimator, X, y, max_steps=None):
+def record_trace(estimator, X, y, max_steps=None, blas_threads=None):
     """Fit ``estimator`` on ``(X, y)`` with a callback that keeps every step
     record; return a :class:`Trace`.
 
     ``max_steps`` stops the fit after that many records (the callback returns
     False, which leaves a valid, feasible model on the estimator).
+    ``blas_threads``: the BLAS thread limit the solver's run sets around
+    every step (:func:`svmlab._stepping.blas_thread_limit`; 1 for IRWLS),
+    set once around the whole fit instead, so that no step pays for setting
+    it (a recorded fit runs step by step: a tenth of an IRWLS refit of the
+    live explorer); None sets nothing.
     """
+    from .._stepping import blas_thread_limit
+
     records = []
 
     def cb(rec):
@@ -180,7 +187,8 @@ def record_trace(estimator, X, y, max_steps=None):
         return None
 
     t0 = time.perf_counter()
-    estimator.fit(X, y, callback=cb)
+    with blas_thread_limit(blas_threads):
+        estimator.fit(X, y, callback=cb)
     secs = time.perf_counter() - t0
     return Trace(records=records, estimator=estimator, fit_seconds=secs, X=X, y=y)
 
@@ -222,7 +230,15 @@ def canvas_to_png(canvas, compress_level=1):
     return canvas_to_bytes(canvas, "png", compress_level=compress_level)
 
 
-def canvas_to_bytes(canvas, fmt="jpeg", quality=94, compress_level=1):
+#: JPEG quality of the live players' frames.  The frames are drawn at twice
+#: the displayed size, where quality 85 shows no artefact at the displayed
+#: size, and its bytes are about 0.73 of quality 94's: less to send to the
+#: browser at every key press and less stored in a notebook's widget state
+#: (docs/decisions/29v01-explorer-latency-and-notebook-size.md).
+LIVE_JPEG_QUALITY = 85
+
+
+def canvas_to_bytes(canvas, fmt="jpeg", quality=LIVE_JPEG_QUALITY, compress_level=1):
     """Encode what the Agg ``canvas`` holds now (no redraw) as ``"jpeg"``
     (about 5x faster to encode than PNG; the live players use it; full
     chroma resolution, 4:4:4, so thin coloured lines keep their colour) or
@@ -258,7 +274,8 @@ def _unanimated(artists):
 def picture_bundle(widget, image, what="explorer") -> dict:
     """The display data of an explorer: the widget's view, and beside it, in
     the same output, the picture it shows now (``image``, an ipywidgets
-    ``Image``) as ``image/jpeg`` or ``image/png``, and a ``text/plain`` line.
+    ``Image``) at its displayed size (:func:`fallback_picture`: a small
+    JPEG) and a ``text/plain`` line.
 
     A stored notebook opened before anything runs (or untrusted, or in a
     front-end without the widget manager) cannot show the widget view; it
@@ -271,10 +288,49 @@ def picture_bundle(widget, image, what="explorer") -> dict:
     if value:
         fmt = (image.format or "png").lower()
         mime = "image/jpeg" if fmt in ("jpg", "jpeg") else f"image/{fmt}"
+        value, mime = fallback_picture(value, mime, _css_width(image))
         data[mime] = base64.b64encode(value).decode("ascii")
         data["text/plain"] = (f"<svmlab {what}: the picture above is the frame it showed; "
                               f"run the notebook to use its controls>")
     return data
+
+
+#: JPEG quality of the picture a stored notebook shows before it runs
+FALLBACK_JPEG_QUALITY = 75
+
+
+def _css_width(image):
+    """The width in CSS pixels an ``Image`` widget is displayed at (its
+    layout width ``"NNNpx"``), or None."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)px\s*", str(getattr(image.layout, "width", "") or ""))
+    return int(round(float(m.group(1)))) if m else None
+
+
+def fallback_picture(value, mime, css_width=None):
+    """``(bytes, mime)`` of the picture a stored notebook shows in place of
+    an explorer before anything runs: the image ``value`` at the size it is
+    displayed at (``css_width`` CSS pixels wide; a player renders at twice
+    that, for sharp high-density screens), as a JPEG of quality
+    :data:`FALLBACK_JPEG_QUALITY`.  A notebook stores the picture twice (in
+    the widget state, which a live front-end shows, and here), so this copy
+    is kept small: about a fifth of the widget's bytes.  Unchanged when
+    ``css_width`` is None or not smaller than the image."""
+    from PIL import Image
+
+    im = Image.open(io.BytesIO(value))
+    if css_width is None or not 0 < css_width < im.size[0]:
+        return value, mime
+    im = im.convert("RGB")
+    factor = im.size[0] / css_width
+    if abs(factor - round(factor)) < 1e-6:
+        im = im.reduce(int(round(factor)))  # box filter: exact halving of a 2x frame
+    else:
+        im = im.resize((css_width, max(1, int(round(im.size[1] / factor)))), Image.LANCZOS)
+    buf = io.BytesIO()
+    im.save(buf, format="jpeg", quality=FALLBACK_JPEG_QUALITY)
+    return buf.getvalue(), "image/jpeg"
 
 
 def show_bundle(bundle):  # pragma: no cover - notebook only
@@ -348,6 +404,9 @@ class FramePlayer:
         self.caption_text = ""
         self.frame = None
         self._quiet = False  # True while replace() changes the slider's range
+        #: ``after_show(k)``, called after frame ``k`` is on the image (the
+        #: live explorers' source panel: its HTML travels after the picture)
+        self.after_show = None
         self.play = w.Play(value=0, min=0, max=1, step=1, interval=int(interval),
                            description="Play", repeat=False)
         # a selection slider: its value is the frame index, its readout the
@@ -420,6 +479,9 @@ class FramePlayer:
             raise ValueError(f"{len(labels)} labels for {self.n_frames} frames")
         self.labels = labels
         start = int(min(max(start, 0), self.n_frames - 1))
+        # the new picture goes to the browser before the slider's new range
+        # (a new range re-renders the slider there, which would delay it)
+        self.show(start)
         self._quiet = True
         try:
             if [lab for lab, _ in self.slider.options] != labels:
@@ -433,7 +495,6 @@ class FramePlayer:
                 self.play.max = self.n_frames - 1
         finally:
             self._quiet = False
-        self.show(start)
 
     # -- drawing ----------------------------------------------------------
     def render(self):
@@ -503,9 +564,13 @@ class FramePlayer:
         self.update_ms.append(1e3 * (t1 - t0))
         self.render_ms.append(1e3 * (t2 - t1))
         self.caption_text = "" if text is None else str(text)
-        self.caption.value = self.caption_text
+        # the picture first: each change is one message to the browser, in
+        # this order, and the reader waits for the picture
         self.image.value = png
+        self.caption.value = self.caption_text
         self.frame = k
+        if self.after_show is not None:
+            self.after_show(k)
 
     def _on_value(self, change):
         if not self._quiet:
@@ -582,13 +647,41 @@ class FramePlayer:
 
 
 def _grid_cells(fig):
-    """``{axes: Bbox}`` in display pixels: the figure cut at the middle of
-    the gaps between neighbouring axes (a grid of subplots), or None when
-    two axes overlap (insets, twins: no such cut)."""
+    """``{axes: Bbox}`` in display pixels: the figure cut between
+    neighbouring axes (a grid of subplots), or None when two axes overlap
+    (insets, twins: no such cut).
+
+    One above the other, the cut is at the middle of the gap (the upper
+    axes' x tick labels and x label above it, the lower one's title below).
+    Side by side, the gap holds the right axes' y tick labels and y label
+    (when the left axes has its y ticks on the left, matplotlib's default),
+    which may reach past the middle (IRWLS: four-digit weights); so the cut
+    is 2 points right of the left axes' frame (its spine and its
+    antialiasing), else at the middle.  Likewise above an axes with no
+    title (and its x axis at the bottom) the gap holds only the upper
+    axes' x tick labels and label: the cut is 2 points above its frame."""
     from matplotlib.transforms import Bbox
 
     boxes = {ax: ax.bbox.extents for ax in fig.axes}
     W, H = fig.bbox.width, fig.bbox.height
+    pad = 2.0 * fig.dpi / 72.0
+
+    def cut(left_ax, u1, x0):
+        if left_ax.yaxis.get_ticks_position() == "left" and \
+                left_ax.yaxis.get_label_position() == "left":
+            return u1 + pad if x0 - u1 > 2 * pad else (u1 + x0) / 2
+        return (u1 + x0) / 2
+
+    def vcut(lower_ax, v1, y0):
+        # the gap above an axes without a title (and x ticks below) holds
+        # only the upper axes' x tick labels and x label
+        titled = any(t.get_text() for t in (lower_ax.title, lower_ax._left_title,
+                                            lower_ax._right_title))
+        if not titled and lower_ax.xaxis.get_ticks_position() == "bottom" \
+                and lower_ax.xaxis.get_label_position() == "bottom" and y0 - v1 > 2 * pad:
+            return v1 + pad
+        return (v1 + y0) / 2
+
     cells = {}
     for ax, (x0, y0, x1, y1) in boxes.items():
         left, right, bottom, top = 0.0, W, 0.0, H
@@ -600,13 +693,13 @@ def _grid_cells(fig):
             if rows and cols:
                 return None
             if rows and u1 <= x0:
-                left = max(left, (u1 + x0) / 2)
+                left = max(left, cut(other, u1, x0))
             if rows and u0 >= x1:
-                right = min(right, (x1 + u0) / 2)
+                right = min(right, cut(ax, x1, u0))
             if cols and v1 <= y0:
-                bottom = max(bottom, (v1 + y0) / 2)
+                bottom = max(bottom, vcut(other, v1, y0))
             if cols and v0 >= y1:
-                top = min(top, (y1 + v0) / 2)
+                top = min(top, vcut(ax, y1, v0))
         cells[ax] = Bbox.from_extents(left, bottom, right, top)
     return cells
 
@@ -617,12 +710,16 @@ def static_animation(fig, update, frames, interval=600, animated=(), frame_forma
 
     ``update`` is the same ``update(k)`` a :class:`FramePlayer` uses; artists
     marked animated for blitting are drawn normally here.  Frames are
-    embedded as base64 ``frame_format`` images (JPEG keeps a stored notebook
-    small; ``"png"`` for crisp line art).  Keep ``frames`` short.
+    embedded as base64 ``frame_format`` images (JPEG of quality
+    :data:`ANIMATION_JPEG_QUALITY` keeps a stored notebook small; ``"png"``
+    for crisp line art).  Keep ``frames`` short.
     """
+    import tempfile
+    from pathlib import Path
+
     import matplotlib
     from IPython.display import HTML
-    from matplotlib.animation import FuncAnimation
+    from matplotlib.animation import FuncAnimation, HTMLWriter
 
     frames = list(frames)
 
@@ -636,8 +733,22 @@ def static_animation(fig, update, frames, interval=600, animated=(), frame_forma
             {"animation.frame_format": frame_format, "savefig.dpi": _design_dpi(fig)}):
         anim = FuncAnimation(fig, func, frames=frames, interval=interval, blit=False,
                              repeat=False)
-        html = anim.to_jshtml(default_mode="once")
+        # what FuncAnimation.to_jshtml does, with the JPEG quality passed on
+        # (to_jshtml takes no savefig arguments)
+        kw = ({"pil_kwargs": {"quality": ANIMATION_JPEG_QUALITY}}
+              if frame_format in ("jpeg", "jpg") else {})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "animation.html")
+            anim.save(str(path), writer=HTMLWriter(fps=1000.0 / interval, embed_frames=True,
+                                                   default_mode="once"), savefig_kwargs=kw)
+            html = path.read_text()
     return HTML(html)
+
+
+#: JPEG quality of the frames of :func:`static_animation` (matplotlib's
+#: default is 75; the frames are at the designed dpi and a stored notebook
+#: holds one per frame)
+ANIMATION_JPEG_QUALITY = 50
 
 
 # --------------------------------------------------------------------------
@@ -907,9 +1018,13 @@ def freeze_label_positions(fig, pad_pt=3.0):
         w_pt = box.width * fig.get_figwidth() * 72.0
         h_pt = box.height * fig.get_figheight() * 72.0
         for axis, horiz in ((ax.xaxis, True), (ax.yaxis, False)):
-            axis._autolabelpos = True  # measure again after a reset
             if not axis.label.get_text():
+                # nothing to place: without this, every draw would still
+                # measure all tick labels of the axes' row or column to
+                # place the empty label (a tenth of a refit's render)
+                axis._autolabelpos = False
                 continue
+            axis._autolabelpos = True  # measure again after a reset
             k = "xtick" if horiz else "ytick"
             lo, hi = sorted(axis.get_view_interval())
             labels = [t for t, x in zip(axis.get_majorticklabels(), axis.get_majorticklocs())

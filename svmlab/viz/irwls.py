@@ -146,7 +146,8 @@ class IRWLSTrace:
 def irwls_trace(estimator, X, y, max_steps=None):
     """Fit ``estimator`` (an :class:`~svmlab.IRWLSClassifier`) with a callback
     and fold its records into global arrays (see :class:`IRWLSTrace`)."""
-    trace = record_trace(estimator, X, y, max_steps=max_steps)
+    # IRWLSRun.blas_threads: set once for the fit, not at every step
+    trace = record_trace(estimator, X, y, max_steps=max_steps, blas_threads=1)
     records, secs = trace.records, trace.fit_seconds
     n = X.shape[0]
     ypm = np.where(np.asarray(y) == estimator.classes_[1], 1.0, -1.0)
@@ -259,16 +260,26 @@ class IRWLSExplorer(Explorer):
         given to the constructor).  No new figure and no layout pass: what
         :func:`svmlab.viz.live.live_irwls` does after every refit.
 
-        Returns ``False``: the static parts changed, so a player must render
-        its background again."""
+        Returns the list ``[weights, y beta, sets]`` of axes when the points,
+        their classes and the kernel are those shown (a change of C, the
+        selection or the working-set size): the data panel's static pixels
+        (frame, legend; no ticks) stay, its artists are kept and only the
+        three other axes are drawn again (a player draws just those into its
+        background).  Otherwise ``False``: every axes is drawn again."""
         X = self._check(trace, X)  # refuse before anything is cleared
         from ._reuse import clear_for_redraw
 
-        for ax in (self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk):
+        gamma = getattr(trace.estimator, "gamma_", gamma)
+        same = (self._data_key is not None and X.shape == self.X.shape
+                and np.array_equal(X, self.X) and np.array_equal(trace.y, self.trace.y)
+                and self._data_key == (kernel, gamma, degree, coef0))
+        axes = (self.ax_w, self.ax_beta, self.ax_chunk) if same else \
+            (self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk)
+        for ax in axes:
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
-        self._draw(trace, X, kernel, gamma, degree, coef0, frames)
+        self._draw(trace, X, kernel, gamma, degree, coef0, frames, keep_data=same)
         freeze_label_positions(self.fig)
-        return False
+        return [self.ax_w, self.ax_beta, self.ax_chunk] if same else False
 
     @staticmethod
     def _check(trace, X):
@@ -281,13 +292,12 @@ class IRWLSExplorer(Explorer):
             raise ValueError("the trace has no records")
         return X
 
-    def _draw(self, trace, X, kernel, gamma, degree, coef0, frames):
-        """Draw ``trace`` into the (empty) four axes and create the artists
-        that :meth:`update` changes."""
-        from matplotlib.collections import LineCollection
+    _data_key = None
 
-        from ._common import DecisionGrid
-
+    def _draw(self, trace, X, kernel, gamma, degree, coef0, frames, keep_data=False):
+        """Draw ``trace`` into the (empty) axes and create the artists that
+        :meth:`update` changes; ``keep_data``: the data panel and its
+        artists stay as they are (same points, classes and kernel)."""
         X = self._check(trace, X)
         self.trace = tr = trace
         if frames is None:
@@ -298,42 +308,12 @@ class IRWLSExplorer(Explorer):
         self.frames = np.asarray(frames, int)
         if len(self.frames) == 0:
             raise ValueError("no frames to show")
-        self.X = X
         gamma = getattr(trace.estimator, "gamma_", gamma)
-        self.grid = DecisionGrid(X, kernel, gamma, degree, coef0, n=self._grid_n)
+        if not keep_data:
+            self._draw_data(X, kernel, gamma, degree, coef0)
         ye_range = self._ye_range
-        axd, axw, axb, axc = self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk
+        axw, axb, axc = self.ax_w, self.ax_beta, self.ax_chunk
         n = len(tr.y)
-        # data panel: one scatter per class marker, facecolours = set colours
-        self._cls_idx = {lab: np.flatnonzero(tr.y == lab) for lab in (-1, 1)}
-        self.pts = {}
-        for lab, idx in self._cls_idx.items():
-            self.pts[lab] = axd.scatter(X[idx, 0], X[idx, 1], s=34, marker=CLASS_MARKERS[lab],
-                                        edgecolors="k", linewidths=0.6, zorder=3)
-        self.ring = axd.scatter([], [], s=120, facecolors="none", edgecolors=SET_COLORS["working"],
-                                linewidths=1.2, zorder=2)
-        self.boundary = LineCollection([], colors="k", linewidths=1.5)
-        self.margins = LineCollection([], colors="k", linewidths=0.8, linestyles="dashed")
-        axd.add_collection(self.boundary)
-        axd.add_collection(self.margins)
-        ex = self.grid.extent
-        axd.set_xlim(ex[0], ex[1])
-        axd.set_ylim(ex[2], ex[3])
-        axd.set_xticks([])   # the toy set's coordinates mean nothing: no tick text to draw
-        axd.set_yticks([])
-        from matplotlib.lines import Line2D
-
-        handles = [Line2D([], [], ls="", marker="s", mec="k", mew=0.6,
-                          color=SET_COLORS[_SET_KEY[s]], label=SET_NAMES[s].split(":")[0])
-                   for s in (S1, S2, S3)]
-        handles += [Line2D([], [], ls="", marker=CLASS_MARKERS[lab], mfc="white", mec="k",
-                           label=f"$y = {lab:+d}$") for lab in (-1, 1)]
-        handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec=SET_COLORS["working"],
-                              ms=10, label="working set"))
-        axd.legend(handles=handles, fontsize=LEGEND_SIZE, loc="lower right", framealpha=0.9,
-                   ncol=2, columnspacing=0.6, handletextpad=0.2, borderpad=0.3,
-                   labelspacing=0.3)
-        self.title_data = axd.set_title("", fontsize=9, y=1.0)
 
         self.a_max = 4.0 * tr.C
         self.curve = plot_weight_function(axw, tr.C, ye_range, self.a_max)
@@ -363,6 +343,49 @@ class IRWLSExplorer(Explorer):
         self.update(0)
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
                          self.title_data, self.wpts, self.bpts, self.title_beta, self.cur_row]
+
+    def _draw_data(self, X, kernel, gamma, degree, coef0):
+        """The data panel (empty): the points, the ring of the working set,
+        the boundary and margins (drawn per frame), the legend, the title."""
+        from matplotlib.collections import LineCollection
+
+        from ._common import DecisionGrid
+
+        self.X = X
+        self._data_key = (kernel, gamma, degree, coef0)
+        self.grid = DecisionGrid(X, kernel, gamma, degree, coef0, n=self._grid_n)
+        axd = self.ax_data
+        # data panel: one scatter per class marker, facecolours = set colours
+        self._cls_idx = {lab: np.flatnonzero(self.trace.y == lab) for lab in (-1, 1)}
+        self.pts = {}
+        for lab, idx in self._cls_idx.items():
+            self.pts[lab] = axd.scatter(X[idx, 0], X[idx, 1], s=34, marker=CLASS_MARKERS[lab],
+                                        edgecolors="k", linewidths=0.6, zorder=3)
+        self.ring = axd.scatter([], [], s=120, facecolors="none", edgecolors=SET_COLORS["working"],
+                                linewidths=1.2, zorder=2)
+        self.boundary = LineCollection([], colors="k", linewidths=1.5)
+        self.margins = LineCollection([], colors="k", linewidths=0.8, linestyles="dashed")
+        axd.add_collection(self.boundary)
+        axd.add_collection(self.margins)
+        ex = self.grid.extent
+        axd.set_xlim(ex[0], ex[1])
+        axd.set_ylim(ex[2], ex[3])
+        axd.set_xticks([])   # the toy set's coordinates mean nothing: no tick text to draw
+        axd.set_yticks([])
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], ls="", marker="s", mec="k", mew=0.6,
+                          color=SET_COLORS[_SET_KEY[s]], label=SET_NAMES[s].split(":")[0])
+                   for s in (S1, S2, S3)]
+        handles += [Line2D([], [], ls="", marker=CLASS_MARKERS[lab], mfc="white", mec="k",
+                           label=f"$y = {lab:+d}$") for lab in (-1, 1)]
+        handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec=SET_COLORS["working"],
+                              ms=10, label="working set"))
+        axd.legend(handles=handles, fontsize=LEGEND_SIZE, loc="lower right", framealpha=0.9,
+                   ncol=2, columnspacing=0.6, handletextpad=0.2, borderpad=0.3,
+                   labelspacing=0.3)
+        self.title_data = axd.set_title("", fontsize=9, y=1.0)
+
 
     @property
     def n_frames(self):

@@ -537,6 +537,8 @@ class LiveExplorer:
             self.player = FramePlayer(ex.fig, self.n_frames, update, animated=animated,
                                       start=start, description=self._description,
                                       labels=labels)
+            self.player.after_show = self._after_show
+            self._after_show(self.player.frame)
         else:
             self.note.value = ""
             # True: every static pixel stays; a list of axes: only theirs changed
@@ -583,12 +585,14 @@ class LiveExplorer:
         base = getattr(explorer, "_update_live", None) or explorer.draw
 
         def update(k):
-            text = base(k)
-            if self.source is not None:
-                self._show_source(k)
-            return text
+            return base(k)
 
         return update
+
+    def _after_show(self, k):
+        # the source panel follows the picture (FramePlayer.after_show)
+        if self.source is not None:
+            self._show_source(k)
 
     def _show_source(self, k):
         self.source.value = self._source_html(k)
@@ -1126,7 +1130,10 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
                 "decomposition": DecompositionClassifier(working_set_size=q, selection="steepest",
                                                          engine=v["engine"], **kw),
                 "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
-        traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps)
+        # chunking and decomposition run with one BLAS thread
+        # (DecompositionRun.blas_threads): set once per fit, not per step
+        traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps,
+                                                        blas_threads=None if k == "SMO" else 1)
                                         for k, e in ests.items()})
         for k, tr in traces.items():
             if not tr.records:

@@ -257,6 +257,11 @@ def plot_pairs(ax, X2, y, w, max_pairs=400):
 SWEEP_LAYOUT = dict(left=0.07, right=0.985, bottom=0.10, top=0.935, wspace=0.14, hspace=0.30)
 
 
+def _c_lim(trace):
+    """Half the y range of the sweep explorer's ``c`` panel."""
+    return float(max(trace.final_c_plus.max(), trace.final_c_minus.max(), 1) + 0.5)
+
+
 class SweepExplorer(Explorer):
     """Slider over the events of one sorted sweep.
 
@@ -304,20 +309,35 @@ class SweepExplorer(Explorer):
         three axes are cleared and drawn again as the constructor draws them,
         so the pixels equal those of a new explorer on ``trace``.  No new
         figure and no layout pass: what :func:`svmlab.viz.live.live_ordinal`
-        does after every refit.  Returns ``False``: the static parts changed,
-        so a player must render its background again."""
+        does after every refit.
+
+        Returns the axes whose static parts changed (a player draws only
+        those into its background) when the examples' ranks are those shown
+        (a change of C or of the swept iteration: only the scores moved):
+        the sweep line, and the ``c`` panel when its y range (from the final
+        ``c+``/``c-``) changed; the ``a``/``b`` panel (its range from the
+        rank counts) and its artists stay.  Otherwise ``False``: every axes
+        is drawn again."""
         if trace.n_events < 1:
             raise ValueError("the sweep has no events")
         from ._reuse import clear_for_redraw
 
-        for ax in (self.ax_line, self.ax_ab, self.ax_c):
-            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
-        self._draw(trace)
-        return False
+        old = self.trace
+        keep_ab = (np.array_equal(old.y, trace.y)
+                   and np.array_equal(old.rank_values, trace.rank_values))
+        keep_c = keep_ab and _c_lim(old) == _c_lim(trace)
+        for ax, keep in ((self.ax_line, False), (self.ax_ab, keep_ab), (self.ax_c, keep_c)):
+            if not keep:
+                clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+        self._draw(trace, keep_ab, keep_c)
+        if not keep_ab:
+            return False
+        return [self.ax_line] + ([] if keep_c else [self.ax_c])
 
-    def _draw(self, trace):
+    def _draw(self, trace, keep_ab=False, keep_c=False):
         """Draw ``trace`` into the (empty) axes and create the artists that
-        :meth:`update` changes."""
+        :meth:`update` changes; ``keep_ab``, ``keep_c``: that panel and its
+        artists stay as they are (same ranks; same ``c`` range)."""
         self.trace = tr = trace
         n = len(tr.scores)
         R = len(tr.rank_values)
@@ -344,26 +364,28 @@ class SweepExplorer(Explorer):
                       "swept from right to left")
         self.title = ax.set_title("", fontsize=10, y=1.0)
         xr = np.arange(R)
-        self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, color=DOWN_COLOR,
-                                   label=f"$a[r]$: {DOWN} passed")
-        self.bars_b = self.ax_ab.bar(xr + 0.2, tr.b[0], 0.4, color=UP_COLOR,
-                                   label=f"$b[r]$: {UP} passed")
-        cnt = np.bincount(pos, minlength=R)
-        self.ax_ab.set_ylim(0, 1.45 * cnt.max() + 0.5)   # room for the legend
-        self.ax_ab.set_xticks(xr, [str(r) for r in tr.rank_values])
-        self.ax_ab.set_xlabel("rank $r$")
-        self.ax_ab.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=2)
+        if not keep_ab:
+            self.bars_a = self.ax_ab.bar(xr - 0.2, tr.a[0], 0.4, color=DOWN_COLOR,
+                                         label=f"$a[r]$: {DOWN} passed")
+            self.bars_b = self.ax_ab.bar(xr + 0.2, tr.b[0], 0.4, color=UP_COLOR,
+                                         label=f"$b[r]$: {UP} passed")
+            cnt = np.bincount(pos, minlength=R)
+            self.ax_ab.set_ylim(0, 1.45 * cnt.max() + 0.5)   # room for the legend
+            self.ax_ab.set_xticks(xr, [str(r) for r in tr.rank_values])
+            self.ax_ab.set_xlabel("rank $r$")
+            self.ax_ab.legend(fontsize=LEGEND_SIZE, loc="upper center", ncol=2)
         self._by_score = np.argsort(tr.scores, kind="stable")
         xe = np.arange(n)
-        self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, color=UP_COLOR,
-                                   label=f"$c^+_i$ (set at {UP})")
-        self.bars_cm = self.ax_c.bar(xe, -tr.c_minus[0][self._by_score], 0.8, color=DOWN_COLOR,
-                                   label=f"$-c^-_i$ (set at {DOWN})")
-        lim = max(tr.final_c_plus.max(), tr.final_c_minus.max(), 1) + 0.5
-        self.ax_c.set_ylim(-lim, lim)
-        self.ax_c.set_xlabel("examples in order of score")
-        # low scores get c- (bars down, left), high scores c+ (up, right)
-        self.ax_c.legend(fontsize=LEGEND_SIZE, loc="upper left")
+        if not keep_c:
+            self.bars_cp = self.ax_c.bar(xe, tr.c_plus[0][self._by_score], 0.8, color=UP_COLOR,
+                                         label=f"$c^+_i$ (set at {UP})")
+            self.bars_cm = self.ax_c.bar(xe, -tr.c_minus[0][self._by_score], 0.8,
+                                         color=DOWN_COLOR, label=f"$-c^-_i$ (set at {DOWN})")
+            lim = _c_lim(tr)
+            self.ax_c.set_ylim(-lim, lim)
+            self.ax_c.set_xlabel("examples in order of score")
+            # low scores get c- (bars down, left), high scores c+ (up, right)
+            self.ax_c.legend(fontsize=LEGEND_SIZE, loc="upper left")
         self.k = None
         self.update(0)
         self.animated = [self.ev_u, self.ev_d, self.cursor, self.current, self.title,
