@@ -299,7 +299,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
     return m, im, M
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, keep_g, full, rowfull, blocks):
     """Every example active again (LIBSVM's unshrink; never during a parked
     phase, which ends with :func:`_unpark`), with its exact gradient when
@@ -605,7 +605,7 @@ def _clear_error_cache(kd, nbi, nb, nbf):
         _ec_column(kd.brows, nbf, nbi[k], k, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full, rowfull,
             blocks):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
@@ -697,7 +697,7 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
     rec[R_LAYOUT] = LAYOUT_ID
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fetch_miss(kd, cd, kdL, cdL, i, act, ist, rowfull):
     """Compute (and cache) row i after a cache miss; return its slot.  In a
     parked phase the row is over the layout (position p for ``lay[p]``),
