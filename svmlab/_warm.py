@@ -78,8 +78,9 @@ def _smo():
             for sel in ("platt", "wss2"):
                 _exercise(SMOClassifier(selection=sel, progress=False, **opts), X, y,
                           stepped=False)
-            # Platt's loop folds the linear kernel's w (a feature switch of
-            # its own, svmlab.smo._platt): one more version per cache kind
+            # Platt's linear kernel folds w (a runtime flag of the one
+            # compiled loop, svmlab.smo._platt): its paths (no full rows,
+            # parked phases without gradients) on every cache kind
             _exercise(SMOClassifier(kernel="linear", progress=False, **opts), X, y,
                       stepped=False)
 

@@ -33,19 +33,29 @@ The pieces are small compiled functions that the loops inline
 (:mod:`svmlab.smo`'s WSS2 loop, the blocked decomposition's sub-problem
 solver); each is written once here (the choice of ``i``, which WSS 2 shares
 with every first-order rule, once in :mod:`svmlab._kkt`: :func:`takes_i`), and its readable twin once in :mod:`svmlab.reference.wss2`
-(``gain``, ``select_j``).  A new working-set rule is a function here, its
-entry where the loops choose the rule, and its twin there.  ``nu`` variants (LIBSVM's
-``Solver_NU``) use the same gain with ``i`` taken per class.
+(``gain``, ``select_j``).  ``nu`` variants (LIBSVM's ``Solver_NU``) use the
+same gain with ``i`` taken per class.
+
+The registry of working-set rules, :data:`RULES`: a rule that keeps the
+choice of ``i`` and scores the partners ``j`` differently is one compiled
+score function here, one :class:`Rule` entry (its name, the function, the
+dotted name of its readable twin) and the twin in
+:mod:`svmlab.reference.wss2`; ``tests/test_wss2_rule.py`` checks every entry
+against its twin bit for bit.  Platt's heuristics are not an entry: they
+are a different loop (``svmlab.smo._platt``), not a different score.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ._jit import njit
 from ._kkt import in_low, takes_i  # noqa: F401  (the choice of i: svmlab._kkt)
 
-__all__ = ["TAU", "curvature", "gain", "gain_or_nan", "takes_i", "takes_j", "select_j"]
+__all__ = ["TAU", "RULES", "Rule", "curvature", "gain", "gain_or_nan", "rule", "takes_i",
+           "takes_j", "select_j"]
 
 #: LIBSVM's replacement of a non-positive curvature ``a_it <= 0`` (its ``TAU``)
 TAU = 1e-12
@@ -111,3 +121,33 @@ def select_j(m, i, K, v, y, alpha, C):
             best = g
             j = t
     return j
+
+
+class Rule(NamedTuple):
+    """A working-set rule of the WSS 2 family: ``i`` is the maximal ``v``
+    over I_up (:func:`takes_i`), ``j`` the candidate t (in I_low, ``v_t <
+    m``) with the smallest ``score(m, v_t, K_ii, K_tt, K_it)`` (ties:
+    :func:`takes_j`)."""
+
+    #: the name a user passes (``selection=``)
+    name: str
+    #: the compiled score, ``inline="always"`` (the loops inline it):
+    #: ``score(m, v_t, Kii, Ktt, Kit) -> float``, smaller is better
+    score: object
+    #: dotted name of its readable twin in :mod:`svmlab.reference`, the same
+    #: arithmetic on NumPy arrays (checked bit for bit by the tests)
+    twin: str
+
+
+#: the working-set rules, by name (see the module docstring)
+RULES = {
+    "wss2": Rule("wss2", gain, "svmlab.reference.wss2.gain"),
+}
+
+
+def rule(name):
+    """The :class:`Rule` registered as ``name`` (a clear error otherwise)."""
+    try:
+        return RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown working-set rule {name!r}; known: {sorted(RULES)}") from None

@@ -175,10 +175,9 @@ class SMORun(SolverRun):
 
     def _init_platt(self, n, seed, cache_size, cdt):
         self.dual = None
-        # the loop's feature switches (svmlab.smo._core): float32 block paths,
-        # the folded linear kernel
-        self._switches = (core.blocks_switch(self.kd, self.cd),
-                          True if self.linear else None)
+        # the loop's switches: float32 block paths (a feature switch,
+        # svmlab.smo._core) and the folded linear kernel (a runtime bool)
+        self._switches = (core.blocks_switch(self.kd, self.cd), bool(self.linear))
         self._buf = self.cd.rows.reshape(-1)
         if self.e_from_w and self.shrinking:
             self._buf = np.empty(int(cache_size * (1 << 20)) // cdt.itemsize, dtype=cdt)

@@ -272,7 +272,7 @@ _xx = row_dot
 def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
     """m = max_{I_up} -F_t, M = min_{I_low} -F_t over active t, F_t = f0_t - y_t
     (LIBSVM's -y_t grad_t).  Returns (m, i_m, M).  With ``linear`` (the
-    feature switch of the folded linear kernel, whose full passes keep no
+    runtime flag of the folded linear kernel, whose full passes keep no
     G) it first stores ``G_t = w.x_t`` for the active examples, for
     :func:`_shrink` to reuse.  Written with selects, not branches: the set
     memberships are unpredictable."""
@@ -283,7 +283,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
     ones = kd.binary and sp
     for p in range(ist[IS_N_ACTIVE]):
         t = act[p]
-        if linear is not None:
+        if linear:
             G[t] = _xw_ones(ip, ix, w, t) if ones else _xw(sp, dn, ip, ix, dt, w, t)
         mf = y[t] - G[t]
         a = alpha[t]
@@ -299,7 +299,7 @@ def _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear):
     return m, im, M
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, keep_g, full, rowfull, blocks):
     """Every example active again (LIBSVM's unshrink; never during a parked
     phase, which ends with :func:`_unpark`), with its exact gradient when
@@ -337,9 +337,9 @@ def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     ``BL[p]`` is 0 for the non-bound ones and inf for those at a bound; a
     step updates ``FL`` as one contiguous axpy with the two compact rows, and
     Platt's max |E1 - E2| is a vectorised scan (:mod:`svmlab.smo._simd`) for
-    the extremes of ``FL - BL`` and ``FL + BL``.  ``linear`` (feature switch,
-    None or True, :func:`platt_run`): the folded linear kernel, whose
-    decision values come from ``w``."""
+    the extremes of ``FL - BL`` and ``FL + BL``.  ``linear`` (a runtime bool,
+    :func:`platt_run`): the folded linear kernel, whose decision values
+    come from ``w``."""
     na = ist[IS_N_ACTIVE]
     n_parked = 0
     for p in range(na):
@@ -365,7 +365,7 @@ def _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
         lay[p] = t
         BL[p] = 0.0  # every active example is non-bound now
         # (the folded w gives the linear kernel's decision values)
-        if linear is not None:
+        if linear:
             FL[p] = _xw(sp, dn, ip, ix, dt, w, t) - y[t]
         else:
             FL[p] = G[t] - y[t]
@@ -441,21 +441,21 @@ def _repark(kd, kdL0, y, Cv, alpha, G, active, act, ist, linear, pos, pos0, aref
     FL_t + y_t - sum_j (alpha_j - aref_j) y_j K_jt`` over the layout at the
     park, so that :func:`_unpark` restores every parked example alike (the
     linear kernel's parked examples need no G: full passes use the folded
-    w).  ``linear``, ``blocks`` (feature switches, :func:`platt_run`): the
-    folded linear kernel; the cache holds float32 rows of dense input, and
+    w).  ``linear`` (a runtime bool) and ``blocks`` (a feature switch),
+    :func:`platt_run`: the folded linear kernel; the cache holds float32 rows of dense input, and
     the rebase sums are SGEMM blocks (:func:`_layout_delta_blocks`)."""
     m = ist[IS_LAYOUT]
     n_bound = 0
     for p in range(m):
         if BL[p] != 0.0:
             n_bound += 1
-    if (8 if linear is not None else 4) * n_bound <= m or n_bound == m:
+    if (8 if linear else 4) * n_bound <= m or n_bound == m:
         # (an empty layout is never made: the phase's passes have no
         # non-bound example left, and the next one is over every example)
         return False
     m0 = ist[IS_LAYOUT0]
     c, moved = _layout_deltas(y, alpha, pos0, aref, m0)
-    rebase = moved and linear is None
+    rebase = moved and not linear
     f32 = blocks is not None and blocks
     tmp = np.empty(m0 if rebase and not f32 else 0)
     keep = np.empty(m - n_bound, dtype=np.int64)
@@ -517,7 +517,7 @@ def _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0, aref,
     for p in range(m):
         t = lay[p]
         G[t] = FL[p] + y[t]
-    if linear is not None:
+    if linear:
         for j in range(n):
             if pos0[j] >= 0 and alpha[j] != aref[j]:
                 _add_w(kd, w, j, (alpha[j] - aref[j]) * y[j])
@@ -605,17 +605,17 @@ def _clear_error_cache(kd, nbi, nb, nbf):
         _ec_column(kd.brows, nbf, nbi[k], k, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _shrink(kd, cd, y, Cv, tol, alpha, G, Gbar, w, active, act, ist, linear, full, rowfull,
             blocks):
     """LIBSVM's do_shrinking: drop bound examples that cannot be part of a
     violating pair (Joachims 1999; Fan, Chen and Lin 2005, section 5).  The
     caller never shrinks during a parked phase (its layout stays fixed).
-    ``linear``, ``blocks``: feature switches (:func:`platt_run`)."""
+    ``linear`` (runtime bool), ``blocks`` (feature switch): :func:`platt_run`."""
     m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     if ist[IS_UNSHRUNK] == 0 and m - M <= 10.0 * tol:
         ist[IS_UNSHRUNK] = 1
-        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear is None, full,
+        _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not linear, full,
                   rowfull, blocks)
         m, im, M = _m_and_M(kd, y, Cv, alpha, G, w, act, ist, linear)
     # (G holds w.x_t for the linear kernel too: _m_and_M stored it)
@@ -697,7 +697,7 @@ def _record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, E1, E2, b, bn, h
     rec[R_LAYOUT] = LAYOUT_ID
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fetch_miss(kd, cd, kdL, cdL, i, act, ist, rowfull):
     """Compute (and cache) row i after a cache miss; return its slot.  In a
     parked phase the row is over the layout (position p for ``lay[p]``),
@@ -860,9 +860,13 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         float64 rows (the loop is compiled without the block paths); with
         float32 rows True for dense input (block prefetches, block sums) and
         False otherwise, one compiled loop for both.
-    linear : None or True
-        Feature switch: True for the linear kernel (the folded ``w``, the
-        binary error cache); None compiles the loop without them.
+    linear : bool
+        True for the linear kernel (the folded ``w``, the binary error
+        cache).  A runtime flag, not a ``None``/``True`` feature switch: the
+        rbf and linear fits share one compiled loop per row type, which
+        halves the loop's compile mass; since svmlab ships compiled code,
+        the folded-``w`` code an rbf fit compiles with it costs a first fit
+        nothing (docs/decisions/29m01-compile-mass-seams.md).
     """
     # ---- the named state, unpacked once (see the module docstring) ----
     kd, cd, kdL, kdL0, cdL, full = ks.kd, ks.cd, ks.kdL, ks.kdL0, ks.cdL, ks.full
@@ -880,7 +884,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         return 0
     compact = ist[IS_COMPACT] != 0
     _, lin_w, use_rows, bin_ec, bin_w, can_park = _modes(
-        linear is not None, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
+        linear, shrinking, compact, kd.binary, EF.shape[0], cd.rows.shape[0], n)
     br = kd.brows
     sp, dn, ip, ix, dt = kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data
     ones = kd.binary and sp  # CSR values all 1: sparse dot products skip them
@@ -912,7 +916,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 # every active example obeys KKT within tol
                 if ist[IS_N_ACTIVE] < n:
                     # final pass over every example (unshrink and check)
-                    _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, linear is None,
+                    _unshrink(kd, cd, y, Cv, alpha, G, Gbar, active, act, ist, not linear,
                               full, rowfull, blocks)
                     ist[IS_UNSHRUNK] = 1
                     ist[IS_EXAMINE_ALL] = 1
@@ -940,7 +944,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 if can_park and not compact:
                     if _park(kd, cd, y, Cv, alpha, G, w, active, act, ist, linear, pos,
                              pos0, aref, lay, FL, BL):
-                        if linear is not None and bin_ec:
+                        if bin_ec:
                             _clear_error_cache(kd, nbi, nb, nbf)
                         ist[IS_REQUEST] = 1
                         break
@@ -952,7 +956,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
             elif compact:
                 _unpark(kd, kdL0, y, alpha, G, w, active, act, ist, linear, pos, pos0,
                         aref, lay, FL, blocks)
-                if linear is not None and bin_ec:
+                if bin_ec:
                     _fill_error_cache(kd, y, w, nbi, ist[IS_NB], EF, nbf)
                     BL[:ist[IS_LAYOUT0]] = 0.0
                 break  # the caller calls again, in full mode
@@ -973,7 +977,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         if compact:
             E2 = FL[pos[i2]] + b
         else:
-            if linear is None or not lin_w:
+            if not lin_w:
                 E2 = G[i2] + b - y2
             elif ones:
                 E2 = _xw_ones(ip, ix, w, i2) + b - y2
@@ -1016,7 +1020,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
             E1b = 0.0
             for p in range(nb):
                 t = nbi[p]
-                if linear is not None and lin_w:
+                if lin_w:
                     Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                 else:
                     Et = G[t] + b - y[t]
@@ -1028,7 +1032,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         if t1 >= 0 and t1 != i2:
             if compact:
                 K12 = R[s2, pos[t1]]
-            elif linear is not None and lin_w:
+            elif lin_w:
                 K12 = _xx(sp, dn, ip, ix, dt, t1, i2)
             else:
                 K12 = R[s2, t1]
@@ -1055,10 +1059,10 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 if compact:
                     Et = FL[pos[t]] + b
                     K12 = R[s2, pos[t]]
-                elif linear is not None and bin_w and stage == 0:
+                elif bin_w and stage == 0:
                     Et = EF[q] + b
                     K12 = _xx(sp, dn, ip, ix, dt, t, i2)
-                elif linear is not None and lin_w:
+                elif lin_w:
                     Et = _xw(sp, dn, ip, ix, dt, w, t) + b - y[t]
                     K12 = _xx(sp, dn, ip, ix, dt, t, i2)
                 else:
@@ -1089,7 +1093,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
         bn = pair_threshold_box(y1, y2, a1, a2, a1n, a2n, E1, E2, b, K11, K12, K22, C1, C2)
         d1 = y1 * (a1n - a1)
         d2 = y2 * (a2n - a2)
-        if linear is not None and not compact:
+        if linear and not compact:
             # (a parked phase folds its steps into w when it ends, _unpark)
             for (ii, dd) in ((i1, d1), (i2, d2)):
                 if sp:
@@ -1098,7 +1102,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 else:
                     for q in range(dn.shape[1]):
                         w[q] += dd * dn[ii, q]
-        if linear is not None and bin_w:
+        if bin_w:
             # Platt's error-cache update, dE = d1 K(1, t) + d2 K(2, t), with
             # the shared-feature counts K
             nbk = ist[IS_NB]
@@ -1133,7 +1137,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 for p in range(na):
                     t = act[p]
                     G[t] += d1 * R[s1, t] + d2 * R[s2, t]
-        if linear is None:
+        if not linear:
             # Gbar[0] tracks sum over alpha_j = C of C y_j K_j (Gbar[1]: pending)
             if (a1 >= C1) != (a1n >= C1):
                 gbar_change(kd, cd, i1, C1 * y1 if a1n >= C1 else -C1 * y1, Gbar, ist)
@@ -1152,7 +1156,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 nbi[k] = ii
                 nbp[ii] = k
                 ist[IS_NB] = k + 1
-                if linear is not None and bin_w:
+                if bin_w:
                     _ec_column(br, nbf, ii, k, 1)
                     EF[k] = _xw(sp, dn, ip, ix, dt, w, ii) - y[ii]
             elif not inside and pi >= 0:
@@ -1162,7 +1166,7 @@ def platt_run(ks, pb, it, pl, lo, ec, rec, opt, kmax, blocks, linear):
                 nbp[last] = pi
                 nbp[ii] = -1
                 ist[IS_NB] = k
-                if linear is not None and bin_w:
+                if bin_w:
                     _ec_column(br, nbf, ii, pi, 0)
                     if last != ii:
                         _ec_column(br, nbf, last, pi, 1)
