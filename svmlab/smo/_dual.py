@@ -224,7 +224,9 @@ def _as_vector(v, l):
     makes several of these per pair)."""
     if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool):
         return np.full(l, float(v))
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype=np.float64), (l,)))
+    # a copy, never broadcast_to's read-only view: numba types a read-only
+    # array apart, which would compile the dual loops a second time
+    return np.array(np.broadcast_to(np.asarray(v, dtype=np.float64), (l,)), dtype=np.float64)
 
 
 def _check_problem(n, y, p, U, idx, alpha0):
