@@ -346,6 +346,17 @@ def _block_misses(cd, rows, m):
 
 
 @njit(cache=True)
+def _store_block(cd, miss, k, blk):
+    """Store the computed block ``blk`` (row a for ``miss[a]``) into cache
+    slots, the last row first, so that ``miss[0]`` ends most recently used.
+    Returns ``k``."""
+    for a in range(k - 1, -1, -1):
+        s, hit = _slot(cd, miss[a])
+        cd.rows[s, :] = blk[a]
+    return k
+
+
+@njit(cache=True)
 def fill_block(kd, cd, rows, m):
     """Make the full rows ``rows[:m]`` cached, the missing ones computed
     together as one kernel block (:func:`svmlab.kernels._blocks.kernel_block`:
@@ -386,10 +397,7 @@ def fill_block(kd, cd, rows, m):
         return k
     blk = np.empty_like(cd.rows[:k])
     kernel_block(kd, miss[:k], blk)
-    for a in range(k - 1, -1, -1):
-        s, hit = _slot(cd, miss[a])
-        cd.rows[s, :] = blk[a]
-    return k
+    return _store_block(cd, miss, k, blk)
 
 
 @njit(cache=True)
@@ -410,10 +418,7 @@ def fill_block_gemm(kd, cd, rows, m):
         return 0
     blk = np.empty_like(cd.rows[:k])
     kernel_block_gemm(kd, miss[:k], blk)
-    for a in range(k - 1, -1, -1):
-        s, hit = _slot(cd, miss[a])
-        cd.rows[s, :] = blk[a]
-    return k
+    return _store_block(cd, miss, k, blk)
 
 
 @njit(cache=True)
