@@ -47,7 +47,7 @@ from svmlab._jit import njit
 from ._dcd import permute
 from ._runs import EpochStateRun
 
-__all__ = ["CDNRecord", "CDNRun", "cdn_epochs"]
+__all__ = ["CDNRecord", "CDNRun", "cdn_epochs", "columns"]
 
 
 @njit(cache=True)
@@ -186,6 +186,57 @@ def cdn_epochs(vals, rows, colptr, C, xj_sq, w, b, index, ist, fst, max_epochs, 
     return k
 
 
+@njit(cache=True)
+def columns(data, indices, indptr, y, B, d, C):
+    """The column data of CDN in one counting-sort transposition of the CSR
+    rows ``data, indices, indptr`` (n rows, d columns, no duplicates): the
+    non-zeros of column j of ``[X, B]`` in ascending row order, their values
+    ``y_i x_ij`` (``vals``), rows (``rows``, uint32) and ``colptr`` (int64,
+    d + 2 entries; the bias column is empty when ``B == 0``), and
+    ``xj_sq[j] = sum_i (v_ij v_ij) C_i`` summed in row order.  Stored zeros
+    are left out.  The rows are unsigned so that the kernel indexes ``b``
+    and ``C`` without numba's negative-index test (about 6 % of an epoch on
+    a9a).  One pass to count, one to fill, where the scipy chain it
+    replaces (hstack, diag(y) @ X, CSC, sort, multiply, a product) made
+    six; on w8a that chain was 15 % of a CDN fit (decision record 29l01)."""
+    n = indptr.shape[0] - 1
+    colptr = np.zeros(d + 2, dtype=np.int64)
+    for p in range(indptr[0], indptr[n]):
+        if data[p] != 0.0:
+            colptr[indices[p] + 1] += 1
+    if B != 0.0:
+        colptr[d + 1] = n
+    for j in range(d + 1):
+        colptr[j + 1] += colptr[j]
+    nnz = colptr[d + 1]
+    vals = np.empty(nnz)
+    rows = np.empty(nnz, dtype=np.uint32)
+    fill = colptr[:d + 1].copy()
+    for i in range(n):
+        yi = y[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            x = data[p]
+            if x != 0.0:
+                j = indices[p]
+                q = fill[j]
+                vals[q] = yi * x
+                rows[q] = i
+                fill[j] = q + 1
+        if B != 0.0:
+            q = fill[d]
+            vals[q] = yi * B
+            rows[q] = i
+            fill[d] = q + 1
+    xj_sq = np.zeros(d + 1)
+    for j in range(d + 1):
+        acc = 0.0
+        for q in range(colptr[j], colptr[j + 1]):
+            v = vals[q]
+            acc += (v * v) * C[rows[q]]
+        xj_sq[j] = acc
+    return vals, rows, colptr, xj_sq
+
+
 @dataclass(frozen=True)
 class CDNRecord:
     """One epoch of CDN: ``iteration`` (= epochs so far), ``violation_sum`` and
@@ -213,21 +264,15 @@ class CDNRun(EpochStateRun):
         n = self.n_samples
         self.B = float(B)
         Xa = sp.csr_matrix(X) if not sp.issparse(X) else X
-        if self.B:
-            Xa = sp.hstack([Xa, sp.csr_matrix(np.full((n, 1), self.B))], format="csr")
-        else:
-            Xa = sp.hstack([Xa, sp.csr_matrix((n, 1))], format="csr")
+        if not Xa.has_canonical_format:
+            Xa = Xa.copy()
+            Xa.sum_duplicates()
         y = np.asarray(y, dtype=np.float64)
-        Xc = sp.csc_matrix(sp.diags(y) @ Xa)
-        Xc.sort_indices()
-        self.vals = np.ascontiguousarray(Xc.data, dtype=np.float64)
-        # unsigned row indices: numba then indexes b and C without the
-        # negative-index test signed ones get (6 % of an epoch on a9a, 29l01)
-        self.rows_ = np.ascontiguousarray(Xc.indices, dtype=np.uint32)
-        self.colptr = np.ascontiguousarray(Xc.indptr, dtype=np.int64)
         self.C = np.ascontiguousarray(C, dtype=np.float64)
-        w_size = Xc.shape[1]
-        self.xj_sq = np.asarray(Xc.multiply(Xc).T @ self.C).ravel()
+        self.vals, self.rows_, self.colptr, self.xj_sq = columns(
+            Xa.data.astype(np.float64, copy=False), Xa.indices, Xa.indptr, y, self.B,
+            int(Xa.shape[1]), self.C)
+        w_size = Xa.shape[1] + 1
         self.w = np.zeros(w_size)
         self.b = np.ones(n)
         self.index = np.arange(w_size, dtype=np.int64)
