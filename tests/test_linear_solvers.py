@@ -272,3 +272,37 @@ def test_dense_input_with_few_nonzeros_reads_sparse_rows_same_iterates(binary, s
     np.testing.assert_array_equal(fast.coef_, dense.coef_)
     np.testing.assert_array_equal(fast.intercept_, dense.intercept_)
     assert fast.n_iter_ == dense.n_iter_
+
+
+@pytest.mark.parametrize("B", [0.0, 1.0, 2.5])
+def test_cdn_columns_equal_the_scipy_transposition(B):
+    """CDN's one-pass column build (``_cdn.columns``) gives bit for bit what
+    scipy's chain gives (bias column, ``y_i x_ij``, CSC with sorted rows,
+    ``sum_i (v v) C_i``), with stored zeros, unsorted rows and an empty row
+    in the input."""
+    from svmlab.linear._cdn import columns
+
+    rng = np.random.default_rng(3)
+    n, d = 40, 9
+    A = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
+    A[5] = 0.0
+    X = sp.csr_matrix(A)
+    X.data[::7] = 0.0                       # stored zeros
+    X.has_sorted_indices = False
+    for i in range(n):                      # reverse each row's order
+        s, e = X.indptr[i], X.indptr[i + 1]
+        X.indices[s:e] = X.indices[s:e][::-1].copy()
+        X.data[s:e] = X.data[s:e][::-1].copy()
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    C = rng.uniform(0.1, 3.0, n)
+    bias = sp.csr_matrix(np.full((n, 1), B)) if B else sp.csr_matrix((n, 1))
+    Xc = sp.csc_matrix(sp.diags(y) @ sp.hstack([X, bias], format="csr"))
+    Xc.eliminate_zeros()
+    Xc.sort_indices()
+    want_sq = np.array([np.sum(Xc[:, j].toarray().ravel() ** 2 * C) for j in range(d + 1)])
+    vals, rows, colptr, xj_sq = columns(X.data, X.indices, X.indptr, y, B, d, C)
+    assert rows.dtype == np.uint32
+    np.testing.assert_array_equal(colptr, Xc.indptr)
+    np.testing.assert_array_equal(rows, Xc.indices)
+    np.testing.assert_array_equal(vals, Xc.data)
+    np.testing.assert_allclose(xj_sq, want_sq, rtol=1e-14)

@@ -237,10 +237,27 @@ def dcd_svc_steps(sparse, Xd, packed, indptr, B, info, l2, alpha, w, index, ist,
     (fewer once ``ist[IS_DONE]`` is set).  When ``rec`` has rows, row k gets
     step k's record (``REC_WIDTH`` values).  ``info`` (n, 2) holds
     ``(y_i v_i, Qbar_ii)``, ``v_i = D_ii`` when ``l2`` (then ``U_i = inf``),
-    else ``v_i = U_i`` (then ``D_ii = 0``).  The scalar state is held in
-    local variables during the call (written back at the end: the compiler
-    then keeps it in registers, as the stores into ``w`` could otherwise
-    alias it)."""
+    else ``v_i = U_i`` (then ``D_ii = 0``).
+
+    The loop (:func:`_svc_steps`) is inlined twice, once with ``sparse``
+    the constant True and once False, so each copy holds only its own row
+    loops: with the flag a run-time value, both the sparse and the dense
+    dot and axpy sat in the step loop and the compiled step took twice as
+    long on w8a (decision record 29l01).  The iterates are the same."""
+    if sparse:
+        return _svc_steps(True, Xd, packed, indptr, B, info, l2, alpha, w, index, ist, fst,
+                          max_steps, rec)
+    return _svc_steps(False, Xd, packed, indptr, B, info, l2, alpha, w, index, ist, fst,
+                      max_steps, rec)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _svc_steps(sparse, Xd, packed, indptr, B, info, l2, alpha, w, index, ist, fst,
+               max_steps, rec):
+    """:func:`dcd_svc_steps`'s loop.  The scalar state is held in local
+    variables during the call (written back at the end: the compiler then
+    keeps it in registers, as the stores into ``w`` could otherwise alias
+    it)."""
     n = info.shape[0]
     inf = np.inf
     keep = rec.shape[0] > 0
@@ -351,7 +368,19 @@ def dcd_svr_steps(sparse, Xd, packed, indptr, B, y, p, upper, lam, QD,
     """Up to ``max_steps`` steps of Ho and Lin's dual CD for SVR (module
     docstring; LIBLINEAR's ``solve_l2r_l1l2_svr``); ``p`` is epsilon.  The
     same state layout as :func:`dcd_svc_steps`; record column 4 is the
-    coordinate's violation."""
+    coordinate's violation.  As there, the loop is inlined once per storage
+    (``sparse`` a constant in each copy)."""
+    if sparse:
+        return _svr_steps(True, Xd, packed, indptr, B, y, p, upper, lam, QD, beta, w, index,
+                          ist, fst, max_steps, rec)
+    return _svr_steps(False, Xd, packed, indptr, B, y, p, upper, lam, QD, beta, w, index,
+                      ist, fst, max_steps, rec)
+
+
+@njit(cache=True, inline="always")
+def _svr_steps(sparse, Xd, packed, indptr, B, y, p, upper, lam, QD,
+               beta, w, index, ist, fst, max_steps, rec):
+    """:func:`dcd_svr_steps`'s loop."""
     n = y.shape[0]
     inf = np.inf
     keep = rec.shape[0] > 0
