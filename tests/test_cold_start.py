@@ -45,3 +45,14 @@ def test_installed_runs_without_pythonpath_in_an_empty_directory(monkeypatch):
     pp, cwd, listing = proc.stdout.strip().splitlines()
     assert pp == "None"
     assert cwd != os.getcwd() and listing == "[]"
+
+
+def test_parts_are_chosen_by_the_environment(monkeypatch):
+    monkeypatch.delenv("SVMLAB_BENCH_COLD_PARTS", raising=False)
+    assert cold_start.parts() == ("toy", "sized", "warm_up")
+    monkeypatch.setenv("SVMLAB_BENCH_COLD_PARTS", "warm_up, sized")
+    assert cold_start.parts() == ("sized", "warm_up")  # in the suite's order
+    for bad in ("sizes", ",", "toy,eager"):
+        monkeypatch.setenv("SVMLAB_BENCH_COLD_PARTS", bad)
+        with pytest.raises(ValueError, match="SVMLAB_BENCH_COLD_PARTS"):
+            cold_start.parts()

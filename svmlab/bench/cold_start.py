@@ -49,6 +49,10 @@ case with that venv's Python from an empty directory.  The sized table
 then also has ``python -m svmlab.tour``: once in a fresh process with an
 empty numba cache (first) and once more with the cache it left (warm).
 
+:envvar:`SVMLAB_BENCH_COLD_PARTS` (``toy``, ``sized``, ``warm_up``, comma
+separated; default all) runs only those parts: the 300 x 5 table, the
+sized cases (with the tour at full size), ``warm_up()`` per family.
+
 ``--install wheel`` (``python -m svmlab.bench --suite cold-start --install
 wheel``, or :envvar:`SVMLAB_BENCH_INSTALL` = ``wheel``) measures what a user
 of the wheel meets: the suite builds the wheel (``pip wheel``, which
@@ -444,8 +448,39 @@ def cold_start(ctx):
             _INSTALL = old
 
 
+#: the suite's parts, in the order they run (:envvar:`SVMLAB_BENCH_COLD_PARTS`)
+PARTS = ("toy", "sized", "warm_up")
+
+
+def parts():
+    """The parts to run: :envvar:`SVMLAB_BENCH_COLD_PARTS`, a comma-separated
+    subset of :data:`PARTS` (default: all).  On a loaded machine the toy
+    table at full size (each estimator's background compilation awaited,
+    and an eager first fit) takes the longest; the sized cases and
+    ``warm_up()`` are what issue 29 asks about."""
+    raw = os.environ.get("SVMLAB_BENCH_COLD_PARTS", "").strip()
+    if not raw:
+        return PARTS
+    want = tuple(p.strip() for p in raw.split(",") if p.strip())
+    bad = [p for p in want if p not in PARTS]
+    if bad or not want:
+        raise ValueError(f"SVMLAB_BENCH_COLD_PARTS must name some of {', '.join(PARTS)}, "
+                         f"got {raw!r}")
+    return tuple(p for p in PARTS if p in want)
+
+
 def _cold_start(ctx, install):
+    which = parts()
     full = ctx.size == "full"
+    if "toy" in which:
+        _toy(ctx, install, full)
+    if "sized" in which:
+        _sized(ctx, install, full)
+    if full and "warm_up" in which:
+        _warm_up(ctx, install)
+
+
+def _toy(ctx, install, full):
     rows = []
     peer = measure(PEER[1])
     ctx.emit(Result(case="300x5 dense", solver=PEER[0], time_s=peer["first_s"], peer=True,
@@ -478,9 +513,6 @@ def _cold_start(ctx, install):
     table = "\n".join(lines)
     ctx.log("cold start (seconds):\n" + table)
     print(table)
-    _sized(ctx, install, full)
-    if full:
-        _warm_up(ctx, install)
 
 
 def _sized(ctx, install, full):
