@@ -49,6 +49,10 @@ case with that venv's Python from an empty directory.  The sized table
 then also has ``python -m svmlab.tour``: once in a fresh process with an
 empty numba cache (first) and once more with the cache it left (warm).
 
+:envvar:`SVMLAB_BENCH_COLD_PARTS` (``toy``, ``sized``, ``warm_up``, comma
+separated; default all) runs only those parts: the 300 x 5 table, the
+sized cases (with the tour at full size), ``warm_up()`` per family.
+
 ``--install wheel`` (``python -m svmlab.bench --suite cold-start --install
 wheel``, or :envvar:`SVMLAB_BENCH_INSTALL` = ``wheel``) measures what a user
 of the wheel meets: the suite builds the wheel (``pip wheel``, which
@@ -60,6 +64,14 @@ interpreter's site-packages importable by a ``.pth`` file (the
 dependencies without a download; svmlab itself is the wheel's), and runs
 every case with that venv's Python from an empty directory.  The default,
 ``editable``, runs this checkout.
+
+Run from an installed svmlab (a wheel in a venv, the way Colab installs:
+``pip install svmlab-*.whl``, then ``python -m svmlab.bench --suite
+cold-start`` from any directory), there is no checkout: the default then
+becomes ``installed``, which runs every case with the running interpreter,
+without ``PYTHONPATH``, from an empty directory, and labels the rows so;
+``editable-venv`` and ``wheel``, which build from a checkout, stop with an
+error saying so.
 
 At ``--size smoke`` (CI) only the first columns are measured, on the dense
 input and one more kind per estimator, and the background process is
@@ -225,18 +237,33 @@ _TOUR_SCRIPT = textwrap.dedent("""
 """)
 
 
+def is_checkout(root=None):
+    """Whether svmlab runs from a source checkout (``ROOT`` has svmlab's
+    ``pyproject.toml``), not from an installed package in site-packages."""
+    root = root or ROOT
+    return (os.path.isfile(os.path.join(root, "pyproject.toml"))
+            and os.path.isdir(os.path.join(root, "svmlab")))
+
+
 class Install:
     """Where the measured processes take svmlab from: this checkout
     (``editable``), a fresh clone installed with ``pip install -e`` into a
-    new venv (``editable-venv``), or a wheel installed into a new venv
-    (``wheel``)."""
+    new venv (``editable-venv``), a wheel installed into a new venv
+    (``wheel``), or the running interpreter's installed svmlab
+    (``installed``; what ``editable`` means when there is no checkout)."""
 
-    KINDS = ("editable", "editable-venv", "wheel")
+    KINDS = ("editable", "editable-venv", "wheel", "installed")
 
-    def __init__(self, kind="editable"):
+    def __init__(self, kind="editable", root=None):
         if kind not in self.KINDS:
-            raise ValueError(f"install must be 'editable', 'editable-venv' or 'wheel', "
-                             f"got {kind!r}")
+            raise ValueError(f"install must be 'editable', 'editable-venv', 'wheel' or "
+                             f"'installed', got {kind!r}")
+        if not is_checkout(root):
+            if kind in ("editable-venv", "wheel"):
+                raise ValueError(f"install {kind!r} builds svmlab from a source checkout, and "
+                                 f"this svmlab is installed ({ROOT}): run the suite from a "
+                                 f"checkout, or without --install to measure this installation")
+            kind = "installed"
         self.kind = kind
         self.python = sys.executable
         self.tmp = None
@@ -268,7 +295,7 @@ class Install:
                 env["PYTHONPATH"] = ROOT + (os.pathsep + os.environ["PYTHONPATH"]
                                             if os.environ.get("PYTHONPATH") else "")
                 cwd = None
-            else:
+            else:  # a venv's svmlab, or the running interpreter's installed one
                 env.pop("PYTHONPATH", None)
                 cwd = tmp  # an empty directory: no source tree on sys.path
             return subprocess.run([self.python, *args], env=env, cwd=cwd,
@@ -413,13 +440,47 @@ def cold_start(ctx):
                 ctx.emit(Result(case="pip install -e (fresh clone, new venv, no deps)",
                                 solver="install", time_s=install.build_s,
                                 extra={"install": kind, "cpu_s": install.build_cpu_s}))
-            _cold_start(ctx, kind)
+            if install.kind == "installed":
+                ctx.log(f"no checkout: measuring the installed svmlab ({ROOT}) with "
+                        f"{install.python}")
+            _cold_start(ctx, install.kind)
         finally:
             _INSTALL = old
 
 
+#: the suite's parts, in the order they run (:envvar:`SVMLAB_BENCH_COLD_PARTS`)
+PARTS = ("toy", "sized", "warm_up")
+
+
+def parts():
+    """The parts to run: :envvar:`SVMLAB_BENCH_COLD_PARTS`, a comma-separated
+    subset of :data:`PARTS` (default: all).  On a loaded machine the toy
+    table at full size (each estimator's background compilation awaited,
+    and an eager first fit) takes the longest; the sized cases and
+    ``warm_up()`` are what issue 29 asks about."""
+    raw = os.environ.get("SVMLAB_BENCH_COLD_PARTS", "").strip()
+    if not raw:
+        return PARTS
+    want = tuple(p.strip() for p in raw.split(",") if p.strip())
+    bad = [p for p in want if p not in PARTS]
+    if bad or not want:
+        raise ValueError(f"SVMLAB_BENCH_COLD_PARTS must name some of {', '.join(PARTS)}, "
+                         f"got {raw!r}")
+    return tuple(p for p in PARTS if p in want)
+
+
 def _cold_start(ctx, install):
+    which = parts()
     full = ctx.size == "full"
+    if "toy" in which:
+        _toy(ctx, install, full)
+    if "sized" in which:
+        _sized(ctx, install, full)
+    if full and "warm_up" in which:
+        _warm_up(ctx, install)
+
+
+def _toy(ctx, install, full):
     rows = []
     peer = measure(PEER[1])
     ctx.emit(Result(case="300x5 dense", solver=PEER[0], time_s=peer["first_s"], peer=True,
@@ -452,9 +513,6 @@ def _cold_start(ctx, install):
     table = "\n".join(lines)
     ctx.log("cold start (seconds):\n" + table)
     print(table)
-    _sized(ctx, install, full)
-    if full:
-        _warm_up(ctx, install)
 
 
 def _sized(ctx, install, full):
@@ -470,10 +528,12 @@ def _sized(ctx, install, full):
     head = ("case", "estimator", "install", "first fit", "warm fit", "first - warm",
             "compiled in first fit", "load", "shipped code")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    imported = set()
     for case, label, expr, data in SIZED:
         if data == "a9a" and not full:
             continue
         m = measure_sized(expr, data)
+        imported.add(m["svmlab_file"])
         ctx.emit(Result(case=case, solver=f"{label} first fit", time_s=m["first_s"],
                         extra={"install": install, **m}))
         ctx.emit(Result(case=case, solver=f"{label} warm fit", time_s=m["second_s"],
@@ -491,6 +551,7 @@ def _sized(ctx, install, full):
                      f"{f['wall_s']:.2f} | {w['wall_s']:.2f} | {f['wall_s'] - w['wall_s']:.2f} "
                      f"| {f['compiled']} | {f['load']:.1f} | |")
     table = "\n".join(lines)
+    ctx.log("the sized cases imported svmlab from " + ", ".join(sorted(imported)))
     ctx.log("first fits at the sizes users start with (seconds):\n" + table)
     print(table)
 
