@@ -426,6 +426,40 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
 
 
+def test_cutting_plane_refits_on_the_same_points_keep_the_upper_panels():
+    """A change of C on the same points keeps the data panel's and the risk
+    panel's artists (only the number of plane lines follows the trace):
+    with more and with fewer records than the trace before, the player's
+    frames and a full draw (animated artists included) equal a new
+    explorer's."""
+    from svmlab.viz._common import _unanimated
+    from svmlab.viz.cutting_plane import CuttingPlaneExplorer
+
+    L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
+    ex = L.explorer
+    points, legend = ex.ax_data.collections[:2], ex.ax_data.get_legend()
+    seen = [len(ex.trace)]
+    for C in (1000.0, 0.05, 100.0):
+        L.controls["C"].value = C
+        assert L.explorer is ex and ex.ax_data.collections[:2] == points
+        assert ex.ax_data.get_legend() is legend
+        seen.append(len(ex.trace))
+        assert len(ex.plane_lines) == len(ex.trace)
+        fresh = CuttingPlaneExplorer(ex.trace)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+        for e in (ex, fresh):
+            e.update(e.n_frames - 1)
+        pics = []
+        for e in (ex, fresh):
+            with _unanimated(e.animated):
+                e.fig.canvas.draw()
+            pics.append(np.asarray(e.fig.canvas.buffer_rgba()).copy())
+        assert np.array_equal(*pics)
+    # the records' count went up and down
+    assert any(b > a for a, b in zip(seen, seen[1:]))
+    assert any(b < a for a, b in zip(seen, seen[1:]))
+
+
 def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     """A change of C (or the selection) on the same points keeps the IRWLS
     data panel (its artists and its pixels) and draws only the weights, y
