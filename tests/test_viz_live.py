@@ -487,6 +487,35 @@ def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
 
 
+def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
+    """The weight and y beta panels' ranges are nice values that follow C in
+    steps (a function of the fit, so a new explorer at the same C draws the
+    same range): between steps those panels keep their static pixels and
+    only C's curve and line move; the picture is a new explorer's."""
+    from svmlab.viz.irwls import IRWLSExplorer, nice_ceil
+
+    L = vlive.live_irwls(C=3.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    ex = L.explorer
+    for C, kept in ((3.5, (True, True)), (4.0, (True, True)), (4.5, (False, True)),
+                    (6.0, (True, False))):
+        before = ex.a_max, ex.ax_beta.get_ylim()
+        L.controls["C"].value = C
+        # the weight axis' top: the 1-2-2.5-5 value at or above 2.5 C
+        assert ex.a_max == nice_ceil(2.5 * C) and 2.5 * C <= ex.a_max < 5 * C
+        lo, hi = ex.ax_beta.get_ylim()
+        ab = ex.trace.y * ex.trace.beta
+        assert lo < min(ab.min(), 0.0) and hi >= 1.05 * max(ab.max(), C)
+        assert ((ex.a_max == before[0]), (ex.ax_beta.get_ylim() == before[1])) == kept, C
+        want = [ax for ax, k in ((ex.ax_w, kept[0]), (ex.ax_beta, kept[1])) if not k]
+        assert L.kept_background == want + [ex.ax_chunk], C
+        np.testing.assert_array_equal(  # the curve is C's weight function
+            ex.curve.get_ydata()[ex.curve.get_xdata() > 1.0], C / ex.curve.get_xdata()[
+                ex.curve.get_xdata() > 1.0])
+        X, _ = L.points
+        fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+
+
 def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():
     """A change of C or of the swept iteration on the same points keeps the
     a/b panel (its range comes from the rank counts) and redraws the sweep
