@@ -198,8 +198,9 @@ def test_reset_draws_the_pixels_of_a_new_explorer(chunked):
         assert np.array_equal(a, b), f"frame {k}: {np.mean(np.any(a != b, -1)):.3%} differ"
     # the new fit is what is drawn: C of the weight panel, the points, the
     # decision values of the poly kernel (computed here)
-    assert ex.a_max == pytest.approx(4 * 20.0)
-    assert ex.ax_w.get_ylim()[1] == pytest.approx(80.0)
+    # (the weight axis' top: the 1-2-2.5-5 value at or above 2.5 C = 50)
+    assert ex.a_max == pytest.approx(50.0)
+    assert ex.ax_w.get_ylim()[1] == pytest.approx(50.0)
     pts = np.vstack([np.asarray(ex.pts[lab].get_offsets()) for lab in (-1, 1)])
     assert sorted(map(tuple, pts)) == sorted(map(tuple, X2))
     k = len(tr2) - 1

@@ -426,6 +426,40 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames // 2, L.n_frames - 1))
 
 
+def test_cutting_plane_refits_on_the_same_points_keep_the_upper_panels():
+    """A change of C on the same points keeps the data panel's and the risk
+    panel's artists (only the number of plane lines follows the trace):
+    with more and with fewer records than the trace before, the player's
+    frames and a full draw (animated artists included) equal a new
+    explorer's."""
+    from svmlab.viz._common import _unanimated
+    from svmlab.viz.cutting_plane import CuttingPlaneExplorer
+
+    L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
+    ex = L.explorer
+    points, legend = ex.ax_data.collections[:2], ex.ax_data.get_legend()
+    seen = [len(ex.trace)]
+    for C in (1000.0, 0.05, 100.0):
+        L.controls["C"].value = C
+        assert L.explorer is ex and ex.ax_data.collections[:2] == points
+        assert ex.ax_data.get_legend() is legend
+        seen.append(len(ex.trace))
+        assert len(ex.plane_lines) == len(ex.trace)
+        fresh = CuttingPlaneExplorer(ex.trace)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+        for e in (ex, fresh):
+            e.update(e.n_frames - 1)
+        pics = []
+        for e in (ex, fresh):
+            with _unanimated(e.animated):
+                e.fig.canvas.draw()
+            pics.append(np.asarray(e.fig.canvas.buffer_rgba()).copy())
+        assert np.array_equal(*pics)
+    # the records' count went up and down
+    assert any(b > a for a, b in zip(seen, seen[1:]))
+    assert any(b < a for a, b in zip(seen, seen[1:]))
+
+
 def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     """A change of C (or the selection) on the same points keeps the IRWLS
     data panel (its artists and its pixels) and draws only the weights, y
@@ -451,6 +485,35 @@ def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     X, _ = L.points
     fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+
+
+def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
+    """The weight and y beta panels' ranges are nice values that follow C in
+    steps (a function of the fit, so a new explorer at the same C draws the
+    same range): between steps those panels keep their static pixels and
+    only C's curve and line move; the picture is a new explorer's."""
+    from svmlab.viz.irwls import IRWLSExplorer, nice_ceil
+
+    L = vlive.live_irwls(C=3.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    ex = L.explorer
+    for C, kept in ((3.5, (True, True)), (4.0, (True, True)), (4.5, (False, True)),
+                    (6.0, (True, False))):
+        before = ex.a_max, ex.ax_beta.get_ylim()
+        L.controls["C"].value = C
+        # the weight axis' top: the 1-2-2.5-5 value at or above 2.5 C
+        assert ex.a_max == nice_ceil(2.5 * C) and 2.5 * C <= ex.a_max < 5 * C
+        lo, hi = ex.ax_beta.get_ylim()
+        ab = ex.trace.y * ex.trace.beta
+        assert lo < min(ab.min(), 0.0) and hi >= 1.05 * max(ab.max(), C)
+        assert ((ex.a_max == before[0]), (ex.ax_beta.get_ylim() == before[1])) == kept, C
+        want = [ax for ax, k in ((ex.ax_w, kept[0]), (ex.ax_beta, kept[1])) if not k]
+        assert L.kept_background == want + [ex.ax_chunk], C
+        np.testing.assert_array_equal(  # the curve is C's weight function
+            ex.curve.get_ydata()[ex.curve.get_xdata() > 1.0], C / ex.curve.get_xdata()[
+                ex.curve.get_xdata() > 1.0])
+        X, _ = L.points
+        fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
 
 
 def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():

@@ -356,8 +356,10 @@ class CuttingPlaneExplorer(Explorer):
 
     def _reset(self, trace: CuttingPlaneTrace):
         """Show another trace (new data, C, epsilon ...) in the same figure:
-        the four axes are cleared and drawn again, as the constructor draws
-        them, so the pixels equal those of a new explorer on ``trace`` (with
+        the axes are cleared and drawn again, as the constructor draws them
+        (on the same points only the two lower panels: the data panel and
+        the risk panel keep their artists, see :meth:`_match_plane_lines`),
+        so the pixels equal those of a new explorer on ``trace`` (with
         the same ``n_t``, ``t_range`` and ``stop_frame``).  No new figure,
         no layout pass, and the canvas' text caches stay warm: what
         :func:`svmlab.viz.live.live_cutting_plane` does after every refit.
@@ -374,20 +376,65 @@ class CuttingPlaneExplorer(Explorer):
         old = self.trace
         same_points = (old.Z.shape == trace.Z.shape and np.array_equal(old.Z, trace.Z)
                        and np.array_equal(old.y, trace.y))
-        for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
-            clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
-        self._draw(trace)
+        if same_points:
+            # the data panel (points, legend, limits: functions of the
+            # points) and the risk panel's static parts (x range, label,
+            # legend) are those a new explorer would draw: keep them and
+            # their artists, and only match the number of plane lines
+            for ax in (self.ax_xi, self.ax_bounds):
+                clear_for_redraw(ax)
+            self.trace = trace
+            self._match_plane_lines(len(trace))
+        else:
+            for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
+                clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
+            self._draw_data(trace)
+            self._draw_risk(trace)
+        self._draw_lower(trace)
         freeze_label_positions(self.fig)
         return [self.ax_xi, self.ax_bounds] + ([] if same_points else [self.ax_data])
+
+    def _match_plane_lines(self, K):
+        """Give the risk panel ``K`` plane lines, in the drawing order of a
+        new explorer's: surplus lines are removed; missing ones are made as
+        :meth:`_draw_risk` makes them, and the lines that a new explorer
+        creates after the plane lines are taken out and added again after
+        them (their data reset to the construction's, so that the axes' data
+        limits are those of a new explorer)."""
+        axr, n_t = self.ax_risk, len(self.ts)
+        while len(self.plane_lines) > K:
+            self.plane_lines.pop().remove()
+        if len(self.plane_lines) == K:
+            return
+        tail = [self.check_line, self.lb_line, self.xi_pt, self.xinew_pt, self.zero_line,
+                self.star_line]
+        for ln in tail:
+            ln.remove()
+        self.plane_lines += [self._plane_line() for _ in range(K - len(self.plane_lines))]
+        self.check_line.set_ydata(np.zeros(n_t))
+        self.lb_line.set_ydata(np.zeros(n_t))
+        self.xi_pt.set_data([0], [0])
+        self.xinew_pt.set_data([0], [0])
+        self.star_line.set_xdata([0.0, 0.0])
+        for ln in tail:
+            axr.add_line(ln)
+
+    def _plane_line(self):
+        return self.ax_risk.plot(self.ts, np.zeros(len(self.ts)), "-", color=NEUTRAL, lw=0.8,
+                                 alpha=0.7)[0]
 
     def _draw(self, trace):
         """Draw ``trace`` into the (empty) four axes and create the artists
         that :meth:`update` changes."""
-        axd, axr, axx, axb = self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds
-        self.trace = tr = trace
-        K = len(tr)
-        self.stop_frame = self._stop_frame_arg and np.isfinite(tr.final_xi_new)
-        n_t = len(self.ts)
+        self._draw_data(trace)
+        self._draw_risk(trace)
+        self._draw_lower(trace)
+
+    def _draw_data(self, trace):
+        """The data panel's points, legend and line artists (a function of
+        the points only: :meth:`update` sets the lines and the title)."""
+        axd = self.ax_data
+        tr = trace
         X2 = tr.Z[:, :2]
         for lab in (-1, 1):
             m = tr.y == lab
@@ -411,9 +458,11 @@ class CuttingPlaneExplorer(Explorer):
                    handletextpad=0.3, columnspacing=1.0)
         self.title_data = axd.set_title("", fontsize=9, y=1.0)
 
+    def _draw_risk(self, trace):
+        """The risk panel's artists, one plane line per record."""
+        axr, n_t = self.ax_risk, len(self.ts)
         (self.risk_line,) = axr.plot(self.ts, np.zeros(n_t), "k-", lw=2, label="hinge risk $R(w)$")
-        self.plane_lines = [axr.plot(self.ts, np.zeros(n_t), "-", color=NEUTRAL, lw=0.8,
-                                     alpha=0.7)[0] for _ in range(K)]
+        self.plane_lines = [self._plane_line() for _ in range(len(trace))]
         # the constraint of the final check (found at w*, not added)
         (self.check_line,) = axr.plot(self.ts, np.zeros(n_t), "--", color=XI_NEW_COLOR, lw=1.4,
                                       visible=False)
@@ -421,7 +470,7 @@ class CuttingPlaneExplorer(Explorer):
                                    label="max of planes")
         (self.xi_pt,) = axr.plot([0], [0], "o", color=XI_COLOR, ms=7, label=r"$\xi$")
         (self.xinew_pt,) = axr.plot([0], [0], "o", color=XI_NEW_COLOR, ms=7, label=r"$\xi'$")
-        axr.axvline(0.0, color="k", lw=0.5, ls=":")
+        self.zero_line = axr.axvline(0.0, color="k", lw=0.5, ls=":")
         self.star_line = axr.axvline(0.0, color="tab:green", lw=1, ls="--",
                                      label="$w^*$ (final)")
         axr.set_xlabel(r"$t$:  $w = w_k + t\,|w^*|\,u$,  $u$ towards $w^*$", fontsize=9)
@@ -429,6 +478,13 @@ class CuttingPlaneExplorer(Explorer):
                    handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
         self.title_risk = axr.set_title("", fontsize=9, y=1.0)
 
+    def _draw_lower(self, trace):
+        """The two lower panels of ``trace``, then frame 0 of ``trace`` and
+        the list of animated artists."""
+        axx, axb = self.ax_xi, self.ax_bounds
+        self.trace = tr = trace
+        K = len(tr)
+        self.stop_frame = self._stop_frame_arg and np.isfinite(tr.final_xi_new)
         # iterations 1..K on the x axes of the lower panels; the final check at K + 1
         self.x_stop = K + 1   # where the final check is drawn in the lower panels
         plot_xi(axx, tr, stop=self.stop_frame)
@@ -442,7 +498,7 @@ class CuttingPlaneExplorer(Explorer):
         self.update(0)
         # the risk panel's y-axis changes with the frame: it is redrawn with
         # the other changing artists (first, so the curves lie on top)
-        self.animated = [axr.yaxis, self.ring, self.sep, self.mplus, self.mminus,
+        self.animated = [self.ax_risk.yaxis, self.ring, self.sep, self.mplus, self.mminus,
                          self.title_data, self.risk_line, *self.plane_lines, self.check_line,
                          self.lb_line, self.star_line, self.xi_pt, self.xinew_pt, self.title_risk,
                          self.cur_xi, self.cur_b, self.title_b]

@@ -79,8 +79,7 @@ def plot_weight_function(ax, C, ye_range=(-1.5, 3.0), a_max=None, n=400):
     a_max = 4.0 * C if a_max is None else a_max
     ye = np.linspace(lo, hi, n)
     ye = ye[ye != 0]
-    a = irwls_weight(ye, C)
-    a_plot = np.where(a > a_max * 1.05, np.nan, a)
+    a_plot = _clipped_weights(ye, C, a_max)
     (curve,) = ax.plot(ye, a_plot, "k-", lw=1.8, label="$a(e y)$ of eq. (8)")
     ax.axvspan(lo, 0, color=SET_COLORS["zero"], alpha=0.25, lw=0)
     ax.axvspan(0, hi, color=SET_COLORS["bound"], alpha=0.12, lw=0)
@@ -113,6 +112,46 @@ def plot_multiplier_function(ax, C, ye_range=(-1.5, 3.0), n=451):
     ax.set_ylabel(r"$y_i\beta_i = a_i e_i y_i$")
     ax.legend(fontsize=LEGEND_SIZE, loc="center right")
     return curve
+
+
+def nice_ceil(x, steps=(1.0, 2.0, 2.5, 5.0)):
+    """The smallest ``m * 10**e`` at or above ``x > 0`` with ``m`` in
+    ``steps``.  The explorer's C-dependent axis ranges take these values, so
+    that a range (its ticks and tick labels, the cached background of its
+    panel) changes only when C crosses a step, and a new explorer at the same
+    C gets the same range (a function of the data, not of the refits before)."""
+    x = float(x)
+    if not x > 0 or not np.isfinite(x):
+        raise ValueError(f"nice_ceil needs a finite positive number, got {x!r}")
+    e = np.floor(np.log10(x))
+    for base in (10.0 ** (e - 1), 10.0 ** e):
+        for m in steps:
+            v = float(m * base)
+            if v >= x * (1 - 1e-12):
+                return v
+    return float(10.0 ** (e + 1))
+
+
+def weight_axis_top(C):
+    """Top of the explorer's weight panel: the 1-2-2.5-5 value at or above
+    ``2.5 C`` (so between 2.5 C and 5 C; :func:`plot_weight_function`'s own
+    default is 4 C)."""
+    return nice_ceil(2.5 * float(C))
+
+
+def beta_axis_limits(ab, C):
+    """y range of the explorer's ``y beta`` panel for the values ``ab`` of all
+    records: from ``lo = min(ab, 0)`` up to ``lo`` plus a nice value (see
+    :func:`nice_ceil`) at or above ``1.05 (hi - lo)``, ``hi = max(ab, C)``;
+    6 % of the span below ``lo``."""
+    lo, hi = min(float(np.min(ab)), 0.0), max(float(np.max(ab)), float(C))
+    top = lo + nice_ceil(1.05 * (hi - lo))
+    return (lo - 0.06 * (top - lo), top)
+
+
+def _clipped_weights(ye, C, a_max):
+    a = irwls_weight(ye, C)
+    return np.where(a > a_max * 1.05, np.nan, a)
 
 
 # --------------------------------------------------------------------------
@@ -273,13 +312,27 @@ class IRWLSExplorer(Explorer):
         same = (self._data_key is not None and X.shape == self.X.shape
                 and np.array_equal(X, self.X) and np.array_equal(trace.y, self.trace.y)
                 and self._data_key == (kernel, gamma, degree, coef0))
-        axes = (self.ax_w, self.ax_beta, self.ax_chunk) if same else \
-            (self.ax_data, self.ax_w, self.ax_beta, self.ax_chunk)
-        for ax in axes:
+        # the weight and y beta panels' static parts are functions of their
+        # (snapped) ranges: kept when those are the ranges shown
+        keep_w = same and self._w_key == self._weight_key(trace)
+        keep_b = same and self._beta_key == self._beta_key_of(trace)
+        redraw = [ax for ax, keep in ((self.ax_data, same), (self.ax_w, keep_w),
+                                      (self.ax_beta, keep_b), (self.ax_chunk, False)) if not keep]
+        for ax in redraw:
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
-        self._draw(trace, X, kernel, gamma, degree, coef0, frames, keep_data=same)
+        self._draw(trace, X, kernel, gamma, degree, coef0, frames, keep_data=same,
+                   keep_w=keep_w, keep_beta=keep_b)
         freeze_label_positions(self.fig)
-        return [self.ax_w, self.ax_beta, self.ax_chunk] if same else False
+        return redraw if same else False
+
+    _w_key = _beta_key = None
+
+    def _weight_key(self, trace):
+        return (weight_axis_top(trace.C), tuple(self._ye_range))
+
+    @staticmethod
+    def _beta_key_of(trace):
+        return (beta_axis_limits(trace.y[None, :] * trace.beta, trace.C), len(trace.y))
 
     @staticmethod
     def _check(trace, X):
@@ -294,10 +347,14 @@ class IRWLSExplorer(Explorer):
 
     _data_key = None
 
-    def _draw(self, trace, X, kernel, gamma, degree, coef0, frames, keep_data=False):
+    def _draw(self, trace, X, kernel, gamma, degree, coef0, frames, keep_data=False,
+              keep_w=False, keep_beta=False):
         """Draw ``trace`` into the (empty) axes and create the artists that
         :meth:`update` changes; ``keep_data``: the data panel and its
-        artists stay as they are (same points, classes and kernel)."""
+        artists stay as they are (same points, classes and kernel);
+        ``keep_w``, ``keep_beta``: the weight and y beta panels keep their
+        static artists (same snapped ranges) and only C's curve and line,
+        which are animated, are set."""
         X = self._check(trace, X)
         self.trace = tr = trace
         if frames is None:
@@ -315,22 +372,31 @@ class IRWLSExplorer(Explorer):
         axw, axb, axc = self.ax_w, self.ax_beta, self.ax_chunk
         n = len(tr.y)
 
-        self.a_max = 4.0 * tr.C
-        self.curve = plot_weight_function(axw, tr.C, ye_range, self.a_max)
-        self.wpts = axw.scatter([], [], s=18, zorder=3, edgecolors="k", linewidths=0.3)
-        self.title_w = axw.set_title("weights of the working set", fontsize=9, y=1.0)
+        # the weight panel's range follows C in steps (weight_axis_top): its
+        # curve, a function of C, is animated, the rest a function of the range
+        self._w_key = self._weight_key(tr)
+        self.a_max = self._w_key[0]
+        if keep_w:
+            self.curve.set_ydata(_clipped_weights(self.curve.get_xdata(), tr.C, self.a_max))
+        else:
+            self.curve = plot_weight_function(axw, tr.C, ye_range, self.a_max)
+            self.wpts = axw.scatter([], [], s=18, zorder=3, edgecolors="k", linewidths=0.3)
+            self.title_w = axw.set_title("weights of the working set", fontsize=9, y=1.0)
 
-        self.bpts = axb.scatter(np.arange(n), np.zeros(n), s=12, zorder=3)
-        axb.axhline(0, color=NEUTRAL, lw=0.8)
-        axb.axhline(tr.C, color=NEUTRAL, lw=0.8, ls="--")
-        ab = tr.y[None, :] * tr.beta
-        lo, hi = min(ab.min(), 0.0), max(ab.max(), tr.C)
-        pad = 0.08 * (hi - lo)
-        axb.set_ylim(lo - pad, hi + pad)
-        axb.set_xlim(-1, n)
-        axb.set_xlabel("sample $i$")
-        axb.set_ylabel(r"$y_i\beta_i$  $(= \alpha_i)$")
-        self.title_beta = axb.set_title("", fontsize=9, y=1.0)
+        # the y beta panel's range likewise (beta_axis_limits); the line at C
+        # is animated
+        self._beta_key = self._beta_key_of(tr)
+        if keep_beta:
+            self.c_line.set_ydata([tr.C, tr.C])
+        else:
+            self.bpts = axb.scatter(np.arange(n), np.zeros(n), s=12, zorder=3)
+            axb.axhline(0, color=NEUTRAL, lw=0.8)
+            self.c_line = axb.axhline(tr.C, color=NEUTRAL, lw=0.8, ls="--")
+            axb.set_ylim(*self._beta_key[0])
+            axb.set_xlim(-1, n)
+            axb.set_xlabel("sample $i$")
+            axb.set_ylabel(r"$y_i\beta_i$  $(= \alpha_i)$")
+            self.title_beta = axb.set_title("", fontsize=9, y=1.0)
 
         axc.imshow(set_raster(tr), aspect="auto", interpolation="nearest",
                    extent=(-0.5, n - 0.5, len(tr) + 0.5, 0.5))
@@ -342,7 +408,8 @@ class IRWLSExplorer(Explorer):
         self.k = None
         self.update(0)
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
-                         self.title_data, self.wpts, self.bpts, self.title_beta, self.cur_row]
+                         self.title_data, self.curve, self.wpts, self.c_line, self.bpts,
+                         self.title_beta, self.cur_row]
 
     def _draw_data(self, X, kernel, gamma, degree, coef0):
         """The data panel (empty): the points, the ring of the working set,
