@@ -134,6 +134,18 @@ class DualOptions(NamedTuple):
 # rows, Gbar and the gradient of a mapped problem (idx not the identity)
 
 @njit(cache=True, inline="always")
+def _cached_row(kd, cd, e):
+    """Full row of example ``e`` through the cache, the hit written out
+    (what :func:`svmlab.kernels.cache.get_row` does on a hit: the same LRU
+    order and counts); only a miss calls ``get_row``."""
+    s = cd.slot_of[e]
+    if s >= 0:
+        lru_hit(cd.prev, cd.next, cd.meta, s)
+        return cd.rows[s]
+    return get_row(kd, cd, e)
+
+
+@njit(cache=True, inline="always")
 def _gather(kd, cd, t, idx, o, act, na, full_set):
     """Row of variable t gathered onto the variables into the row buffer
     ``o`` (the active entries, every entry when ``full_set``), through the
@@ -144,13 +156,7 @@ def _gather(kd, cd, t, idx, o, act, na, full_set):
     and counts): a call that takes the kernel's and the cache's named
     tuples costs reference-count updates per member, twice per step of the
     SVR forms (three times for nu-SVR); only a miss calls ``get_row``."""
-    e = idx[t]
-    s = cd.slot_of[e]
-    if s >= 0:
-        lru_hit(cd.prev, cd.next, cd.meta, s)
-        r = cd.rows[s]
-    else:
-        r = get_row(kd, cd, e)
+    r = _cached_row(kd, cd, idx[t])
     if full_set:
         for q in range(o.shape[0]):
             o[q] = r[idx[q]]
@@ -167,13 +173,7 @@ def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx):
     its cache hit written out: see :func:`_gather`)."""
     l = Gbar.shape[1]
     if ist[IS_N_ACTIVE] == l:
-        e = idx[t]
-        s = cd.slot_of[e]
-        if s >= 0:
-            lru_hit(cd.prev, cd.next, cd.meta, s)
-            r = cd.rows[s]
-        else:
-            r = get_row(kd, cd, e)
+        r = _cached_row(kd, cd, idx[t])
         gb = Gbar[0]
         for q in range(l):
             gb[q] += c * r[idx[q]]
