@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 
 from . import _stepping
-from ._stepping import FitOptions, SequentialRun, blas_thread_limit, iteration_cap
+from ._stepping import FitOptions, SequentialRun, SolverRun, blas_thread_limit, iteration_cap
 from ._validation import class_and_sample_weights
 from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
@@ -363,6 +363,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
                      for a, b in self.pairs]
         self.store = self._new_store(kernel)
         self._stores = [self.store]
+        # every example the same bound (no class or sample weights): each
+        # pair's run gets no bound array (the scalar C, the same values as
+        # its (n,) copy), so the options are not copied per pair
+        Cv_all = np.asarray(Cv, dtype=np.float64)
+        self._uniform = opts.with_bounds(None) if bool(np.all(Cv_all == opts.C)) else None
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
         self.max_iter = P * mi if mi >= 0 else -1
@@ -416,8 +421,10 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if o.cache_dtype == "float32":
             kp.ensure_float32()
         (self.store if store is None else store).attach(kp, a, b)
+        po = (self._uniform if self._uniform is not None
+              else o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
         with blas_thread_limit(self.pair_threads):
-            run = self._make_run(Xp, yp, kp, o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
+            run = self._make_run(Xp, yp, kp, po)
         run.progress = False
         run.n_jobs = self.pair_threads
         if run.blas_threads is None:
@@ -433,6 +440,23 @@ class MulticlassRun(ParallelParts, SequentialRun):
     @property
     def step_limit(self):
         return int(sum(self._limits))
+
+    @property
+    def first_chunk(self):
+        """The fast path's first chunk: the running pair's own (WSS 2: about
+        ``2**22 / n`` steps, so the pairs of a small fit run in one chunk
+        and each pair in one call of its compiled loop; Platt's: 64).  A
+        chunk counted from 64 steps ends inside a pair several times per
+        fit, and each end costs a second call (tens of microseconds of
+        argument dispatch) and a round of the driver's Python."""
+        cur = self.cur
+        return int(cur.first_chunk) if cur is not None else SolverRun.first_chunk
+
+    @property
+    def chunk_growth(self):
+        """The running pair's growth of a short chunk (see :attr:`first_chunk`)."""
+        cur = self.cur
+        return cur.chunk_growth if cur is not None else SolverRun.chunk_growth
 
     def warning_message(self):
         reason = self.stop_reason
@@ -459,6 +483,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         alphas, b = [], np.zeros(P)
         extras = {}
         n_iter = np.asarray(self.part_steps(), dtype=np.int32)
+        numeric = {}  # per key: whether it is a number to sum (decided once)
         for p in range(P):
             res = self.part_result(p)
             if res is None:
@@ -467,10 +492,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
             alphas.append(np.asarray(res["alpha"], dtype=np.float64))
             b[p] = float(res["intercept"])
             for key, v in res.items():
-                if key in ("alpha", "intercept"):
-                    continue
-                if isinstance(v, (int, float, np.integer, np.floating)) \
-                        and not isinstance(v, bool):
+                num = numeric.get(key)
+                if num is None:
+                    num = numeric[key] = (
+                        key not in ("alpha", "intercept")
+                        and isinstance(v, (int, float, np.integer, np.floating))
+                        and not isinstance(v, bool))
+                if num:
                     extras[key] = extras.get(key, 0) + v
         out = {"alphas": alphas, "intercepts": b, "n_iter": n_iter}
         out.update(extras)

@@ -130,6 +130,7 @@ class SMORun(SolverRun):
         self.C = float(C)
         # per-example upper bounds C_i = C * weight_i (LIBSVM's weighted
         # C-SVC); all C without weights (the same iterates as a scalar C)
+        self._uniform = Cv is None
         if Cv is None:
             self.Cv = np.full(n, self.C)
         else:
@@ -167,8 +168,11 @@ class SMORun(SolverRun):
     def _init_dual(self):
         """The C-SVC problem of the dual loop (``p = -1``, ``v = y``), whose
         arrays this run shares."""
-        d = DualState(self.kernel, self.y, -1.0, self.Cv, tol=self.tol, cache=self.cache,
-                      shrinking=self.shrinking, eps=self.eps, check=False)
+        # one bound for every example: the scalar (the loop gets the same
+        # (n,) values, made without the array path's broadcast and copy)
+        d = DualState(self.kernel, self.y, -1.0, self.C if self._uniform else self.Cv,
+                      tol=self.tol, cache=self.cache, shrinking=self.shrinking, eps=self.eps,
+                      check=False)
         self.dual = d
         self.alpha, self.G, self.Gbar, self.fst, self.ist = d.alpha, d.G, d.Gbar, d.fst, d.ist
         self.active, self.act, self.full, self.rowfull = d.active, d.act, d.full, d.rowfull

@@ -619,7 +619,9 @@ class BaseSVC(BaseSVM):
     """Classifiers: SVC (C-SVC) and NuSVC (nu-SVC), one-vs-one over pairs."""
 
     def _validate_targets(self, y):
-        y_ = column_or_1d(y, warn=True)
+        # y from validate_data is already column_or_1d's answer (a 1-D
+        # array); its second pass (the dataframe probes) is skipped
+        y_ = y if isinstance(y, np.ndarray) and y.ndim == 1 else column_or_1d(y, warn=True)
         # scikit-learn's check, its cost skipped where its answer is known
         # (integer, boolean and integral float labels; the same errors)
         _check_label_type(y_)
@@ -664,9 +666,14 @@ class BaseSVC(BaseSVM):
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, yk, kern.kind, k)
         pairs = class_pairs(k)
         # each pair's rows (positions in X): class a's, then class b's
-        rows = [keep[np.concatenate([np.flatnonzero(yk == a), np.flatnonzero(yk == b)])]
-                for a, b in pairs]
-        signs = [np.where(y_idx[r] == a, 1.0, -1.0) for r, (a, b) in zip(rows, pairs)]
+        # (one scan of the labels per class, not two per pair)
+        by_class = [keep[np.flatnonzero(yk == c)] for c in range(k)]
+        rows = [np.concatenate([by_class[a], by_class[b]]) for a, b in pairs]
+        signs = []
+        for r, (a, b) in zip(rows, pairs):
+            sg = np.ones(len(r))
+            sg[len(by_class[a]):] = -1.0
+            signs.append(sg)
         bk = _solve.backend(self, self._impl, kern.kind)
         self._fit_ctx = {"X": X, "Xt": Xt, "keep": keep, "y_idx": y_idx, "U": U, "k": k,
                          "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],

@@ -275,12 +275,14 @@ def compiled_results(res, inner, y_kept, k):
                                  inner.warning_message() or ""))
         return out
     reasons = getattr(inner, "part_reasons", None)
-    sizes = [int(np.count_nonzero(y_kept == c)) for c in range(k)]  # once per class
+    sizes = np.bincount(y_kept, minlength=k)  # once per class
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]  # LIBSVM's order
     for p, alpha in enumerate(res["alphas"]):
-        a, b = _pair_of(p, k)
-        n_a = sizes[a]
-        y_l = np.r_[np.ones(n_a), -np.ones(len(alpha) - n_a)]
+        a, b = pairs[p]
+        n_a = int(sizes[a])
         alpha = np.asarray(alpha, dtype=np.float64)
+        y_l = np.ones(len(alpha))
+        y_l[n_a:] = -1.0
         reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
         msg = (inner.part_messages[p] or "") if reasons is not None else ""
         out.append(ProblemResult(alpha * y_l, -float(res["intercepts"][p]), alpha,
