@@ -363,11 +363,6 @@ class MulticlassRun(ParallelParts, SequentialRun):
                      for a, b in self.pairs]
         self.store = self._new_store(kernel)
         self._stores = [self.store]
-        # every example the same bound (no class or sample weights): each
-        # pair's run gets no bound array (the scalar C, the same values as
-        # its (n,) copy), so the options are not copied per pair
-        Cv_all = np.asarray(Cv, dtype=np.float64)
-        self._uniform = opts.with_bounds(None) if bool(np.all(Cv_all == opts.C)) else None
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
         self.max_iter = P * mi if mi >= 0 else -1
@@ -421,10 +416,8 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if o.cache_dtype == "float32":
             kp.ensure_float32()
         (self.store if store is None else store).attach(kp, a, b)
-        po = (self._uniform if self._uniform is not None
-              else o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
         with blas_thread_limit(self.pair_threads):
-            run = self._make_run(Xp, yp, kp, po)
+            run = self._make_run(Xp, yp, kp, o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
         run.progress = False
         run.n_jobs = self.pair_threads
         if run.blas_threads is None:

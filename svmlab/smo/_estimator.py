@@ -130,13 +130,14 @@ class SMORun(SolverRun):
         self.C = float(C)
         # per-example upper bounds C_i = C * weight_i (LIBSVM's weighted
         # C-SVC); all C without weights (the same iterates as a scalar C)
-        self._uniform = Cv is None
         if Cv is None:
             self.Cv = np.full(n, self.C)
+            self._uniform = True
         else:
             self.Cv = np.ascontiguousarray(Cv, dtype=np.float64)
             if self.Cv.shape != (n,):
                 raise ValueError(f"Cv has shape {self.Cv.shape}, expected ({n},)")
+            self._uniform = bool(np.all(self.Cv == self.C))
         self.tol = float(tol)
         self.selection = WSS2 if selection == "wss2" else PLATT
         # wss2 takes every improving step (Platt's relative step test would
