@@ -183,3 +183,10 @@ def test_polished_bias_is_the_exact_coordinate_minimum(name, sparse):
         assert P(bb) <= P(0.0)
     # no intercept, or the hinge: unchanged
     assert LF.polish_bias(X, y, C, PROBLEMS["l2 hinge"], coef, 0.25) == 0.25
+
+
+def test_reference_past_its_time_limit_fails_loudly():
+    X, y = _data(6)
+    with pytest.raises(RuntimeError, match="took over"):
+        LF.reference_optimum(X, y, 1.0, PROBLEMS["l2 hinge"], ladder=(1e-1, 1e-2),
+                             max_gap=1e-14, limit_s=0.0)
