@@ -337,12 +337,9 @@ _CHILD = textwrap.dedent(r"""
         a = est.alpha_
         ypm = np.where(y == est.classes_[1], 1.0, -1.0)
         assert np.all(a >= 0.0) and np.all(a <= C)
-        # the equality to rounding; IRWLS reports an open working-set problem's
-        # iterate when it lies on the plane within the sub-problem's own
-        # feasibility test, 1e-9 (1 + C m) for a working set of m samples
-        # (IRWLSRun._open_chunk_state); m is at most n, the bound used here
-        eq_tol = 1e-9 * (C if which != "irwls" else 1.0 + C * len(a))
-        assert abs(np.dot(a, ypm)) <= eq_tol, np.dot(a, ypm)
+        # the equality to rounding (IRWLS shifts an open working set's
+        # iterate exactly onto the plane: IRWLSRun._open_chunk_state)
+        assert abs(np.dot(a, ypm)) <= 1e-9 * C, np.dot(a, ypm)
         assert est.n_iter_ > 0 and len(est.support_) > 0
         pred = est.predict(X[:100])
         assert set(np.unique(pred)) <= {-1, 1}

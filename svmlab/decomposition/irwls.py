@@ -86,7 +86,7 @@ from .._validation import RANDOM_STATE_CONSTRAINT
 from ._working_set import SELECTIONS, irwls_select
 from ..kernels.cache import KernelCache
 
-__all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
+__all__ = ["IRWLSClassifier", "IRWLSRecord", "IRWLSRun", "onto_plane"]
 
 #: working_set_size=None means DEFAULT_WORKING_SET, or every sample when
 #: n_samples <= 2 * DEFAULT_WORKING_SET (see default_working_set)
@@ -101,6 +101,75 @@ def default_working_set(n):
     SVs split between working sets) than it saves
     (docs/decisions/26d04-irwls-working-sets.md)."""
     return n if n <= 2 * DEFAULT_WORKING_SET else DEFAULT_WORKING_SET
+
+
+def onto_plane(alpha, y, C, target):
+    """The point of ``{a : y'a = target, 0 <= a <= C}`` that a common shift
+    along ``y`` reaches from ``alpha``: ``a_i = clip(alpha_i + lam y_i, 0,
+    C_i)`` with the one ``lam`` that puts ``y'a`` on ``target``, moving only
+    the free coordinates of ``alpha`` (``0 < alpha_i < C_i``) when they can
+    carry the change, else every coordinate (then ``a`` is the Euclidean
+    projection of ``alpha`` onto the box and the plane).  ``y`` is +-1,
+    ``C`` a scalar or per-coordinate bounds; ``alpha`` is clipped to the box
+    first.  Returns a new array, or None when no point of the box lies on
+    the plane.
+
+    Why this point: an IRWLS sub-problem accepts an iterate whose ``sum
+    beta`` is within 1e-9 (1 + C m) of its target (the rounding of the
+    solve of (3) grows with C and m), so a fit stopped there would report a
+    model off the dual's plane by that much.  Shifting only free
+    coordinates keeps the support and the bounded multipliers as they are.
+    Every moved coordinate moves in the direction ``sign(lam) y_i``, so
+    ``||a - alpha||_1 = |target - y'alpha|`` =: d exactly (after the clip):
+    the dual objective ``D(a) = 1'a - 1/2 a'Qa`` changes by at most
+    ``||grad D(alpha)||_inf d + 1/2 max|Q_ij| d^2``, the tolerance the tests
+    check.  ``lam`` is found exactly: ``y'a(lam)`` is non-decreasing and
+    piecewise linear in ``lam``, with its breaks where a coordinate reaches
+    a bound; a binary search over the sorted breaks finds the segment, and
+    the linear piece gives ``lam`` on it."""
+    y = np.asarray(y, dtype=np.float64)
+    Cv = np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape)
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, Cv)
+    target = float(target)
+    free = (a > 0.0) & (a < Cv)
+    for movable in (free, np.ones(len(a), dtype=bool)):
+        idx = np.flatnonzero(movable)
+        if len(idx) == 0:
+            continue
+        am, ym, Cm = a[idx], y[idx], Cv[idx]
+        fixed = float(y @ a - ym @ am)
+
+        def h(lam):
+            return fixed + ym @ np.clip(am + lam * ym, 0.0, Cm)
+
+        # coordinate i is linear in lam between its two breaks (it reaches
+        # 0 and C_i); outside all of them y'a(lam) is flat at its extremes
+        brk = np.unique(np.concatenate([-am * ym, (Cm - am) * ym]))
+        lo_h, hi_h = h(brk[0]), h(brk[-1])
+        if not lo_h <= target <= hi_h:
+            continue
+        lo, hi = 0, len(brk) - 1  # h(brk[lo]) <= target <= h(brk[hi])
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if h(brk[mid]) <= target:
+                lo = mid
+            else:
+                hi = mid
+        h0, h1 = h(brk[lo]), h(brk[hi])
+        lam = brk[lo] if h1 == h0 else brk[lo] + (target - h0) * (brk[hi] - brk[lo]) / (h1 - h0)
+        out = a.copy()
+        out[idx] = np.clip(am + lam * ym, 0.0, Cm)
+        # the rounding left by the linear piece, onto the coordinate with the
+        # most room in the direction it needs
+        res = target - float(y @ out)
+        if res != 0.0:
+            room = np.where(y * res > 0, Cv - out, out)
+            room[~movable] = -1.0
+            k = int(np.argmax(room))
+            if room[k] >= abs(res):
+                out[k] = min(max(out[k] + y[k] * res, 0.0), Cv[k])
+        return out
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,6 +387,15 @@ class IRWLSRun(SolverRun):
         a/b (``sum beta != s0``) is *not* a point of the dual's feasible set;
         then the last feasible point of the sub-problem is reported instead.
 
+        The point chosen is then put exactly on the plane ``y'alpha = 0`` of
+        the whole problem (the multipliers outside the working set as they
+        are) by :func:`onto_plane`: the sub-problem's feasibility test
+        accepts ``sum beta_w`` within 1e-9 (1 + C m) of its target, and an
+        interrupted fit at C = 1000 was seen 2.2e-4 off the plane.  The shift
+        moves the free multipliers only, by ``|y'alpha|`` in total (l1), so
+        the dual objective changes by at most ``||grad||_inf |y'alpha| +
+        1/2 max|K| (y'alpha)^2`` (see :func:`onto_plane`).
+
         The intercept is recomputed for the reported beta by the rule of
         :func:`svmlab._kkt.intercept_from_v` over the working set (mean of
         ``v = y - G`` over its free samples, else the middle of the interval
@@ -331,15 +409,31 @@ class IRWLSRun(SolverRun):
         box_tol = 1e-9 * (1.0 + sub._Cmax)
         in_box = bool(np.all(yb >= -box_tol) and np.all(yb <= Cw + box_tol))
         on_plane = abs(sub.beta.sum() - sub.s0) <= 1e-9 * (1.0 + sub._Cmax * sub.m)
-        if in_box and on_plane:
-            beta_w = sub.beta
-            Kb = sub.Kb
+        # the plane as result() will read it: the samples outside the working
+        # set keep their (clipped) multipliers, so the working set's share of
+        # y'alpha = 0 is minus theirs
+        out = np.ones(self.n, dtype=bool)
+        out[self.Sw] = False
+        target = -float(self.y[out] @ np.clip(self.y[out] * self.beta[out], 0.0,
+                                              self.Cb if np.ndim(self.Cb) == 0 else self.Cb[out]))
+        for beta_w, Kb in ((sub.beta, sub.Kb), (sub.feasible_beta, sub.feasible_Kb)):
+            if beta_w is sub.beta and not (in_box and on_plane):
+                continue
+            alpha_w = onto_plane(sub.y * beta_w, sub.y, Cw, target)
+            if alpha_w is not None:
+                break
         else:
-            beta_w = sub.feasible_beta
-            Kb = sub.feasible_Kb
-        alpha_w = np.clip(sub.y * beta_w, 0.0, Cw)
+            # no point of the working set's box on the plane (not met: the
+            # last feasible point is one, up to the closed working sets'
+            # rounding); the last feasible point as it is
+            beta_w, Kb = sub.feasible_beta, sub.feasible_Kb
+            alpha_w = np.clip(sub.y * beta_w, 0.0, Cw)
+        new = sub.y * alpha_w
+        moved = np.flatnonzero(new != beta_w)
+        if len(moved):
+            Kb = Kb + sub.K[:, moved] @ (new[moved] - beta_w[moved])
         b = intercept_from_v(sub.r - Kb, sub.y, alpha_w, Cw)
-        return beta_w, b
+        return new, b
 
     def result(self):
         beta = self.beta.copy()
@@ -408,8 +502,9 @@ class IRWLSClassifier(BaseKernelSVC):
         A fit stopped inside a working set (``max_iter``, a callback
         returning False, ``iter_fit`` closed early) stores the feasible
         state reached there: the current iterate when it is feasible (always
-        in the line-search mode), else the working set's last feasible point
-        (see ``IRWLSRun._open_chunk_state``).
+        in the line-search mode), else the working set's last feasible point,
+        shifted exactly onto ``y'alpha = 0`` along its free multipliers
+        (see ``IRWLSRun._open_chunk_state`` and ``onto_plane``).
         Three working sets in a row that change nothing stop the fit as a
         stall (``converged_ = False``, ``stop_reason_ = "stalled"``,
         ConvergenceWarning).
