@@ -65,6 +65,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from ..decomposition._blocked import prefers_blocked_lowdim
 from ..kernels.cache import n_slots_for
 
 __all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "choose_solver",
@@ -145,6 +146,8 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if impl != "c_svc" or rows_reason(est, kernel_kind) is not None:
         return "wss2"  # the compiled generalised dual on kernel rows
+    if prefers_blocked_lowdim(n_pair, X):  # 16-32 features, >= 3000 rows (30w01)
+        return "blocked"
     if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
