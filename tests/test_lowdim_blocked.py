@@ -12,7 +12,8 @@ from sklearn.svm import SVC as SkSVC
 from svmlab import datasets
 from svmlab.decomposition import DecompositionClassifier
 from svmlab.decomposition._blocked import (LOWDIM_FEATURES, LOWDIM_MIN_ROWS, LOWDIM_WS,
-                                           lowdim_working_set_size, prefers_blocked_lowdim)
+                                           lowdim_row_dtype, lowdim_working_set_size,
+                                           prefers_blocked_lowdim)
 from svmlab.kernels import Kernel
 
 
@@ -38,6 +39,14 @@ def test_prefers_blocked_lowdim():
     assert not prefers_blocked_lowdim(7400, sp.csr_matrix(X))
 
 
+def test_row_dtype_rule():
+    assert lowdim_row_dtype("auto", "float64", 5000, 21) == "float32"
+    assert lowdim_row_dtype("float64", "float64", 5000, 21) == "float64"  # asked for
+    assert lowdim_row_dtype("auto", "float64", 5000, 784) == "float64"
+    assert lowdim_row_dtype("auto", "float64", 5000, 21, sparse=True) == "float64"
+    assert lowdim_row_dtype("auto", "float32", 5000, 2) == "float32"
+
+
 def _dual(alpha_y, X, gamma):
     sv = np.flatnonzero(alpha_y)
     K = Kernel(X[sv], "rbf", gamma).matrix()
@@ -45,8 +54,9 @@ def _dual(alpha_y, X, gamma):
     return float(np.abs(c).sum() - 0.5 * c @ K @ c)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ["twonorm", "waveform"])
-def test_blocked_at_lowdim_ws_reaches_libsvm_optimum(name):
+def test_blocked_at_lowdim_ws_reaches_libsvm_optimum(name, dtype):
     n = 1500
     X, y = datasets.twonorm(n, random_state=2) if name == "twonorm" \
         else datasets.waveform(n, random_state=2)
@@ -58,7 +68,7 @@ def test_blocked_at_lowdim_ws_reaches_libsvm_optimum(name):
     cy_ref = np.zeros(n)
     cy_ref[ref.support_] = ref.dual_coef_[0]
     m = DecompositionClassifier(engine="smo", working_set_size=q, C=1.0, gamma=gamma,
-                                tol=1e-6, progress=False).fit(X, y)
+                                tol=1e-6, cache_dtype=dtype, progress=False).fit(X, y)
     assert m.converged_
     alpha = np.asarray(m.alpha_, dtype=np.float64)
     assert np.all(alpha >= -1e-12) and np.all(alpha <= 1.0 + 1e-12)
