@@ -45,7 +45,11 @@ runs take no start) always goes to the generalised dual.
 
 ``solver="auto"`` (:func:`choose_solver`):
 
-* C-SVC with a named kernel (the row path): ``"wss2"`` while the kernel
+* C-SVC with a named kernel (the row path): the blocked decomposition on
+  dense data of 16 to 32 features from 3000 rows in the largest pair
+  (:func:`svmlab.decomposition._blocked.prefers_blocked_lowdim`; it then
+  runs with float32 rows and a working set of 256, decision 30w01);
+  otherwise ``"wss2"`` while the kernel
   matrix of the largest pair fits ``cache_size`` at float64 (every row is
   computed once; WSS 2's steps are then the cheapest), or the data is
   sparse or has fewer than :data:`BLOCKED_MIN_FEATURES` features; else the
