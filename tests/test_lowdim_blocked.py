@@ -12,8 +12,7 @@ from sklearn.svm import SVC as SkSVC
 from svmlab import datasets
 from svmlab.decomposition import DecompositionClassifier
 from svmlab.decomposition._blocked import (LOWDIM_FEATURES, LOWDIM_MIN_ROWS, LOWDIM_WS,
-                                           lowdim_row_dtype, lowdim_working_set_size,
-                                           prefers_blocked_lowdim)
+                                           lowdim_working_set_size, prefers_blocked_lowdim)
 from svmlab.kernels import Kernel
 
 
@@ -37,14 +36,6 @@ def test_prefers_blocked_lowdim():
     assert not prefers_blocked_lowdim(7400, np.zeros((10, 2)))  # banana-like: wss2
     assert not prefers_blocked_lowdim(7400, np.zeros((10, 784)))
     assert not prefers_blocked_lowdim(7400, sp.csr_matrix(X))
-
-
-def test_row_dtype_rule():
-    assert lowdim_row_dtype("auto", "float64", 5000, 21) == "float32"
-    assert lowdim_row_dtype("float64", "float64", 5000, 21) == "float64"  # asked for
-    assert lowdim_row_dtype("auto", "float64", 5000, 784) == "float64"
-    assert lowdim_row_dtype("auto", "float64", 5000, 21, sparse=True) == "float64"
-    assert lowdim_row_dtype("auto", "float32", 5000, 2) == "float32"
 
 
 def _dual(alpha_y, X, gamma):

@@ -60,7 +60,7 @@ from ._smo_engine import pair_update
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
            "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS", "LOWDIM_FEATURES", "LOWDIM_MIN_ROWS",
-           "LOWDIM_WS", "lowdim_working_set_size", "prefers_blocked_lowdim", "lowdim_row_dtype"]
+           "LOWDIM_WS", "lowdim_working_set_size", "prefers_blocked_lowdim"]
 
 #: the sub-problem stops at ``max(tol, INNER_FRACTION * outer gap)`` (ThunderSVM)
 INNER_FRACTION = 0.1
@@ -103,25 +103,6 @@ def lowdim_working_set_size(n, d, sparse=False):
     if sparse or n < 2 or not (LOWDIM_FEATURES[0] <= d <= LOWDIM_FEATURES[1]):
         return None
     return max(2, min(LOWDIM_WS, n))
-
-
-def lowdim_row_dtype(requested, resolved, n, d, sparse=False):
-    """The type of the blocked decomposition's stored rows: ``"float32"``
-    where :func:`lowdim_working_set_size` applies and the estimator's
-    ``cache_dtype`` is ``"auto"`` (``requested``), else ``resolved`` (what
-    ``"auto"`` resolved to, :func:`svmlab._base.resolve_cache_dtype`).
-
-    Reason: ``"auto"`` takes float64 when every row fits ``cache_size`` at
-    float64, because then float32 would save no kernel work.  On the blocked
-    path it does: float32 rows of dense data are one SGEMM per block
-    (:meth:`svmlab.kernels.Kernel.block`), float64 rows a compiled loop per
-    entry.  waveform 5000 (21 features, every row fits at float64), q = 256:
-    0.051-0.066 s with float32 rows against 0.090-0.108 s with float64
-    (docs/decisions/30w01); the dual objective moved by under 1e-8
-    (relative)."""
-    if requested == "auto" and lowdim_working_set_size(n, d, sparse) is not None:
-        return "float32"
-    return resolved
 
 
 def prefers_blocked_lowdim(n_pair, X):
