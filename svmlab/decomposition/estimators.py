@@ -61,7 +61,6 @@ One step (record) is one outer iteration: one sub-problem solved.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from numbers import Integral
@@ -71,7 +70,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC
-from ._blocked import lowdim_row_dtype, lowdim_working_set_size
+from ._blocked import lowdim_working_set_size
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
 from ._engines import ENGINES, solve_subproblem
@@ -587,10 +586,6 @@ class DecompositionClassifier(_DecompositionBase):
         blocked = o.selection == "blocked" or (
             o.selection == "auto" and o.engine == "smo" and (q_user is None or q_user > 2))
         if blocked:
-            dt = lowdim_row_dtype(getattr(self, "cache_dtype", "auto"), o.cache_dtype, n,
-                                  X.shape[1], sp.issparse(X))
-            if dt != o.cache_dtype:  # float32 rows: one SGEMM per block (30w01)
-                o = dataclasses.replace(o, cache_dtype=dt)
             if q_user is not None:
                 q = int(q_user)
             else:

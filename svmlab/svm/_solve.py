@@ -246,7 +246,9 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
     if solver == "irwls":
         return IRWLSClassifier(random_state=seed, **common)
     if solver == "blocked":
-        return DecompositionClassifier(engine="smo", **common)
+        # float32 rows (LIBSVM's Qfloat): one SGEMM per block; "auto" would
+        # take float64 where every row fits, a loop per entry (30w01)
+        return DecompositionClassifier(engine="smo", cache_dtype="float32", **common)
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
