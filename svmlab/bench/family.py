@@ -19,6 +19,9 @@ Cases (size ``full``; ``smoke`` takes small subsets):
 * **SVC, binary**: the cases of the ``dense`` suite (MNIST test 8 vs rest,
   Fashion-MNIST 15k 0 vs rest, ijcnn1 20k, banana 4900, gauss-m 4000,
   diabetes 768, Ratsch splice 1000, Adult6 11221), same parameters;
+* **SVC with defaults, low-dimensional mid-size sets** (issue 31 item 5,
+  :func:`lowdim_sets`): Breiman's waveform 5000 (3 classes, and class 1 vs
+  rest) and twonorm 7400, generated, features scaled to [-1, 1];
 * **SVC, multiclass**: Fashion-MNIST 10000, 10 classes (the ``multiclass``
   suite's case);
 * **SVR, NuSVR**: scikit-learn's diabetes regression (442 rows,
@@ -184,6 +187,46 @@ def _svc_cases(ctx):
         params = dict(C=C, gamma=gamma, tol=TOL, cache_size=CACHE_MB)
         _pair(ctx, f"SVC {name}", SVC, SkSVC, params, X, y,
               lambda m: svc_objective(m, X, y_idx, 2, gamma))
+    _lowdim_cases(ctx)
+
+
+def lowdim_sets(smoke=False):
+    """Issue 31's low-dimensional mid-size sets, generated
+    (:func:`svmlab.datasets.waveform`, :func:`svmlab.datasets.twonorm`,
+    seed 0) and scaled to [-1, 1] per feature as LIBSVM's ``svm-scale``
+    does: ``(name, X, y)`` for waveform 5000 with its 3 classes (UCI's
+    size), waveform 5000 class 1 vs rest (Ratsch's two-class version) and
+    twonorm 7400 (Ratsch's size); 1000 rows each for ``smoke``."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    from .. import datasets
+
+    nw, nt = (1000, 1000) if smoke else (5000, 7400)
+    out = []
+    for name, (X, y) in ((f"waveform-{nw} (3 classes)", datasets.waveform(nw, binary=False)),
+                         (f"waveform-{nw} (1 vs rest)", datasets.waveform(nw)),
+                         (f"twonorm-{nt}", datasets.twonorm(nt))):
+        X = np.ascontiguousarray(MinMaxScaler((-1, 1)).fit_transform(X))
+        out.append((name, X, y))
+    return out
+
+
+def _lowdim_cases(ctx):
+    """SVC with its defaults (C=1, gamma='scale') but ``tol`` and
+    ``cache_size`` on :func:`lowdim_sets`; rows carry process CPU time too
+    (``extra["cpu_s"]``, ``extra["cpu_ratio"]``)."""
+    from sklearn.svm import SVC as SkSVC
+
+    from ..svm import SVC
+
+    for name, X, y in lowdim_sets(ctx.smoke):
+        classes = np.unique(y)
+        y_idx = np.searchsorted(classes, y)
+        gamma = 1.0 / (X.shape[1] * X.var())  # gamma="scale", for the objective
+        _pair(ctx, f"SVC defaults {name} (scaled to [-1, 1])", SVC, SkSVC,
+              dict(tol=TOL, cache_size=CACHE_MB), X, y,
+              lambda m, X=X, y_idx=y_idx, k=len(classes), g=gamma:
+              svc_objective(m, X, y_idx, k, g))
 
 
 def _small_default_cases(ctx):

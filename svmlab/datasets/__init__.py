@@ -47,10 +47,10 @@ from . import _fetch
 from ._fetch import cache_dir, clear_memory_cache, data_dir
 from ._parse import DatasetCorruptError, DatasetNotFoundError
 from ._registry import REGISTRY, DatasetSpec, FileSpec, describe_text
-from ._synthetic import gauss_m, sparse_text, toy_2d
+from ._synthetic import gauss_m, sparse_text, toy_2d, twonorm, waveform, waveform_bases
 
 __all__ = ["load", "locate", "describe", "list_datasets", "get_spec", "one_vs_rest", "gauss_m", "toy_2d",
-           "sparse_text", "DatasetNotFoundError", "DatasetCorruptError", "REGISTRY",
+           "sparse_text", "twonorm", "waveform", "waveform_bases", "DatasetNotFoundError", "DatasetCorruptError", "REGISTRY",
            "DatasetSpec", "FileSpec", "data_dir", "cache_dir", "clear_memory_cache"]
 
 # deterministic splits of the pools that come without their original split files

@@ -59,7 +59,8 @@ from ._smo_engine import pair_update
 
 __all__ = ["RowStore", "block_smo", "add_changed_rows", "select_working_set",
            "gather_block", "scatter_rows", "row_block", "INNER_FRACTION",
-           "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS"]
+           "INNER_STEPS_PER_EXAMPLE", "SCRATCH_ROWS", "LOWDIM_FEATURES", "LOWDIM_MIN_ROWS",
+           "LOWDIM_WS", "lowdim_working_set_size", "prefers_blocked_lowdim"]
 
 #: the sub-problem stops at ``max(tol, INNER_FRACTION * outer gap)`` (ThunderSVM)
 INNER_FRACTION = 0.1
@@ -67,6 +68,59 @@ INNER_FRACTION = 0.1
 INNER_STEPS_PER_EXAMPLE = 10
 #: rows computed per kernel block when filling scattered store slots
 SCRATCH_ROWS = 256
+
+
+#: feature counts (inclusive) of the "low-dimensional" rule below
+LOWDIM_FEATURES = (16, 32)
+#: fewest rows (of the largest one-vs-one pair) for which that rule applies
+LOWDIM_MIN_ROWS = 3000
+#: the working-set size the rule gives
+LOWDIM_WS = 256
+
+
+# --------------------------------------------------------------------------
+# low-dimensional data: which solver and which working set
+
+def lowdim_working_set_size(n, d, sparse=False):
+    """The blocked decomposition's working-set size for ``n`` rows of dense
+    data with ``d`` features when the data is low-dimensional
+    (``LOWDIM_FEATURES[0] <= d <= LOWDIM_FEATURES[1]``): ``LOWDIM_WS``
+    (256, at most n); None otherwise, and for sparse input (not measured;
+    the default of 1024 stands).
+
+    Reason: with some twenty features a kernel entry costs a few
+    nanoseconds (one short dot product and an exp), so the outer step's
+    other costs decide: gathering ``K[B, B]`` (float64) from the stored
+    rows, the ``K[B_new, B]`` blocks of rows not held, and the sub-problem's
+    pair steps, all of which grow as ``q**2`` per outer step.  At q = 1024
+    they took 0.043 + 0.016 s of a 0.095 s fit on twonorm 7400 (rows 0.025
+    s), at q = 256 0.005 + 0.003 s of 0.055 s, with about as many rows
+    computed (875 against 830); likewise ijcnn1 20000 (22 features) 0.41 s
+    against 0.58 s.  On high-dimensional data (MNIST, Fashion-MNIST) rows
+    dominate and 1024 was the fastest (docs/decisions/26d08); the measured
+    range is what the rule covers (docs/decisions/30w01)."""
+    n, d = int(n), int(d)
+    if sparse or n < 2 or not (LOWDIM_FEATURES[0] <= d <= LOWDIM_FEATURES[1]):
+        return None
+    return max(2, min(LOWDIM_WS, n))
+
+
+def prefers_blocked_lowdim(n_pair, X):
+    """Whether a C-SVC fit (named kernel, the compiled row path) on ``X``
+    whose largest one-vs-one pair has ``n_pair`` rows should take the
+    blocked decomposition (with :func:`lowdim_working_set_size`) even where
+    the pair's kernel matrix fits ``cache_size``: dense ``X`` with
+    ``LOWDIM_FEATURES`` features and at least ``LOWDIM_MIN_ROWS`` rows in
+    the pair.  There SMO's per-step work over all n gradients costs more
+    than the rows it saves (waveform 5000, twonorm 7400:
+    docs/decisions/30w01).  Sparse input and narrower or wider data keep
+    ``choose_solver``'s other rules."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X) or getattr(X, "ndim", 2) != 2:
+        return False
+    return (int(n_pair) >= LOWDIM_MIN_ROWS
+            and lowdim_working_set_size(n_pair, X.shape[1]) is not None)
 
 
 # --------------------------------------------------------------------------

@@ -66,9 +66,11 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC
+from ._blocked import lowdim_working_set_size
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, gather_block, select_working_set)
 from ._engines import ENGINES, solve_subproblem
@@ -587,7 +589,8 @@ class DecompositionClassifier(_DecompositionBase):
             if q_user is not None:
                 q = int(q_user)
             else:
-                q = _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n)
+                q = (lowdim_working_set_size(n, X.shape[1], sp.issparse(X))
+                     or _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n))
             return BlockedDecompositionRun(self, X, y, kernel, q, o)
         ws = min(cls._default_ws, n) if q_user is None else int(q_user)
         return DecompositionRun(self, X, y, kernel, "decomposition", ws, o.engine, o.shrinking, o)

@@ -45,7 +45,11 @@ runs take no start) always goes to the generalised dual.
 
 ``solver="auto"`` (:func:`choose_solver`):
 
-* C-SVC with a named kernel (the row path): ``"wss2"`` while the kernel
+* C-SVC with a named kernel (the row path): the blocked decomposition on
+  dense data of 16 to 32 features from 3000 rows in the largest pair
+  (:func:`svmlab.decomposition._blocked.prefers_blocked_lowdim`; it then
+  runs with float32 rows and a working set of 256, decision 30w01);
+  otherwise ``"wss2"`` while the kernel
   matrix of the largest pair fits ``cache_size`` at float64 (every row is
   computed once; WSS 2's steps are then the cheapest), or the data is
   sparse or has fewer than :data:`BLOCKED_MIN_FEATURES` features; else the
@@ -65,6 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from ..decomposition._blocked import prefers_blocked_lowdim
 from ..kernels.cache import n_slots_for
 
 __all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "choose_solver",
@@ -145,6 +150,8 @@ def choose_solver(est, impl, X, y_idx, kernel_kind, n_classes):
         return solver
     if impl != "c_svc" or rows_reason(est, kernel_kind) is not None:
         return "wss2"  # the compiled generalised dual on kernel rows
+    if prefers_blocked_lowdim(n_pair, X):  # 16-32 features, >= 3000 rows (30w01)
+        return "blocked"
     if fits or sp.issparse(X) or X.shape[1] < BLOCKED_MIN_FEATURES:
         return "wss2"
     return "blocked"
@@ -239,7 +246,9 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
     if solver == "irwls":
         return IRWLSClassifier(random_state=seed, **common)
     if solver == "blocked":
-        return DecompositionClassifier(engine="smo", **common)
+        # float32 rows (LIBSVM's Qfloat): one SGEMM per block; "auto" would
+        # take float64 where every row fits, a loop per entry (30w01)
+        return DecompositionClassifier(engine="smo", cache_dtype="float32", **common)
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
