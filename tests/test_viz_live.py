@@ -396,10 +396,12 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
     fig0 = L.player.fig
     L.controls["C"].value = 1000.0
-    # same points: only the lower panels' static parts are drawn again, into
-    # the cached background, and the picture is still a new explorer's
+    # same points: at most the lower panels' static parts are drawn again
+    # (those whose stepped ranges changed), into the cached background, and
+    # the picture is still a new explorer's
     ex = L.explorer
-    assert L.kept_background == [ex.ax_xi, ex.ax_bounds]
+    assert L.kept_background is True or (
+        L.kept_background and set(L.kept_background) <= {ex.ax_xi, ex.ax_bounds})
     fresh = CuttingPlaneExplorer(ex.trace)
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
     L.controls["dataset"].value = "moons"  # other points, other extent
@@ -458,6 +460,44 @@ def test_cutting_plane_refits_on_the_same_points_keep_the_upper_panels():
     # the records' count went up and down
     assert any(b > a for a, b in zip(seen, seen[1:]))
     assert any(b < a for a, b in zip(seen, seen[1:]))
+
+
+def test_cutting_plane_lower_panels_follow_C_in_steps():
+    """The lower panels' lines are animated and their ranges are stepped
+    functions of the trace: C stepped as the arrow keys step it keeps the
+    whole background at some presses and draws a lower panel again at
+    others; every picture equals a new explorer's, and the lines stay below
+    the legend band at the top of each panel."""
+    from svmlab import datasets
+    from svmlab.viz import cutting_plane as vc
+
+    X, y = datasets.toy_2d("blobs", n=50, random_state=3, noise=1.1)
+    L = vlive.live_cutting_plane(X, y, C=20.0, epsilon=1e-3, source=None)
+    ex = L.explorer
+    kept = []
+    for step in (1, 1, 1, 1, -1, -1, -1, -1, 8, -12):
+        L.controls["C"].value = L.controls["C"].value * 10 ** (0.1 * step)
+        kept.append(L.kept_background)
+        assert L.kept_background is True or set(L.kept_background) <= {ex.ax_xi, ex.ax_bounds}
+        tr = ex.trace
+        K = len(tr)
+        end = vc.iteration_axis_end(K + 1)
+        assert K + 1 <= end < 2 * (K + 1) + 4
+        for ax in (ex.ax_xi, ex.ax_bounds):
+            assert ax.get_xlim() == (0.5, end + 0.5)
+        # the lines fill at most 1 / LEGEND_BAND of the panel (the legend's band)
+        lo, hi = ex.ax_xi.get_ylim()
+        ys = np.concatenate([tr.xi, tr.xi_new, ex.xi_eps_line.get_ydata()])
+        assert lo <= ys.min() and ys.max() <= hi / vc.LEGEND_BAND
+        assert ys.max() > hi / vc.LEGEND_BAND / 2.6  # a 1-2-2.5-5 step at most
+        lo, hi = ex.ax_bounds.get_ylim()
+        g = np.maximum(tr.gap, 1e-16)
+        span = np.log10(hi) - np.log10(lo)
+        assert lo < min(g.min(), tr.C * tr.epsilon)
+        assert np.log10(max(g.max(), tr.C * tr.epsilon)) - np.log10(lo) <= span / vc.LEGEND_BAND + 1
+        fresh = vc.CuttingPlaneExplorer(tr)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    assert any(k is True for k in kept) and any(k is not True for k in kept)
 
 
 def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
