@@ -506,6 +506,7 @@ def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     beta and sets panels into the cached background; the picture equals a
     new explorer's, also when C = 1000 gives the weight panel four-digit
     tick labels that reach into the gap beside the data panel."""
+    from svmlab.viz._common import stepped_count_end
     from svmlab.viz.irwls import IRWLSExplorer
 
     L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
@@ -513,8 +514,14 @@ def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     pts = dict(ex.pts)
     for C, selection in ((1000.0, "random"), (0.05, "random"), (3.0, "largest")):
         L.set_quietly("selection", selection)
+        rows = ex.ax_chunk.get_ylim()
         L.controls["C"].value = C
-        assert L.kept_background == [ex.ax_w, ex.ax_beta, ex.ax_chunk], C
+        # the sets panel's axes end at a step above the number of iterations
+        # (stepped_count_end); its image is drawn with the trace
+        top = stepped_count_end(len(ex.trace))
+        assert ex.ax_chunk.get_ylim() == (top + 0.5, 0.5) and top >= len(ex.trace)
+        assert L.kept_background == [ex.ax_w, ex.ax_beta] + (
+            [ex.ax_chunk] if ex.ax_chunk.get_ylim() != rows else []), C
         assert ex.pts == pts  # the data panel's artists were kept
         X, _ = L.points
         fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
@@ -536,9 +543,11 @@ def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
 
     L = vlive.live_irwls(C=3.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
     ex = L.explorer
+    seen_true = False
     for C, kept in ((3.5, (True, True)), (4.0, (True, True)), (4.5, (False, True)),
                     (6.0, (True, False))):
         before = ex.a_max, ex.ax_beta.get_ylim()
+        rows = ex.ax_chunk.get_ylim()
         L.controls["C"].value = C
         # the weight axis' top: the 1-2-2.5-5 value at or above 2.5 C
         assert ex.a_max == nice_ceil(2.5 * C) and 2.5 * C <= ex.a_max < 5 * C
@@ -547,13 +556,17 @@ def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
         assert lo < min(ab.min(), 0.0) and hi >= 1.05 * max(ab.max(), C)
         assert ((ex.a_max == before[0]), (ex.ax_beta.get_ylim() == before[1])) == kept, C
         want = [ax for ax, k in ((ex.ax_w, kept[0]), (ex.ax_beta, kept[1])) if not k]
-        assert L.kept_background == want + [ex.ax_chunk], C
+        want += [ex.ax_chunk] if ex.ax_chunk.get_ylim() != rows else []
+        # nothing static changed: the whole background stays
+        assert L.kept_background == (want or True), C
+        seen_true |= L.kept_background is True
         np.testing.assert_array_equal(  # the curve is C's weight function
             ex.curve.get_ydata()[ex.curve.get_xdata() > 1.0], C / ex.curve.get_xdata()[
                 ex.curve.get_xdata() > 1.0])
         X, _ = L.points
         fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
         _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    assert seen_true
 
 
 def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():
@@ -617,6 +630,16 @@ def test_ordinal_and_family_refits_reuse_the_figure():
     X, y = L.points
     assert max(len(w) for w in ex.ws["decomposition"]) <= 6
     # FamilyExplorer reads only C from the estimators
+    fits = {k: (ex.records[k], SimpleNamespace(C=ex.C[k])) for k in ex.names}
+    fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
+    _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))
+    # a change of C on the same points keeps the static background (points,
+    # limits, grid) and replays the new fits: still a new explorer's pixels
+    points = [ax.collections[2:4] for ax in ex.fig.axes]
+    L.controls["C"].value = 30.0
+    assert L.kept_background is True and L.explorer is ex
+    assert [ax.collections[2:4] for ax in ex.fig.axes] == points
+    assert all(ex.C[k] == 30.0 for k in ex.names)
     fits = {k: (ex.records[k], SimpleNamespace(C=ex.C[k])) for k in ex.names}
     fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
     _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))

@@ -39,7 +39,8 @@ import numpy as np
 from ._protocol import Explorer
 
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, VIOLATOR,
-                      FramePlayer, freeze_label_positions, new_figure)
+                      FramePlayer, freeze_label_positions, new_figure,
+                      stepped_count_end)
 
 #: colour of ``xi`` (the working set's bound) and of the QP dual lower bound
 XI_COLOR = "tab:blue"
@@ -291,18 +292,11 @@ def slice_direction(trace, k):
 LAYOUT = dict(left=0.06, right=0.985, bottom=0.075, top=0.955, wspace=0.16, hspace=0.36)
 
 
-#: mantissas of the stepped axis ends of the explorer's lower panels
-_NICE = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
-
-
 def iteration_axis_end(n):
     """The last iteration on the x axis of the explorer's lower panels that
-    shows ``n`` iterations (``K`` records and the final check): ``n``
-    rounded up to 4, 5, 6, 8, 10, 12, 15, 20, ... .  A step, not ``n``
-    itself, so that a refit whose count changes a little keeps the axes."""
-    n = max(int(n), 4)
-    mag = 10.0 ** np.floor(np.log10(n))
-    return int(next(m * mag for m in _NICE if m * mag >= n - 1e-9))
+    shows ``n`` iterations (``K`` records and the final check): a step, not
+    ``n`` itself (:func:`svmlab.viz._common.stepped_count_end`)."""
+    return stepped_count_end(n)
 
 
 def iteration_ticks(end):
@@ -623,14 +617,20 @@ class CuttingPlaneExplorer(Explorer):
         self.update(0)
         # the risk panel's y-axis changes with the frame: it is redrawn with
         # the other changing artists (first, so the curves lie on top); the
-        # lower panels' lines follow the trace, in a full draw's order
+        # lower panels' lines follow the trace and come before the frame's
+        # cursor (a player draws them first, as refit_artists)
         self.animated = [self.ax_risk.yaxis, self.ring, self.sep, self.mplus, self.mminus,
                          self.title_data, self.risk_line, *self.plane_lines, self.check_line,
                          self.lb_line, self.star_line, self.xi_pt, self.xinew_pt, self.title_risk,
-                         self.xi_new_line, self.xi_line, self.xi_eps_line, self.cur_xi,
-                         self.xi_new_star, self.xi_star,
-                         self.gap_band, self.gap_line, self.gap_stop_line, self.cur_b,
-                         self.gap_star, self.title_b]
+                         self.xi_new_line, self.xi_line, self.xi_eps_line,
+                         self.xi_new_star, self.xi_star, self.cur_xi,
+                         self.gap_band, self.gap_line, self.gap_stop_line,
+                         self.gap_star, self.cur_b, self.title_b]
+        #: the animated artists that change with the trace, not with the
+        #: frame (a player draws them once per refit, under the frame's)
+        self.refit_artists = [self.xi_new_line, self.xi_line, self.xi_eps_line,
+                              self.xi_new_star, self.xi_star, self.gap_band, self.gap_line,
+                              self.gap_stop_line, self.gap_star]
         return changed
 
     @property
@@ -739,6 +739,7 @@ class CuttingPlaneExplorer(Explorer):
     def player(self, interval=600, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
                            description="iteration", animated=self.animated, start=start,
+                           refit_artists=self.refit_artists,
                            labels=self.frame_labels())
 
 
