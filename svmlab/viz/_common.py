@@ -1037,7 +1037,7 @@ def stepped_count_end(n, smallest=4):
     return int(next(round(m * mag) for m in _COUNT_STEPS if m * mag >= n - 1e-9))
 
 
-def freeze_label_positions(fig, pad_pt=3.0):
+def freeze_label_positions(fig, pad_pt=3.0, axes=None):
     """Fix every axis label of ``fig`` at a distance from its axes that the
     fonts and the tick-label strings give: below one line of x tick labels
     (a superscript's height more on a log axis), left of as many characters
@@ -1051,12 +1051,13 @@ def freeze_label_positions(fig, pad_pt=3.0):
     axes hold a trace (when built and after a reset), so a reset figure
     draws the same pixels as a new one; ``tests/test_viz_readability.py``
     checks that no label overlaps a tick label or leaves the figure, frame
-    after frame and refit after refit."""
+    after frame and refit after refit.  ``axes``: only these (the axes a
+    reset drew again; the others' labels stay where they were placed)."""
     import re
 
     import matplotlib as mpl
 
-    for ax in fig.axes:
+    for ax in (fig.axes if axes is None else axes):
         box = ax.get_position()  # figure fraction
         w_pt = box.width * fig.get_figwidth() * 72.0
         h_pt = box.height * fig.get_figheight() * 72.0

@@ -438,8 +438,9 @@ class CuttingPlaneExplorer(Explorer):
             self._draw_data(trace)
             self._draw_risk(trace)
         changed = self._draw_lower(trace)
-        if changed:
-            freeze_label_positions(self.fig)
+        stale = changed + ([] if same_points else [self.ax_data, self.ax_risk])
+        if stale:
+            freeze_label_positions(self.fig, axes=stale)
         stale = changed + ([] if same_points else [self.ax_data])
         return stale if stale else True
 

@@ -327,7 +327,7 @@ class IRWLSExplorer(Explorer):
         self._draw(trace, X, kernel, gamma, degree, coef0, frames, keep_data=same,
                    keep_w=keep_w, keep_beta=keep_b, keep_chunk=keep_c)
         if redraw:
-            freeze_label_positions(self.fig)
+            freeze_label_positions(self.fig, axes=redraw)
         if not same:
             return False
         return redraw if redraw else True
