@@ -491,7 +491,8 @@ def test_cutting_plane_lower_panels_follow_C_in_steps():
         assert lo <= ys.min() and ys.max() <= hi / vc.LEGEND_BAND
         assert ys.max() > hi / vc.LEGEND_BAND / 2.6  # a 1-2-2.5-5 step at most
         lo, hi = ex.ax_bounds.get_ylim()
-        g = np.maximum(tr.gap, 1e-16)
+        g = np.maximum(tr.gap, vc.GAP_FLOOR * tr.C * tr.epsilon)
+        np.testing.assert_array_equal(ex.gap_line.get_ydata(), g)
         span = np.log10(hi) - np.log10(lo)
         assert lo < min(g.min(), tr.C * tr.epsilon)
         assert np.log10(max(g.max(), tr.C * tr.epsilon)) - np.log10(lo) <= span / vc.LEGEND_BAND + 1

@@ -1023,12 +1023,12 @@ def _warm_clones(estimators, Xs, ys, n, X_n):
 
 
 #: mantissas of :func:`stepped_count_end`
-_COUNT_STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+_COUNT_STEPS = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
 
 
 def stepped_count_end(n, smallest=4):
     """Where an axis that shows ``n`` iterations ends: ``n`` rounded up to
-    4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, ... .  The live explorers' panels
+    4, 5, 6, 8, 10, 15, 20, 25, 30, 40, 50, ... .  The live explorers' panels
     of a trace end there and not at ``n`` itself, so that a refit whose
     count changes a little keeps the axes (ticks, tick labels) and only
     the animated lines are drawn again."""

@@ -322,6 +322,11 @@ def xi_axis_limits(values):
     return (-0.04 * top, top)
 
 
+#: the explorer's gap panel draws gaps below this fraction of C epsilon at
+#: it (the title gives the final gap's value)
+GAP_FLOOR = 1e-4
+
+
 def gap_axis_limits(gaps, Ceps, final_gap=None):
     """The log y range of the explorer's gap panel, in whole decades: a
     decade below the smallest of the gaps and ``C epsilon``, and above the
@@ -593,9 +598,12 @@ class CuttingPlaneExplorer(Explorer):
             star.set_data([K + 1], [final[val]] if final is not None else [np.nan])
             star.set_visible(final is not None)
         Ceps = tr.C * tr.epsilon
-        gaps = np.maximum(tr.gap, 1e-16)
+        # gaps below GAP_FLOOR C epsilon (the final check's, often round-off)
+        # are drawn at that floor: the range does not follow round-off
+        floor = GAP_FLOOR * Ceps
+        gaps = np.maximum(tr.gap, floor)
         self.gap_line.set_data(it, gaps)
-        final_gap = max(tr.final_gap, 1e-16) if self.stop_frame else None
+        final_gap = max(tr.final_gap, floor) if self.stop_frame else None
         self.gap_star.set_data([K + 1], [final_gap if final_gap is not None else np.nan])
         self.gap_star.set_visible(final_gap is not None)
         end = iteration_axis_end(K + 1)
