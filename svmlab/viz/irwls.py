@@ -141,10 +141,13 @@ def weight_axis_top(C):
 
 def beta_axis_limits(ab, C):
     """y range of the explorer's ``y beta`` panel for the values ``ab`` of all
-    records: from ``lo = min(ab, 0)`` up to ``lo`` plus a nice value (see
+    records: from ``lo`` (0, or ``-nice_ceil(-min(ab))`` when some value is
+    negative: a step too, so that the range does not follow the smallest
+    value of every refit) up to ``lo`` plus a nice value (see
     :func:`nice_ceil`) at or above ``1.05 (hi - lo)``, ``hi = max(ab, C)``;
     6 % of the span below ``lo``."""
-    lo, hi = min(float(np.min(ab)), 0.0), max(float(np.max(ab)), float(C))
+    m = float(np.min(ab))
+    lo, hi = (-nice_ceil(-m) if m < 0 else 0.0), max(float(np.max(ab)), float(C))
     top = lo + nice_ceil(1.05 * (hi - lo))
     return (lo - 0.06 * (top - lo), top)
 
