@@ -396,10 +396,12 @@ def test_cutting_plane_and_irwls_refits_reuse_the_figure():
     L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
     fig0 = L.player.fig
     L.controls["C"].value = 1000.0
-    # same points: only the lower panels' static parts are drawn again, into
-    # the cached background, and the picture is still a new explorer's
+    # same points: at most the lower panels' static parts are drawn again
+    # (those whose stepped ranges changed), into the cached background, and
+    # the picture is still a new explorer's
     ex = L.explorer
-    assert L.kept_background == [ex.ax_xi, ex.ax_bounds]
+    assert L.kept_background is True or (
+        L.kept_background and set(L.kept_background) <= {ex.ax_xi, ex.ax_bounds})
     fresh = CuttingPlaneExplorer(ex.trace)
     _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
     L.controls["dataset"].value = "moons"  # other points, other extent
@@ -460,12 +462,52 @@ def test_cutting_plane_refits_on_the_same_points_keep_the_upper_panels():
     assert any(b < a for a, b in zip(seen, seen[1:]))
 
 
+def test_cutting_plane_lower_panels_follow_C_in_steps():
+    """The lower panels' lines are animated and their ranges are stepped
+    functions of the trace: C stepped as the arrow keys step it keeps the
+    whole background at some presses and draws a lower panel again at
+    others; every picture equals a new explorer's, and the lines stay below
+    the legend band at the top of each panel."""
+    from svmlab import datasets
+    from svmlab.viz import cutting_plane as vc
+
+    X, y = datasets.toy_2d("blobs", n=50, random_state=3, noise=1.1)
+    L = vlive.live_cutting_plane(X, y, C=20.0, epsilon=1e-3, source=None)
+    ex = L.explorer
+    kept = []
+    for step in (1, 1, 1, 1, -1, -1, -1, -1, 8, -12):
+        L.controls["C"].value = L.controls["C"].value * 10 ** (0.1 * step)
+        kept.append(L.kept_background)
+        assert L.kept_background is True or set(L.kept_background) <= {ex.ax_xi, ex.ax_bounds}
+        tr = ex.trace
+        K = len(tr)
+        end = vc.iteration_axis_end(K + 1)
+        assert K + 1 <= end < 2 * (K + 1) + 4
+        for ax in (ex.ax_xi, ex.ax_bounds):
+            assert ax.get_xlim() == (0.5, end + 0.5)
+        # the lines fill at most 1 / LEGEND_BAND of the panel (the legend's band)
+        lo, hi = ex.ax_xi.get_ylim()
+        ys = np.concatenate([tr.xi, tr.xi_new, ex.xi_eps_line.get_ydata()])
+        assert lo <= ys.min() and ys.max() <= hi / vc.LEGEND_BAND
+        assert ys.max() > hi / vc.LEGEND_BAND / 2.6  # a 1-2-2.5-5 step at most
+        lo, hi = ex.ax_bounds.get_ylim()
+        g = np.maximum(tr.gap, vc.GAP_FLOOR * tr.C * tr.epsilon)
+        np.testing.assert_array_equal(ex.gap_line.get_ydata(), g)
+        span = np.log10(hi) - np.log10(lo)
+        assert lo < min(g.min(), tr.C * tr.epsilon)
+        assert np.log10(max(g.max(), tr.C * tr.epsilon)) - np.log10(lo) <= span / vc.LEGEND_BAND + 1
+        fresh = vc.CuttingPlaneExplorer(tr)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    assert any(k is True for k in kept) and any(k is not True for k in kept)
+
+
 def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     """A change of C (or the selection) on the same points keeps the IRWLS
     data panel (its artists and its pixels) and draws only the weights, y
     beta and sets panels into the cached background; the picture equals a
     new explorer's, also when C = 1000 gives the weight panel four-digit
     tick labels that reach into the gap beside the data panel."""
+    from svmlab.viz._common import stepped_count_end
     from svmlab.viz.irwls import IRWLSExplorer
 
     L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
@@ -473,8 +515,14 @@ def test_irwls_refit_on_the_same_points_redraws_three_panels_only():
     pts = dict(ex.pts)
     for C, selection in ((1000.0, "random"), (0.05, "random"), (3.0, "largest")):
         L.set_quietly("selection", selection)
+        rows = ex.ax_chunk.get_ylim()
         L.controls["C"].value = C
-        assert L.kept_background == [ex.ax_w, ex.ax_beta, ex.ax_chunk], C
+        # the sets panel's axes end at a step above the number of iterations
+        # (stepped_count_end); its image is drawn with the trace
+        top = stepped_count_end(len(ex.trace))
+        assert ex.ax_chunk.get_ylim() == (top + 0.5, 0.5) and top >= len(ex.trace)
+        assert L.kept_background == [ex.ax_w, ex.ax_beta] + (
+            [ex.ax_chunk] if ex.ax_chunk.get_ylim() != rows else []), C
         assert ex.pts == pts  # the data panel's artists were kept
         X, _ = L.points
         fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
@@ -496,9 +544,11 @@ def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
 
     L = vlive.live_irwls(C=3.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
     ex = L.explorer
+    seen_true = False
     for C, kept in ((3.5, (True, True)), (4.0, (True, True)), (4.5, (False, True)),
                     (6.0, (True, False))):
         before = ex.a_max, ex.ax_beta.get_ylim()
+        rows = ex.ax_chunk.get_ylim()
         L.controls["C"].value = C
         # the weight axis' top: the 1-2-2.5-5 value at or above 2.5 C
         assert ex.a_max == nice_ceil(2.5 * C) and 2.5 * C <= ex.a_max < 5 * C
@@ -507,13 +557,17 @@ def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
         assert lo < min(ab.min(), 0.0) and hi >= 1.05 * max(ab.max(), C)
         assert ((ex.a_max == before[0]), (ex.ax_beta.get_ylim() == before[1])) == kept, C
         want = [ax for ax, k in ((ex.ax_w, kept[0]), (ex.ax_beta, kept[1])) if not k]
-        assert L.kept_background == want + [ex.ax_chunk], C
+        want += [ex.ax_chunk] if ex.ax_chunk.get_ylim() != rows else []
+        # nothing static changed: the whole background stays
+        assert L.kept_background == (want or True), C
+        seen_true |= L.kept_background is True
         np.testing.assert_array_equal(  # the curve is C's weight function
             ex.curve.get_ydata()[ex.curve.get_xdata() > 1.0], C / ex.curve.get_xdata()[
                 ex.curve.get_xdata() > 1.0])
         X, _ = L.points
         fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
         _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    assert seen_true
 
 
 def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():
@@ -577,6 +631,16 @@ def test_ordinal_and_family_refits_reuse_the_figure():
     X, y = L.points
     assert max(len(w) for w in ex.ws["decomposition"]) <= 6
     # FamilyExplorer reads only C from the estimators
+    fits = {k: (ex.records[k], SimpleNamespace(C=ex.C[k])) for k in ex.names}
+    fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
+    _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))
+    # a change of C on the same points keeps the static background (points,
+    # limits, grid) and replays the new fits: still a new explorer's pixels
+    points = [ax.collections[2:4] for ax in ex.fig.axes]
+    L.controls["C"].value = 30.0
+    assert L.kept_background is True and L.explorer is ex
+    assert [ax.collections[2:4] for ax in ex.fig.axes] == points
+    assert all(ex.C[k] == 30.0 for k in ex.names)
     fits = {k: (ex.records[k], SimpleNamespace(C=ex.C[k])) for k in ex.names}
     fresh = FamilyExplorer(X, y, fits, gamma=GAMMA, n_frames=7)
     _assert_same_pixels(L, fresh, fresh.update, (0, 3, 6))

@@ -390,7 +390,7 @@ class FramePlayer:
     """
 
     def __init__(self, fig, n_frames, update, interval=400, description="step", start=0,
-                 animated=None, image_format="jpeg", scale=2.0, labels=None):
+                 animated=None, image_format="jpeg", scale=2.0, labels=None, refit_artists=None):
         import ipywidgets as w
 
         if image_format not in ("jpeg", "png"):
@@ -426,13 +426,16 @@ class FramePlayer:
         self.caption = w.HTML(layout=w.Layout(min_height="2.5em"))
         self.image = w.Image(format=image_format)
         self._background = None
+        self._static_background = None
+        self.refit_artists = []
         self.controls = w.HBox([self.first_button, self.play, self.slider, self.last_button])
         self.widget = w.VBox([self.controls, self.caption, self.image])
         self.slider.observe(self._on_value, names="index")
-        self.replace(fig, n_frames, update, animated=animated, start=start, labels=labels)
+        self.replace(fig, n_frames, update, animated=animated, start=start, labels=labels,
+                     refit_artists=refit_artists)
 
     def replace(self, fig, n_frames, update, animated=None, start=0, keep_background=False,
-                labels=None):
+                labels=None, refit_artists=None):
         """Show another figure in the same widgets (same ``Image``, slider and
         Play button, so anything bound to them, e.g. a click handler, stays):
         the slider's range becomes ``0..n_frames-1`` and frame ``start`` is
@@ -447,10 +450,18 @@ class FramePlayer:
         ``animated`` changed its pixels, and the full render is skipped.
         A list of axes instead says that only the static parts of those axes
         changed: the next frame draws just them into the cached background
-        (:meth:`_refresh_axes`; a full render when they cannot be isolated)."""
+        (:meth:`_refresh_axes`; a full render when they cannot be isolated).
+
+        ``refit_artists``: artists that change with the figure's content (a
+        refit) but not from frame to frame (the lines of a whole trace); they
+        may also be listed in ``animated``.  They are drawn once over the
+        static background into a second cached background, under the
+        frame's animated artists, so a refit that keeps the static
+        background draws them and the frame's artists only, and a frame
+        draws only the frame's artists."""
         partial = isinstance(keep_background, (list, tuple))
         keep = bool(keep_background) and fig is getattr(self, "fig", None) \
-            and self._background is not None
+            and self._static_background is not None
         self._stale_axes = list(keep_background) if keep and partial else None
         if n_frames < 1:
             raise ValueError("FramePlayer needs at least one frame")
@@ -465,11 +476,16 @@ class FramePlayer:
         self.image.layout.height = "auto"
         self.n_frames = int(n_frames)
         self._update = update
-        self.animated = list(animated) if animated else []
-        for a in self.animated:
+        self.refit_artists = list(refit_artists) if refit_artists else []
+        refit = {id(a) for a in self.refit_artists}
+        self.animated = [a for a in (animated or []) if id(a) not in refit]
+        for a in self.animated + self.refit_artists:
             a.set_animated(True)
+        # the refit layer is drawn again in any case; the static layer stays
+        # when the caller keeps it
+        self._background = None
         if not keep:
-            self._background = None
+            self._static_background = None
         if labels is None:
             labels = [str(k + 1) for k in range(self.n_frames)]
         elif callable(labels):
@@ -501,16 +517,26 @@ class FramePlayer:
         """Image bytes of the figure in its current state (blitted when
         ``animated`` was given)."""
         canvas = self.fig.canvas
-        if not self.animated:
+        if not self.animated and not self.refit_artists:
             canvas.draw()
             return canvas_to_bytes(canvas, self.image_format)
-        if self._background is not None and getattr(self, "_stale_axes", None):
+        if self._static_background is not None and getattr(self, "_stale_axes", None):
             if not self._refresh_axes(self._stale_axes):
-                self._background = None
+                self._static_background = None
             self._stale_axes = None
+        if self._static_background is None:
+            canvas.draw()  # everything but the animated and refit artists
+            self._static_background = canvas.copy_from_bbox(self.fig.bbox)
+            self._background = None
         if self._background is None:
-            canvas.draw()  # everything but the animated artists
-            self._background = canvas.copy_from_bbox(self.fig.bbox)
+            if self.refit_artists:
+                canvas.restore_region(self._static_background)
+                for a in self.refit_artists:
+                    if a.get_visible():
+                        self.fig.draw_artist(a)
+                self._background = canvas.copy_from_bbox(self.fig.bbox)
+            else:
+                self._background = self._static_background
         canvas.restore_region(self._background)
         for a in self.animated:
             if a.get_visible():
@@ -535,7 +561,7 @@ class FramePlayer:
         cells = _grid_cells(fig)
         if cells is None:
             return False
-        canvas.restore_region(self._background)
+        canvas.restore_region(self._static_background)
         patch = fig.patch
         for ax in axes:
             patch.set_clip_box(cells[ax])
@@ -544,7 +570,8 @@ class FramePlayer:
             finally:
                 patch.set_clip_box(None)
             fig.draw_artist(ax)  # skips the animated artists, as a full render does
-        self._background = canvas.copy_from_bbox(fig.bbox)
+        self._static_background = canvas.copy_from_bbox(fig.bbox)
+        self._background = None
         return True
 
     def invalidate(self):
@@ -552,6 +579,7 @@ class FramePlayer:
         that is not in ``animated``, e.g. the data points); the next frame
         renders it again."""
         self._background = None
+        self._static_background = None
 
     def show(self, k):
         """Draw frame ``k`` (update the artists, render, push to the image)."""
@@ -634,7 +662,7 @@ class FramePlayer:
         :func:`static_animation`); the player's frame is restored after."""
         frames = range(self.n_frames) if frames is None else frames
         html = static_animation(self.fig, self._update, frames, interval=interval,
-                                animated=self.animated)
+                                animated=self.refit_artists + self.animated)
         if self.frame is not None:
             self._update(self.frame)
         return html
@@ -994,7 +1022,22 @@ def _warm_clones(estimators, Xs, ys, n, X_n):
     return clones
 
 
-def freeze_label_positions(fig, pad_pt=3.0):
+#: mantissas of :func:`stepped_count_end`
+_COUNT_STEPS = (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def stepped_count_end(n, smallest=4):
+    """Where an axis that shows ``n`` iterations ends: ``n`` rounded up to
+    4, 5, 6, 8, 10, 15, 20, 25, 30, 40, 50, ... .  The live explorers' panels
+    of a trace end there and not at ``n`` itself, so that a refit whose
+    count changes a little keeps the axes (ticks, tick labels) and only
+    the animated lines are drawn again."""
+    n = max(int(n), int(smallest))
+    mag = 10.0 ** np.floor(np.log10(n))
+    return int(next(round(m * mag) for m in _COUNT_STEPS if m * mag >= n - 1e-9))
+
+
+def freeze_label_positions(fig, pad_pt=3.0, axes=None):
     """Fix every axis label of ``fig`` at a distance from its axes that the
     fonts and the tick-label strings give: below one line of x tick labels
     (a superscript's height more on a log axis), left of as many characters
@@ -1008,12 +1051,13 @@ def freeze_label_positions(fig, pad_pt=3.0):
     axes hold a trace (when built and after a reset), so a reset figure
     draws the same pixels as a new one; ``tests/test_viz_readability.py``
     checks that no label overlaps a tick label or leaves the figure, frame
-    after frame and refit after refit."""
+    after frame and refit after refit.  ``axes``: only these (the axes a
+    reset drew again; the others' labels stay where they were placed)."""
     import re
 
     import matplotlib as mpl
 
-    for ax in fig.axes:
+    for ax in (fig.axes if axes is None else axes):
         box = ax.get_position()  # figure fraction
         w_pt = box.width * fig.get_figwidth() * 72.0
         h_pt = box.height * fig.get_figheight() * 72.0

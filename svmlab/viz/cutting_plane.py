@@ -39,7 +39,8 @@ import numpy as np
 from ._protocol import Explorer
 
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, VIOLATOR,
-                      FramePlayer, freeze_label_positions, new_figure)
+                      FramePlayer, freeze_label_positions, new_figure,
+                      stepped_count_end)
 
 #: colour of ``xi`` (the working set's bound) and of the QP dual lower bound
 XI_COLOR = "tab:blue"
@@ -291,6 +292,55 @@ def slice_direction(trace, k):
 LAYOUT = dict(left=0.06, right=0.985, bottom=0.075, top=0.955, wspace=0.16, hspace=0.36)
 
 
+def iteration_axis_end(n):
+    """The last iteration on the x axis of the explorer's lower panels that
+    shows ``n`` iterations (``K`` records and the final check): a step, not
+    ``n`` itself (:func:`svmlab.viz._common.stepped_count_end`)."""
+    return stepped_count_end(n)
+
+
+def iteration_ticks(end):
+    """Integer ticks from 1 to ``end`` (at most 6 of them, at a 1-2-5 step)."""
+    step = next(s * 10 ** e for e in range(6) for s in (1, 2, 5) if end / (s * 10 ** e) <= 6)
+    return [t for t in range(0, int(end) + 1, int(step)) if t >= 1]
+
+
+def _nice_ceil(v):
+    mag = 10.0 ** np.floor(np.log10(v))
+    return next(m * mag for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * mag >= v * (1 - 1e-12))
+
+
+#: the lower panels' lines fill at most 1 / LEGEND_BAND of a panel's height:
+#: the band above them holds the legend
+LEGEND_BAND = 1.5
+
+
+def xi_axis_limits(values):
+    """The y range of the explorer's xi panel: the largest value rounded up
+    to a 1-2-2.5-5 step, times :data:`LEGEND_BAND` (room for the legend)."""
+    top = LEGEND_BAND * _nice_ceil(max(float(np.max(values)), 1e-3))
+    return (-0.04 * top, top)
+
+
+#: the explorer's gap panel draws gaps below this fraction of C epsilon at
+#: it (the title gives the final gap's value)
+GAP_FLOOR = 1e-4
+
+
+def gap_axis_limits(gaps, Ceps, final_gap=None):
+    """The log y range of the explorer's gap panel, in whole decades: a
+    decade below the smallest of the gaps and ``C epsilon``, and above the
+    largest as many decades again as :data:`LEGEND_BAND` leaves for the
+    legend."""
+    vals = [float(np.min(gaps)), float(np.max(gaps)), Ceps]
+    if final_gap is not None:
+        vals.append(final_gap)
+    lo = int(np.floor(np.log10(min(vals)))) - 1
+    hi = int(np.ceil(np.log10(max(vals))))
+    top = hi + max(1, int(np.ceil((LEGEND_BAND - 1) * (hi - lo))))
+    return (10.0 ** lo, 10.0 ** top)
+
+
 def _check_trace(trace):
     if trace.Z.shape[1] != 3:
         raise ValueError("the explorer's data panel needs 2-D points")
@@ -351,25 +401,33 @@ class CuttingPlaneExplorer(Explorer):
         # a fixed layout (close to what tight_layout gives for these panels):
         # it does not depend on the data, so reset() can keep the figure
         fig.subplots_adjust(**LAYOUT)
+        self._lower_state = None
+        self._make_lower()
         self._draw(trace)
         freeze_label_positions(fig)
 
     def _reset(self, trace: CuttingPlaneTrace):
-        """Show another trace (new data, C, epsilon ...) in the same figure:
-        the axes are cleared and drawn again, as the constructor draws them
-        (on the same points only the two lower panels: the data panel and
-        the risk panel keep their artists, see :meth:`_match_plane_lines`),
-        so the pixels equal those of a new explorer on ``trace`` (with
-        the same ``n_t``, ``t_range`` and ``stop_frame``).  No new figure,
-        no layout pass, and the canvas' text caches stay warm: what
+        """Show another trace (new data, C, epsilon ...) in the same figure,
+        with the pixels of a new explorer on ``trace`` (with the same
+        ``n_t``, ``t_range`` and ``stop_frame``).  No new figure, no layout
+        pass, and the canvas' text caches stay warm: what
         :func:`svmlab.viz.live.live_cutting_plane` does after every refit.
 
-        Returns the axes whose static parts changed (a player draws only
-        those into its background): the two lower panels (the planes and
-        bounds of the new trace), and the data panel when the points
-        changed.  The risk panel's static parts (its x range, fixed by
-        ``t_range``, the labels and the legend) never change: its y axis
-        and curves are animated."""
+        On the same points the data panel (points, legend, limits:
+        functions of the points) and the risk panel's static parts (x range,
+        label, legend) are those a new explorer would draw: their artists
+        stay, only the number of plane lines follows the trace
+        (:meth:`_match_plane_lines`).  Other points: both are cleared and
+        drawn again.  The two lower panels keep their artists always: their
+        lines are animated and their ranges are stepped functions of the
+        trace (:func:`iteration_axis_end`, :func:`xi_axis_limits`,
+        :func:`gap_axis_limits`), so their static parts (ticks, tick labels,
+        legend) change only when a range steps.
+
+        Returns True when no static pixel changed (the player keeps its
+        cached background and draws the animated artists on it), else the
+        axes whose static parts changed (a player draws only those into its
+        background)."""
         _check_trace(trace)
         from ._reuse import clear_for_redraw
 
@@ -377,22 +435,19 @@ class CuttingPlaneExplorer(Explorer):
         same_points = (old.Z.shape == trace.Z.shape and np.array_equal(old.Z, trace.Z)
                        and np.array_equal(old.y, trace.y))
         if same_points:
-            # the data panel (points, legend, limits: functions of the
-            # points) and the risk panel's static parts (x range, label,
-            # legend) are those a new explorer would draw: keep them and
-            # their artists, and only match the number of plane lines
-            for ax in (self.ax_xi, self.ax_bounds):
-                clear_for_redraw(ax)
             self.trace = trace
             self._match_plane_lines(len(trace))
         else:
-            for ax in (self.ax_data, self.ax_risk, self.ax_xi, self.ax_bounds):
+            for ax in (self.ax_data, self.ax_risk):
                 clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
             self._draw_data(trace)
             self._draw_risk(trace)
-        self._draw_lower(trace)
-        freeze_label_positions(self.fig)
-        return [self.ax_xi, self.ax_bounds] + ([] if same_points else [self.ax_data])
+        changed = self._draw_lower(trace)
+        stale = changed + ([] if same_points else [self.ax_data, self.ax_risk])
+        if stale:
+            freeze_label_positions(self.fig, axes=stale)
+        stale = changed + ([] if same_points else [self.ax_data])
+        return stale if stale else True
 
     def _match_plane_lines(self, K):
         """Give the risk panel ``K`` plane lines, in the drawing order of a
@@ -478,30 +533,114 @@ class CuttingPlaneExplorer(Explorer):
                    handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
         self.title_risk = axr.set_title("", fontsize=9, y=1.0)
 
+    def _make_lower(self):
+        """The two lower panels' artists, made once: their data is set by
+        :meth:`_draw_lower` for each trace (they are animated, so that a
+        refit draws them over the cached background).  The legends sit in a
+        band at the top of each panel that the ranges keep clear of the
+        lines, so they can stay in the background."""
+        axx, axb = self.ax_xi, self.ax_bounds
+        (self.xi_new_line,) = axx.plot([], [], "o-", color=XI_NEW_COLOR, ms=3,
+                                       label=r"$\xi'$ (risk at $w_k$)")
+        (self.xi_line,) = axx.plot([], [], "o-", color=XI_COLOR, ms=3,
+                                   label=r"$\xi$ (working set)")
+        (self.xi_eps_line,) = axx.plot([], [], ":", color=XI_COLOR, lw=1,
+                                       label=r"$\xi + \varepsilon$")
+        (self.xi_new_star,) = axx.plot([], [], "*", color=XI_NEW_COLOR, ms=11, zorder=4)
+        (self.xi_star,) = axx.plot([], [], "*", color=XI_COLOR, ms=11, zorder=4,
+                                   label=r"stop check at $w^*$")
+        self.cur_xi = axx.axvline(1, color="k", lw=0.8)
+        axx.set_xlabel("iteration")
+        axx.set_title(r"$\xi$ against $\xi'$", fontsize=9, y=1.0)
+        axx.legend(fontsize=LEGEND_SIZE, framealpha=0.9, loc="upper center", ncol=2,
+                   handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
+
+        from matplotlib.patches import Rectangle
+
+        axb.set_yscale("log")
+        (self.gap_line,) = axb.plot([], [], "o-", color=XI_NEW_COLOR, ms=3,
+                                    label="primal $-$ dual")
+        self.gap_band = axb.add_patch(Rectangle(
+            (0.0, 1e-3), 1.0, 1e-3, transform=axb.get_yaxis_transform(), color=XI_COLOR,
+            alpha=0.12, lw=0, label=r"stop: gap $\leq C\varepsilon$"))
+        (self.gap_stop_line,) = axb.plot([0.0, 1.0], [1e-3, 1e-3], color=XI_COLOR, ls="--",
+                                         lw=1, transform=axb.get_yaxis_transform())
+        (self.gap_star,) = axb.plot([], [], "*", color="k", ms=12, zorder=4,
+                                    label=r"final check at $w^*$")
+        self.cur_b = axb.axvline(1, color="k", lw=0.8)
+        axb.set_xlabel("iteration")
+        axb.legend(fontsize=LEGEND_SIZE, framealpha=0.9, loc="upper center", ncol=2,
+                   handletextpad=0.3, columnspacing=0.8, handlelength=1.5)
+        self.title_b = axb.set_title("", fontsize=9, y=1.0)
+        for ax in (axx, axb):
+            ax.set_autoscale_on(False)
+
     def _draw_lower(self, trace):
-        """The two lower panels of ``trace``, then frame 0 of ``trace`` and
-        the list of animated artists."""
+        """Set the lower panels' lines to ``trace`` (xi, xi' and xi + epsilon
+        per iteration; the gap, the band up to C epsilon; the final check
+        at ``w*`` as stars at ``K + 1``), their stepped ranges, then frame 0
+        of ``trace`` and the list of animated artists.  Returns the lower
+        axes whose ranges (so static pixels) changed."""
         axx, axb = self.ax_xi, self.ax_bounds
         self.trace = tr = trace
         K = len(tr)
         self.stop_frame = self._stop_frame_arg and np.isfinite(tr.final_xi_new)
         # iterations 1..K on the x axes of the lower panels; the final check at K + 1
         self.x_stop = K + 1   # where the final check is drawn in the lower panels
-        plot_xi(axx, tr, stop=self.stop_frame)
-        self.cur_xi = axx.axvline(1, color="k", lw=0.8)
-        axx.set_title(r"$\xi$ against $\xi'$", fontsize=9, y=1.0)
-
-        plot_bounds(axb, tr, stop=self.stop_frame)
-        self.cur_b = axb.axvline(1, color="k", lw=0.8)
-        self.title_b = axb.set_title("", fontsize=9, y=1.0)
+        it = np.arange(1, K + 1)
+        self.xi_new_line.set_data(it, tr.xi_new)
+        self.xi_line.set_data(it, tr.xi)
+        final = (tr.final_xi, tr.final_xi_new) if self.stop_frame else None
+        xs = np.arange(1, K + 1 + (final is not None))
+        ys = np.append(tr.xi, final[0]) if final is not None else tr.xi
+        self.xi_eps_line.set_data(xs, ys + tr.epsilon)
+        for star, val in ((self.xi_new_star, 1), (self.xi_star, 0)):
+            star.set_data([K + 1], [final[val]] if final is not None else [np.nan])
+            star.set_visible(final is not None)
+        Ceps = tr.C * tr.epsilon
+        # gaps below GAP_FLOOR C epsilon (the final check's, often round-off)
+        # are drawn at that floor: the range does not follow round-off
+        floor = GAP_FLOOR * Ceps
+        gaps = np.maximum(tr.gap, floor)
+        self.gap_line.set_data(it, gaps)
+        final_gap = max(tr.final_gap, floor) if self.stop_frame else None
+        self.gap_star.set_data([K + 1], [final_gap if final_gap is not None else np.nan])
+        self.gap_star.set_visible(final_gap is not None)
+        end = iteration_axis_end(K + 1)
+        state = {axx: (end, xi_axis_limits(np.concatenate(
+                     [tr.xi, tr.xi_new, ys + tr.epsilon, [] if final is None else final]))),
+                 axb: (end, gap_axis_limits(gaps, Ceps, final_gap))}
+        old = self._lower_state or {}
+        changed = [ax for ax in (axx, axb) if old.get(ax) != state[ax]]
+        for ax in changed:
+            end, ylim = state[ax]
+            ax.set_xlim(0.5, end + 0.5)
+            ax.set_xticks(iteration_ticks(end))
+            ax.set_ylim(*ylim)
+        self._lower_state = state
+        bottom = state[axb][1][0]
+        self.gap_band.set_y(bottom)
+        self.gap_band.set_height(Ceps - bottom)
+        self.gap_stop_line.set_ydata([Ceps, Ceps])
         self.k = None
         self.update(0)
         # the risk panel's y-axis changes with the frame: it is redrawn with
-        # the other changing artists (first, so the curves lie on top)
+        # the other changing artists (first, so the curves lie on top); the
+        # lower panels' lines follow the trace and come before the frame's
+        # cursor (a player draws them first, as refit_artists)
         self.animated = [self.ax_risk.yaxis, self.ring, self.sep, self.mplus, self.mminus,
                          self.title_data, self.risk_line, *self.plane_lines, self.check_line,
                          self.lb_line, self.star_line, self.xi_pt, self.xinew_pt, self.title_risk,
-                         self.cur_xi, self.cur_b, self.title_b]
+                         self.xi_new_line, self.xi_line, self.xi_eps_line,
+                         self.xi_new_star, self.xi_star, self.cur_xi,
+                         self.gap_band, self.gap_line, self.gap_stop_line,
+                         self.gap_star, self.cur_b, self.title_b]
+        #: the animated artists that change with the trace, not with the
+        #: frame (a player draws them once per refit, under the frame's)
+        self.refit_artists = [self.xi_new_line, self.xi_line, self.xi_eps_line,
+                              self.xi_new_star, self.xi_star, self.gap_band, self.gap_line,
+                              self.gap_stop_line, self.gap_star]
+        return changed
 
     @property
     def n_frames(self):
@@ -609,6 +748,7 @@ class CuttingPlaneExplorer(Explorer):
     def player(self, interval=600, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
                            description="iteration", animated=self.animated, start=start,
+                           refit_artists=self.refit_artists,
                            labels=self.frame_labels())
 
 

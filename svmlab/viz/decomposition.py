@@ -166,18 +166,46 @@ class FamilyExplorer(Explorer):
         :func:`svmlab.viz.live.live_family` does after every refit.
 
         ``traces`` must name as many methods as there are panels.  Returns
-        ``False``: the points changed, so a player must render its
-        background again."""
+        ``False`` when the points, their classes or the kernel changed (a
+        player must render its background again); otherwise (a change of
+        C, the working-set size or the engine) the panels' static artists
+        (the points, the limits, the decision grid) are those a new explorer
+        would draw: they stay, the new fits are replayed into the animated
+        artists, and ``True`` says that no static pixel changed."""
         if len(traces) != len(self._axes):
             raise ValueError(f"this figure has {len(self._axes)} panels; got {len(traces)} "
                              "methods (build a new FamilyExplorer)")
         from ._reuse import clear_for_redraw
 
+        X = np.asarray(X, float)
+        n_frames = self.n_frames if n_frames is None else n_frames
+        same = (X.shape == self.X.shape and np.array_equal(X, self.X)
+                and np.array_equal(self._y_pm_of(y), self.y_pm)
+                and self._kernel_key == (kernel, gamma, degree, coef0)
+                and list(traces) == self.names)
+        if same:
+            self._replay(traces, n_frames)
+            return True
         for ax in self._axes:
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
-        self._draw(X, y, traces, kernel, gamma, degree, coef0,
-                   self.n_frames if n_frames is None else n_frames)
+        self._draw(X, y, traces, kernel, gamma, degree, coef0, n_frames)
         return False
+
+    @staticmethod
+    def _y_pm_of(y):
+        classes = np.unique(y)
+        return np.where(np.asarray(y) == classes[1], 1.0, -1.0)
+
+    def _replay(self, traces, n_frames):
+        """The records, multipliers and working sets of ``traces`` (what
+        :meth:`update` draws), for the points and grid shown."""
+        self.names = list(traces)
+        self.records = {k: list(v[0]) for k, v in traces.items()}
+        self.C = {k: float(v[1].C) for k, v in traces.items()}
+        self.states = {k: replay(r, len(self.X)) for k, r in self.records.items()}
+        self.ws = {k: working_sets(r) for k, r in self.records.items()}
+        self.n_frames = int(n_frames)
+        self.frame = None
 
     def _draw(self, X, y, traces, kernel, gamma, degree, coef0, n_frames):
         """Replay ``traces`` and draw them into the (empty) panels."""
@@ -185,16 +213,11 @@ class FamilyExplorer(Explorer):
 
         X = np.asarray(X, float)
         self.X = X
-        classes = np.unique(y)
-        self.y_pm = np.where(np.asarray(y) == classes[1], 1.0, -1.0)
-        self.names = list(traces)
-        self.records = {k: list(v[0]) for k, v in traces.items()}
-        self.C = {k: float(v[1].C) for k, v in traces.items()}
+        self.y_pm = self._y_pm_of(y)
+        self._kernel_key = (kernel, gamma, degree, coef0)
         self.grid = DecisionGrid(X, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                                  n=self._grid_n)
-        self.states = {k: replay(r, len(X)) for k, r in self.records.items()}
-        self.ws = {k: working_sets(r) for k, r in self.records.items()}
-        self.n_frames = int(n_frames)
+        self._replay(traces, n_frames)
         self.panels = {}
         dyn = []
         for ax, name in zip(self._axes, self.names):

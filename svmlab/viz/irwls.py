@@ -25,7 +25,7 @@ import numpy as np
 from ._protocol import Explorer
 
 from ._common import (record_trace, CLASS_COLORS, CLASS_MARKERS, HIGHLIGHT, NEUTRAL, SET_COLORS,
-                      FramePlayer, freeze_label_positions, new_figure)
+                      FramePlayer, freeze_label_positions, new_figure, stepped_count_end)
 
 __all__ = [
     "irwls_weight",
@@ -141,10 +141,13 @@ def weight_axis_top(C):
 
 def beta_axis_limits(ab, C):
     """y range of the explorer's ``y beta`` panel for the values ``ab`` of all
-    records: from ``lo = min(ab, 0)`` up to ``lo`` plus a nice value (see
+    records: from ``lo`` (0, or ``-nice_ceil(-min(ab))`` when some value is
+    negative: a step too, so that the range does not follow the smallest
+    value of every refit) up to ``lo`` plus a nice value (see
     :func:`nice_ceil`) at or above ``1.05 (hi - lo)``, ``hi = max(ab, C)``;
     6 % of the span below ``lo``."""
-    lo, hi = min(float(np.min(ab)), 0.0), max(float(np.max(ab)), float(C))
+    m = float(np.min(ab))
+    lo, hi = (-nice_ceil(-m) if m < 0 else 0.0), max(float(np.max(ab)), float(C))
     top = lo + nice_ceil(1.05 * (hi - lo))
     return (lo - 0.06 * (top - lo), top)
 
@@ -316,14 +319,27 @@ class IRWLSExplorer(Explorer):
         # (snapped) ranges: kept when those are the ranges shown
         keep_w = same and self._w_key == self._weight_key(trace)
         keep_b = same and self._beta_key == self._beta_key_of(trace)
+        # the sets panel's image is animated; its axes are a function of the
+        # number of samples and of the (stepped) number of iterations
+        keep_c = self._chunk_key == self._chunk_key_of(trace)
         redraw = [ax for ax, keep in ((self.ax_data, same), (self.ax_w, keep_w),
-                                      (self.ax_beta, keep_b), (self.ax_chunk, False)) if not keep]
+                                      (self.ax_beta, keep_b), (self.ax_chunk, keep_c))
+                  if not keep]
         for ax in redraw:
             clear_for_redraw(ax)  # like ax.cla(), but keeps the ticks
         self._draw(trace, X, kernel, gamma, degree, coef0, frames, keep_data=same,
-                   keep_w=keep_w, keep_beta=keep_b)
-        freeze_label_positions(self.fig)
-        return redraw if same else False
+                   keep_w=keep_w, keep_beta=keep_b, keep_chunk=keep_c)
+        if redraw:
+            freeze_label_positions(self.fig, axes=redraw)
+        if not same:
+            return False
+        return redraw if redraw else True
+
+    _chunk_key = None
+
+    @staticmethod
+    def _chunk_key_of(trace):
+        return (stepped_count_end(len(trace)), len(trace.y))
 
     _w_key = _beta_key = None
 
@@ -348,7 +364,7 @@ class IRWLSExplorer(Explorer):
     _data_key = None
 
     def _draw(self, trace, X, kernel, gamma, degree, coef0, frames, keep_data=False,
-              keep_w=False, keep_beta=False):
+              keep_w=False, keep_beta=False, keep_chunk=False):
         """Draw ``trace`` into the (empty) axes and create the artists that
         :meth:`update` changes; ``keep_data``: the data panel and its
         artists stay as they are (same points, classes and kernel);
@@ -398,18 +414,33 @@ class IRWLSExplorer(Explorer):
             axb.set_ylabel(r"$y_i\beta_i$  $(= \alpha_i)$")
             self.title_beta = axb.set_title("", fontsize=9, y=1.0)
 
-        axc.imshow(set_raster(tr), aspect="auto", interpolation="nearest",
-                   extent=(-0.5, n - 0.5, len(tr) + 0.5, 0.5))
-        self.cur_row = axc.axhline(1, color="k", lw=1.2)
-        axc.set_xlabel("sample $i$")
-        axc.set_ylabel("IRWLS iteration")
-        axc.set_title("sets after each iteration (faded: outside the working set)", fontsize=9,
-                      y=1.0)
+        # the sets panel: its image (one row per iteration) is animated, over
+        # axes whose rows end at a step (stepped_count_end) and not at the
+        # trace's length, so a refit keeps them until the count steps
+        self._chunk_key = self._chunk_key_of(tr)
+        extent = (-0.5, n - 0.5, len(tr) + 0.5, 0.5)
+        if keep_chunk:
+            self.set_image.set_data(set_raster(tr))
+            self.set_image.set_extent(extent)
+        else:
+            axc.set_autoscale_on(False)
+            self.set_image = axc.imshow(set_raster(tr), aspect="auto", interpolation="nearest",
+                                        extent=extent)
+            axc.set_xlim(-0.5, n - 0.5)
+            axc.set_ylim(self._chunk_key[0] + 0.5, 0.5)
+            self.cur_row = axc.axhline(1, color="k", lw=1.2)
+            axc.set_xlabel("sample $i$")
+            axc.set_ylabel("IRWLS iteration")
+            axc.set_title("sets after each iteration (faded: outside the working set)",
+                          fontsize=9, y=1.0)
         self.k = None
         self.update(0)
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
                          self.title_data, self.curve, self.wpts, self.c_line, self.bpts,
-                         self.title_beta, self.cur_row]
+                         self.title_beta, self.set_image, self.cur_row]
+        #: the sets panel's image changes with the trace, not with the frame
+        #: (a player draws it once per refit, under the frame's artists)
+        self.refit_artists = [self.set_image]
 
     def _draw_data(self, X, kernel, gamma, degree, coef0):
         """The data panel (empty): the points, the ring of the working set,
@@ -504,6 +535,7 @@ class IRWLSExplorer(Explorer):
     def player(self, interval=500, start=0):
         return FramePlayer(self.fig, self.n_frames, self.update, interval=interval,
                            description="iteration", animated=self.animated, start=start,
+                           refit_artists=self.refit_artists,
                            labels=self.frame_labels())
 
 

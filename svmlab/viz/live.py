@@ -532,11 +532,12 @@ class LiveExplorer:
         start = self.start_frame()
         update = self._wrap_update(ex)
         animated = getattr(ex, "animated", None)
+        refit = getattr(ex, "refit_artists", None)
         labels = ex.frame_labels()
         if self.player is None:
             self.player = FramePlayer(ex.fig, self.n_frames, update, animated=animated,
                                       start=start, description=self._description,
-                                      labels=labels)
+                                      labels=labels, refit_artists=refit)
             self.player.after_show = self._after_show
             self._after_show(self.player.frame)
         else:
@@ -548,7 +549,8 @@ class LiveExplorer:
             self._jumping = True  # the slider moves because of the refit: keep the note
             try:
                 self.player.replace(ex.fig, self.n_frames, update, animated=animated,
-                                    start=start, keep_background=keep, labels=labels)
+                                    start=start, keep_background=keep, labels=labels,
+                                    refit_artists=refit)
             finally:
                 self._jumping = False
         t2 = time.perf_counter()
@@ -1131,9 +1133,11 @@ def live_family(X=None, y=None, *, C=1.0, kernel="rbf", gamma=1.0, working_set_s
                                                          engine=v["engine"], **kw),
                 "SMO": SMOClassifier(random_state=int(v["seed"]), **kw)}
         # chunking and decomposition run with one BLAS thread
-        # (DecompositionRun.blas_threads): set once per fit, not per step
+        # (DecompositionRun.blas_threads), SMO with n_jobs = 1 too: set once
+        # per fit, so that no step sets it (SMO's hundreds of steps paid
+        # about a tenth of its recorded fit for it)
         traces, fit_s = _timed(lambda: {k: record_trace(e, X, y, max_steps=max_steps,
-                                                        blas_threads=None if k == "SMO" else 1)
+                                                        blas_threads=1)
                                         for k, e in ests.items()})
         for k, tr in traces.items():
             if not tr.records:
