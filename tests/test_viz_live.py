@@ -570,6 +570,45 @@ def test_irwls_ranges_follow_C_in_steps_and_keep_their_panels():
     assert seen_true
 
 
+def test_irwls_panels_come_back_from_the_player_when_C_comes_back():
+    """A refit whose panel ranges were shown before restores those panels'
+    static pixels from the player's cell cache (keyed by the ranges) instead
+    of drawing them; every picture on the way up and back down equals a new
+    explorer's, pixel for pixel."""
+    from svmlab.viz.irwls import IRWLSExplorer
+
+    L = vlive.live_irwls(C=1.0, gamma=GAMMA, n=24, working_set_size=8, seed=0, source=None)
+    ex = L.explorer
+    path = [1.6, 2.5, 4.0, 10.0, 40.0, 10.0, 4.0, 2.5, 1.6, 1.0]
+    hits = []
+    for C in path:
+        before = L.player.cells_restored
+        L.controls["C"].value = C
+        hits.append(L.player.cells_restored - before)
+        X, _ = L.points
+        fresh = IRWLSExplorer(ex.trace, X, kernel="rbf", gamma=GAMMA)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    # on the way back the panels' ranges were all seen on the way up
+    assert sum(hits[5:]) > 0, hits
+
+
+def test_cutting_plane_lower_panels_come_back_from_the_player():
+    """The cutting plane's lower panels are restored from the player's cell
+    cache when a refit comes back to ranges shown before; every picture
+    equals a new explorer's."""
+    from svmlab.viz.cutting_plane import CuttingPlaneExplorer
+
+    L = vlive.live_cutting_plane(C=10.0, n=16, seed=0, source=None)
+    hits = []
+    for C in (20.0, 50.0, 200.0, 1000.0, 200.0, 50.0, 20.0, 10.0):
+        before = L.player.cells_restored
+        L.controls["C"].value = C
+        hits.append(L.player.cells_restored - before)
+        fresh = CuttingPlaneExplorer(L.explorer.trace)
+        _assert_same_pixels(L, fresh, fresh.update, (0, L.n_frames - 1))
+    assert sum(hits[4:]) > 0, hits
+
+
 def test_ordinal_refit_on_the_same_ranks_redraws_only_what_moved():
     """A change of C or of the swept iteration on the same points keeps the
     a/b panel (its range comes from the rank counts) and redraws the sweep

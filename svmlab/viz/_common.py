@@ -427,6 +427,10 @@ class FramePlayer:
         self.image = w.Image(format=image_format)
         self._background = None
         self._static_background = None
+        #: static pixels of keyed axes cells (:meth:`_refresh_axes`), and
+        #: how many times a cell was restored from them instead of drawn
+        self._cells = {}
+        self.cells_restored = 0
         self.refit_artists = []
         self.controls = w.HBox([self.first_button, self.play, self.slider, self.last_button])
         self.widget = w.VBox([self.controls, self.caption, self.image])
@@ -486,6 +490,8 @@ class FramePlayer:
         self._background = None
         if not keep:
             self._static_background = None
+        if fig is not getattr(self, "_cells_fig", None):
+            self._cells, self._cells_fig = {}, fig
         if labels is None:
             labels = [str(k + 1) for k in range(self.n_frames)]
         elif callable(labels):
@@ -528,6 +534,7 @@ class FramePlayer:
             canvas.draw()  # everything but the animated and refit artists
             self._static_background = canvas.copy_from_bbox(self.fig.bbox)
             self._background = None
+            self._remember_cells()
         if self._background is None:
             if self.refit_artists:
                 canvas.restore_region(self._static_background)
@@ -564,15 +571,60 @@ class FramePlayer:
         canvas.restore_region(self._static_background)
         patch = fig.patch
         for ax in axes:
+            key = self._cell_key(ax, cells[ax])
+            cached = self._cells.get(key) if key is not None else None
+            if cached is not None:  # these static pixels were drawn before
+                canvas.restore_region(cached)
+                self.cells_restored += 1
+                continue
             patch.set_clip_box(cells[ax])
             try:
                 fig.draw_artist(patch)
             finally:
                 patch.set_clip_box(None)
             fig.draw_artist(ax)  # skips the animated artists, as a full render does
+            self._remember_cell(key, cells[ax])
         self._static_background = canvas.copy_from_bbox(fig.bbox)
         self._background = None
         return True
+
+    #: how many axes cells :meth:`_refresh_axes` keeps (a few MB of pixels)
+    CELL_CACHE_SIZE = 24
+
+    @staticmethod
+    def _cell_key(ax, cell):
+        """The key under which the static pixels of ``ax`` are kept: the
+        explorer's ``ax._svmlab_static_key`` (a value its static parts are a
+        function of, e.g. its snapped ranges) with the axes and its cell, or
+        None when the explorer gives none (never cached)."""
+        k = getattr(ax, "_svmlab_static_key", None)
+        if k is None:
+            return None
+        return (id(ax), k, tuple(np.round(cell.extents, 3)))
+
+    def _remember_cell(self, key, cell):
+        if key is None:
+            return
+        cells = self._cells
+        if key not in cells and len(cells) >= self.CELL_CACHE_SIZE:
+            cells.pop(next(iter(cells)))  # the oldest
+        cells[key] = self.fig.canvas.copy_from_bbox(cell)
+
+    def _remember_cells(self):
+        """After a full render: keep each keyed axes' cell (see
+        :meth:`_refresh_axes`), so that a refit coming back to these ranges
+        restores them instead of drawing them."""
+        fig = self.fig
+        if not any(getattr(ax, "_svmlab_static_key", None) is not None for ax in fig.axes):
+            return
+        if fig.texts or fig.legends or fig.lines or fig.patches or fig.images or fig.artists \
+                or getattr(fig, "_suptitle", None) is not None:
+            return
+        cells = _grid_cells(fig)
+        if cells is None:
+            return
+        for ax, cell in cells.items():
+            self._remember_cell(self._cell_key(ax, cell), cell)
 
     def invalidate(self):
         """Forget the blitting background (call it after changing anything
@@ -580,6 +632,7 @@ class FramePlayer:
         renders it again."""
         self._background = None
         self._static_background = None
+        self._cells = {}
 
     def show(self, k):
         """Draw frame ``k`` (update the artists, render, push to the image)."""

@@ -348,6 +348,11 @@ def _check_trace(trace):
         raise ValueError("the trace has no records")
 
 
+def _hashable(v):
+    """``v`` (a number or a tuple of numbers) as a hashable tuple of floats."""
+    return tuple(float(x) for x in np.ravel(v))
+
+
 class CuttingPlaneExplorer(Explorer):
     """Four panels over the records of one fit on 2-D data.
 
@@ -618,6 +623,10 @@ class CuttingPlaneExplorer(Explorer):
             ax.set_xticks(iteration_ticks(end))
             ax.set_ylim(*ylim)
         self._lower_state = state
+        # the static pixels of each lower panel are a function of its ranges:
+        # a player keeps them per key (a refit back to these ranges restores them)
+        axx._svmlab_static_key = ("cutting plane xi",) + tuple(map(_hashable, state[axx]))
+        axb._svmlab_static_key = ("cutting plane gap",) + tuple(map(_hashable, state[axb]))
         bottom = state[axb][1][0]
         self.gap_band.set_y(bottom)
         self.gap_band.set_height(Ceps - bottom)

@@ -433,6 +433,11 @@ class IRWLSExplorer(Explorer):
             axc.set_ylabel("IRWLS iteration")
             axc.set_title("sets after each iteration (faded: outside the working set)",
                           fontsize=9, y=1.0)
+        # what each panel's static pixels are a function of: a player keeps
+        # them per key and restores them when a refit comes back to it
+        axw._svmlab_static_key = ("irwls weights",) + self._w_key
+        axb._svmlab_static_key = ("irwls y beta",) + self._beta_key
+        axc._svmlab_static_key = ("irwls sets",) + self._chunk_key
         self.k = None
         self.update(0)
         self.animated = [self.ring, self.pts[-1], self.pts[1], self.boundary, self.margins,
