@@ -346,6 +346,10 @@ def compare_script(script, rounds=2, cap_factor=10.0, cap_extra_s=60.0, max_cap_
     row["convergence_warnings"] = {"stock": max(x.convergence_warnings for x in st),
                                    "svmlab": max(x.convergence_warnings for x in sv)}
     row["noise"] = sorted({line for x in sv for line in noise(st[0], x)})[:20]
+    row["svmlab_convergence_warnings"] = sorted(
+        {m.group(0).split(": ", 1)[1] + line for x in sv
+         for m, line in ((m, x.stderr[m.end():].split("\n", 1)[0])
+                         for m in _CONVERGENCE.finditer(x.stderr))})[:10]
     if bad is not None:
         row["status"] = f"svmlab {bad.status}"
         row["stderr_tail"] = bad.stderr[-1500:]
