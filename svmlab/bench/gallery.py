@@ -77,8 +77,11 @@ USES_SVM = re.compile(r"sklearn\.svm|from sklearn import svm")
 
 #: The child process: ``python -c RUNNER script variant fitlog``.  It sets
 #: matplotlib to Agg, makes ``plt.show`` a no-op, swaps the classes (variant
-#: ``svmlab``), wraps the ``fit`` of the classes in use to time each
-#: top-level call, then runs the script as ``__main__``.  The fit log is
+#: ``svmlab``: the names leave ``sklearn.svm`` and its module ``__getattr__``
+#: takes each from svmlab on first use, so a script pays for the svmlab
+#: modules it uses, as with ``from svmlab import ...``), wraps the ``fit``
+#: of the classes in use to time each top-level call, then runs the script
+#: as ``__main__``.  The fit log is
 #: written at exit (also on an exception or ``sys.exit``).
 RUNNER = r'''
 import atexit, functools, json, os, runpy, sys, time
@@ -90,13 +93,6 @@ plt.show = lambda *a, **k: None
 import sklearn.svm as _sksvm
 NAMES = %(names)r
 _fits, _depth = [], [0]
-if variant == "svmlab":
-    _t0 = time.perf_counter()
-    import svmlab
-    for _n in NAMES:
-        setattr(_sksvm, _n, getattr(svmlab, _n))
-    _fits.append({"cls": "(import svmlab)", "shape": None, "params": {},
-                  "wall_s": time.perf_counter() - _t0, "cpu_s": 0.0})
 def _wrap(cls):
     orig = cls.fit
     @functools.wraps(orig)
@@ -120,10 +116,34 @@ def _wrap(cls):
                           "params": p, "wall_s": time.perf_counter() - t0,
                           "cpu_s": time.process_time() - c0})
     cls.fit = fit
-for _n in NAMES:
-    _c = getattr(_sksvm, _n)
-    if isinstance(_c, type):
-        _wrap(_c)
+if variant == "svmlab":
+    # lazily, as a user's "from svmlab import SVC" would: a name is taken
+    # from svmlab (and svmlab's modules behind it imported) on first use
+    _prev_getattr = getattr(_sksvm, "__getattr__", None)
+    for _n in NAMES:
+        if _n in vars(_sksvm):
+            delattr(_sksvm, _n)
+    def _lazy(name):
+        if name in NAMES:
+            t0, c0 = time.perf_counter(), time.process_time()
+            import svmlab
+            value = getattr(svmlab, name)
+            if isinstance(value, type):
+                _wrap(value)
+            setattr(_sksvm, name, value)
+            _fits.append({"cls": "(import svmlab)", "shape": None, "params": {"name": name},
+                          "wall_s": time.perf_counter() - t0,
+                          "cpu_s": time.process_time() - c0})
+            return value
+        if _prev_getattr is not None:
+            return _prev_getattr(name)
+        raise AttributeError(f"module 'sklearn.svm' has no attribute {name!r}")
+    _sksvm.__getattr__ = _lazy
+else:
+    for _n in NAMES:
+        _c = getattr(_sksvm, _n)
+        if isinstance(_c, type):
+            _wrap(_c)
 def _dump():
     if fitlog:
         with open(fitlog, "w") as fh:
