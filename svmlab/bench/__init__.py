@@ -4,7 +4,8 @@ Suites (each in its own module, imported lazily by the runner):
 ``smoke`` (every paper suite at a tiny size, < 3 min, run in CI), ``platt``
 (Platt 1998 Table 2), ``irwls`` (Perez-Cruz et al. 2000 Tables 2-3),
 ``joachims`` (Joachims 2006 Table 1 and figures), ``peers`` (every svmlab
-solver against LIBSVM and LIBLINEAR at matched settings).
+solver against LIBSVM and LIBLINEAR at matched settings), ``gallery``
+(scikit-learn's example gallery run as shipped and with svmlab swapped in).
 
 Writing a suite::
 

@@ -10,6 +10,7 @@ Examples::
     python -m svmlab.bench --suite linear-family        # LinearSVC vs LIBLINEAR, equal objective
     python -m svmlab.bench --suite dense --size full    # dense real-valued data
     python -m svmlab.bench --suite cold-start           # first fits, empty numba cache
+    python -m svmlab.bench --suite gallery --examples DIR   # sklearn's gallery, svmlab swapped in
 
 Every suite trains the peers (LIBSVM = sklearn SVC, LIBLINEAR = sklearn
 LinearSVC) in the same run; the tables print time ratios against them and
@@ -53,6 +54,7 @@ SUITE_MODULES = {
     "family": "svmlab.bench.family",
     "cold-start": "svmlab.bench.cold_start",
     "linear-family": "svmlab.bench.linear_family",
+    "gallery": "svmlab.bench.gallery",
 }
 #: the paper suites, in the order ``smoke`` and ``all`` run them
 PAPER_SUITES = ("platt", "irwls", "joachims", "peers")
@@ -155,6 +157,8 @@ def build_parser():
                    help="cold-start suite: measure this checkout (editable, default), "
                         "pip install -e of a fresh clone into a new venv (editable-venv) or "
                         "its wheel installed into a new venv (wheel)")
+    p.add_argument("--examples", default=None,
+                   help="gallery suite: scikit-learn's examples/ folder (sets $SVMLAB_GALLERY)")
     return p
 
 
@@ -163,6 +167,8 @@ def main(argv=None):
     os.environ.setdefault("MPLBACKEND", "Agg")
     if args.install:
         os.environ["SVMLAB_BENCH_INSTALL"] = args.install
+    if args.examples:
+        os.environ["SVMLAB_GALLERY"] = args.examples
     if "SVMLAB_JIT" not in os.environ:
         # the suites time compiled code: a small fit in the default mode
         # could run interpreted while a background process compiles
