@@ -91,10 +91,13 @@ def svc_objective(model, X, y_idx, k, gamma):
 
 def regression_objective(model, X, z, epsilon):
     """``1/2 b'Kb + eps sum |b| - z'b`` over the support vectors (``eps = 0``
-    for nu-SVR: its tube width is a multiplier, not in the objective)."""
+    for nu-SVR: its tube width is a multiplier, not in the objective), with
+    the model's own kernel (``kernel``, ``_gamma``, ``degree``, ``coef0``)."""
+    from ..kernels import Kernel
+
     sup = np.asarray(model.support_)
     b = _coef(model, X.shape[0])[0, sup]
-    K = _kernel_matrix(X, sup, sup, model._gamma)
+    K = Kernel(X[sup], model.kernel, model._gamma, model.degree, model.coef0).matrix()
     return float(0.5 * b @ K @ b + epsilon * np.abs(b).sum() - z[sup] @ b)
 
 
@@ -266,7 +269,6 @@ def _poly_regression_case(ctx):
     CPU time) of each row.  Smoke size: C=10 (far fewer steps)."""
     from sklearn.svm import SVR as SkSVR
 
-    from ..kernels import Kernel
     from ..svm import SVR
 
     rng = np.random.RandomState(0)
@@ -276,15 +278,8 @@ def _poly_regression_case(ctx):
     C = 10.0 if ctx.smoke else 100.0
     p = dict(kernel="poly", C=C, gamma="auto", degree=3, epsilon=0.1, coef0=1.0, tol=TOL,
              cache_size=CACHE_MB, max_iter=100_000_000)
-
-    def objective(m):
-        sup = np.asarray(m.support_)
-        b = _coef(m, X.shape[0])[0, sup]
-        K = Kernel(X[sup], "poly", 1.0, 3, 1.0).matrix()  # gamma="auto": 1 / n_features
-        return float(0.5 * b @ K @ b + 0.1 * np.abs(b).sum() - z[sup] @ b)
-
     _pair(ctx, f"SVR poly plot_svm_regression[40] C={C:g} deg=3 coef0=1 eps=0.1", SVR, SkSVR,
-          p, X, z, objective)
+          p, X, z, lambda m: regression_objective(m, X, z, 0.1))
 
 
 def _one_class_cases(ctx):
