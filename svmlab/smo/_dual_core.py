@@ -446,7 +446,7 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
 
 
 @njit(cache=True, inline="always")
-def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na):
+def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
     """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
     over I_up of each class, first index), ``j`` the partner of best WSS 2
     gain over both classes (each candidate scored against its own class's
@@ -454,12 +454,17 @@ def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na):
     ``(i, j, m, M, gap, gain, stop, si)`` (``gap`` the larger class
     violation; ``si`` the cache slot of ``i``'s row): ``stop`` 1 when both
     classes' violations are within ``tol`` (the caller unshrinks or ends),
-    2 when no partner exists.  Inlined into the loop, rows read in place
-    through their slots (see :func:`dual_run`)."""
+    2 when no partner exists.  ``pre``: the first loop's values ``ext``
+    (:func:`_extremes`' tuple) were computed by the previous step's gradient
+    update.  Inlined into the loop, rows read in place through their slots
+    (see :func:`dual_run`)."""
     y, yp, U, kdiag, idx, tol = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol
     alpha, G, act = it.alpha, it.G, it.act
     R, c_slot = cd.rows, cd.slot_of
-    mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
+    if pre:
+        mp, ip, Mp, mn, i_n, Mn = ext
+    else:
+        mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
     gap = max(mp - Mp, mn - Mn)
     if gap <= tol:
         return ip, ip, 0.0, 0.0, gap, 0.0, 1, np.int64(-1)
@@ -564,6 +569,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     pre_m = -np.inf
     pre_M = np.inf
     pre_i = np.int64(-1)
+    # (nu: the negative class's; pre_* are then the positive class's)
+    pn_m = -np.inf
+    pn_M = np.inf
+    pn_i = np.int64(-1)
     steps = 0
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
@@ -577,8 +586,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         # row gathered into a buffer, would cost reference-count updates or
         # a pass over the active set at every step)
         if nu is not None:
-            i, j, m, M, gap, best, stop_now, s1 = _select_nu(kd, cd, pb, it, rowfull, nu,
-                                                             mapped, na)
+            i, j, m, M, gap, best, stop_now, s1 = _select_nu(
+                kd, cd, pb, it, rowfull, nu, mapped, na, pre,
+                (pre_m, pre_i, pre_M, pn_m, pn_i, pn_M))
+            pre = False
         else:
             if pre:
                 m, M, i = pre_m, pre_M, pre_i
@@ -711,15 +722,37 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         alpha[i] = ain
         alpha[j] = ajn
         if nu is not None:
-            if mapped is not None:
-                for p in range(na):
-                    t = act[p]
-                    q = idx[t]
-                    G[t] += d1 * R[s1, q] + d2 * R[s2, q]
-            else:
-                for p in range(na):
-                    t = act[p]
-                    G[t] += d1 * R[s1, t] + d2 * R[s2, t]
+            # the same fusion, per class (the values and order of
+            # _extremes with nu)
+            pre_m = -np.inf
+            pre_M = np.inf
+            pre_i = np.int64(-1)
+            pn_m = -np.inf
+            pn_M = np.inf
+            pn_i = np.int64(-1)
+            for p in range(na):
+                t = act[p]
+                q = idx[t] if mapped is not None else t
+                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
+                G[t] = g
+                mf = yp[t] - g
+                a = alpha[t]
+                u = U[t]
+                up = in_up(y[t], a, u)
+                low = in_low(y[t], a, u)
+                if y[t] < 0:
+                    if up and takes_i(mf, pn_m):
+                        pn_m = mf
+                        pn_i = t
+                    if low and mf < pn_M:
+                        pn_M = mf
+                else:
+                    if up and takes_i(mf, pre_m):
+                        pre_m = mf
+                        pre_i = t
+                    if low and mf < pre_M:
+                        pre_M = mf
+            pre = True
         else:
             # the gradient update with the next selection's first loop fused
             # in (the same values in the same order as _extremes); valid
