@@ -31,9 +31,9 @@ the cache's rows (only their active entries while shrunk); otherwise
 (``mapped``) variable t reads entry ``idx[t]`` of the example's full
 cached row (LIBSVM's ``SVR_Q`` gathers it into a buffer instead).
 
-Speed: the first loop of WSS 2 (``m``, ``M`` and ``i``) is fused into the
-previous step's gradient update (one pass over the active set instead of
-two; the same values in the same order), the gains of the second loop are
+Speed: the first loop of WSS 2 (``m``, ``M`` and ``i``; per class for the
+nu forms) is fused into the previous step's gradient update (one pass over
+the active set instead of two; the same values in the same order), the gains of the second loop are
 computed branch-free into a scratch array and then scanned, and the loops
 are written in :func:`dual_run`'s body: a call that takes the cache's
 named tuple costs reference-count updates per member, more than a step on
