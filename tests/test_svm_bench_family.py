@@ -43,3 +43,17 @@ def test_regression_and_one_class_objectives():
     a = np.zeros(50)
     a[o.support_] = o.dual_coef_[0]
     assert abs(family.one_class_objective(o, X) - 0.5 * a @ K @ a) <= 1e-10 * (a @ K @ a)
+
+
+def test_regression_objective_uses_the_model_kernel():
+    # the poly SVR case of the suite (plot_svm_regression.py's parameters):
+    # the objective with the model's own poly kernel, against the naive sum
+    rng = np.random.RandomState(1)
+    X = np.sort(5 * rng.rand(30, 1), axis=0)
+    z = np.sin(X).ravel()
+    m = sk.SVR(kernel="poly", C=10.0, gamma="auto", degree=3, coef0=1.0, epsilon=0.1).fit(X, z)
+    beta = np.zeros(30)
+    beta[m.support_] = m.dual_coef_[0]
+    K = (X @ X.T + 1.0) ** 3  # gamma="auto": 1 / n_features = 1
+    naive = 0.5 * beta @ K @ beta + 0.1 * np.abs(beta).sum() - z @ beta
+    assert abs(family.regression_objective(m, X, z, 0.1) - naive) <= 1e-10 * abs(naive)

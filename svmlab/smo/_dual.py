@@ -127,7 +127,9 @@ class DualState:
         self.rowfull = np.zeros(n, dtype=np.bool_)
         if cache.full:
             self.rowfull[:] = True
-        self.rb = np.zeros((2, l if self.mapped else 0), dtype=self.cd.rows.dtype)
+        # (the loop reads its rows in place: no row buffers; the field keeps
+        # its type, so the compiled signatures are unchanged)
+        self.rb = np.zeros((2, 0), dtype=self.cd.rows.dtype)
         # the loop's feature switches (None: compiled without the feature)
         self.switches = (True if self.nu else None, True if self.mapped else None,
                          blocks_switch(self.kd, self.cd, not self.mapped))

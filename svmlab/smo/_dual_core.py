@@ -28,16 +28,20 @@ bound).
 Bookkeeping shared with Platt's loop: :mod:`svmlab.smo._core` (shrinking,
 ``Gbar``, the gradient reconstruction).  With an identity ``idx`` rows are
 the cache's rows (only their active entries while shrunk); otherwise
-(``mapped``) each row is the example's full row gathered onto the
-variables into a row buffer ``rb`` (LIBSVM's ``SVR_Q`` does the same).
+(``mapped``) variable t reads entry ``idx[t]`` of the example's full
+cached row (LIBSVM's ``SVR_Q`` gathers it into a buffer instead).
 
-Speed: the first loop of WSS 2 (``m``, ``M`` and ``i``) is fused into the
-previous step's gradient update (one pass over the active set instead of
-two; the same values in the same order), the gains of the second loop are
+Speed: the first loop of WSS 2 (``m``, ``M`` and ``i``; per class for the
+nu forms) is fused into the previous step's gradient update (one pass over
+the active set instead of two; the same values in the same order), the gains of the second loop are
 computed branch-free into a scratch array and then scanned, and the loops
 are written in :func:`dual_run`'s body: a call that takes the cache's
 named tuple costs reference-count updates per member, more than a step on
-a small active set.  A miss of ``i``'s row with float32 rows of dense input
+a small active set.  For the same reason rows are read in place through
+their cache slots (``R[s, idx[t]]``), never as row views: each view of a
+row costs an atomic reference-count increment and decrement (numba's
+runtime), and a handful of those per step was about half of a step on
+a small active set (decision record 30d01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -75,8 +79,8 @@ class DualRows(NamedTuple):
     full: np.ndarray
     #: bool (n,) the cached row of example e has every entry (``rowfull[e]``)
     rowfull: np.ndarray
-    #: (2, l) of the cache's dtype: the rows of i and j gathered onto the
-    #: variables when ``idx`` is not the identity ((2, 0) otherwise)
+    #: (2, 0) of the cache's dtype: unused (the loop reads the cached rows
+    #: in place; kept so that the compiled signatures stay as they were)
     rb: np.ndarray
 
 
@@ -134,49 +138,22 @@ class DualOptions(NamedTuple):
 # rows, Gbar and the gradient of a mapped problem (idx not the identity)
 
 @njit(cache=True, inline="always")
-def _cached_row(kd, cd, e):
-    """Full row of example ``e`` through the cache, the hit written out
-    (what :func:`svmlab.kernels.cache.get_row` does on a hit: the same LRU
-    order and counts); only a miss calls ``get_row``."""
-    s = cd.slot_of[e]
-    if s >= 0:
-        lru_hit(cd.prev, cd.next, cd.meta, s)
-        return cd.rows[s]
-    return get_row(kd, cd, e)
-
-
-@njit(cache=True, inline="always")
-def _gather(kd, cd, t, idx, o, act, na, full_set):
-    """Row of variable t gathered onto the variables into the row buffer
-    ``o`` (the active entries, every entry when ``full_set``), through the
-    cache of full example rows.  Returns ``o``.
-
-    Inlined into the loop, with the cache hit written out (what
-    :func:`svmlab.kernels.cache.get_row` does on a hit: the same LRU order
-    and counts): a call that takes the kernel's and the cache's named
-    tuples costs reference-count updates per member, twice per step of the
-    SVR forms (three times for nu-SVR); only a miss calls ``get_row``."""
-    r = _cached_row(kd, cd, idx[t])
-    if full_set:
-        for q in range(o.shape[0]):
-            o[q] = r[idx[q]]
-    else:
-        for p in range(na):
-            q = act[p]
-            o[q] = r[idx[q]]
-    return o
-
-
-@njit(cache=True, inline="always")
 def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx):
     """:func:`svmlab.smo._core.gbar_change` for a mapped problem (inlined,
-    its cache hit written out: see :func:`_gather`)."""
+    the cache hit written out and the row read in place: see
+    :func:`dual_run`)."""
     l = Gbar.shape[1]
     if ist[IS_N_ACTIVE] == l:
-        r = _cached_row(kd, cd, idx[t])
-        gb = Gbar[0]
+        e = idx[t]
+        s = cd.slot_of[e]
+        if s >= 0:
+            lru_hit(cd.prev, cd.next, cd.meta, s)
+        else:
+            get_row(kd, cd, e)
+            s = cd.slot_of[e]
+        R = cd.rows
         for q in range(l):
-            gb[q] += c * r[idx[q]]
+            Gbar[0, q] += c * R[s, idx[q]]
     else:
         Gbar[1, t] += c
 
@@ -469,63 +446,74 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
 
 
 @njit(cache=True, inline="always")
-def _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped, na):
+def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
     """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
     over I_up of each class, first index), ``j`` the partner of best WSS 2
     gain over both classes (each candidate scored against its own class's
     ``i``; last index on ties; ``nu`` is True, passed on).  Returns
-    ``(i, j, m, M, gap, gain, stop)`` (``gap`` the larger class violation):
-    ``stop`` 1 when both classes' violations are within ``tol`` (the caller
-    unshrinks or ends), 2 when no partner exists.  Inlined into the loop
-    (called at every nu step with four named tuples: see :func:`_gather`)."""
+    ``(i, j, m, M, gap, gain, stop, si)`` (``gap`` the larger class
+    violation; ``si`` the cache slot of ``i``'s row): ``stop`` 1 when both
+    classes' violations are within ``tol`` (the caller unshrinks or ends),
+    2 when no partner exists.  ``pre``: the first loop's values ``ext``
+    (:func:`_extremes`' tuple) were computed by the previous step's gradient
+    update.  Inlined into the loop, rows read in place through their slots
+    (see :func:`dual_run`)."""
     y, yp, U, kdiag, idx, tol = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol
     alpha, G, act = it.alpha, it.G, it.act
-    l = alpha.shape[0]
-    mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
+    R, c_slot = cd.rows, cd.slot_of
+    if pre:
+        mp, ip, Mp, mn, i_n, Mn = ext
+    else:
+        mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
     gap = max(mp - Mp, mn - Mn)
     if gap <= tol:
-        return ip, ip, 0.0, 0.0, gap, 0.0, 1
-    # the rows of both i's (the positive one fetched first)
-    rp = cd.rows[0]  # (placeholders of the rows' type)
-    rn = rp
+        return ip, ip, 0.0, 0.0, gap, 0.0, 1, np.int64(-1)
+    # the rows of both i's (the positive one fetched first); the second
+    # fetch never evicts the first (the two most recent rows stay)
+    sp = np.int64(-1)
+    sn = np.int64(-1)
     for c in range(2):
         t = ip if c == 0 else i_n
         if t < 0:
             continue
-        if mapped is not None:
-            r = _gather(kd, cd, t, idx, rb[c], act, na, na == l)
+        e = idx[t] if mapped is not None else t
+        s = c_slot[e]
+        if s >= 0:
+            lru_hit(cd.prev, cd.next, cd.meta, s)
         else:
-            s = cd.slot_of[t]
-            if s >= 0:
-                lru_hit(cd.prev, cd.next, cd.meta, s)
-                r = cd.rows[s]
+            if mapped is not None:
+                get_row(kd, cd, e)
             else:
-                r = fetch_row(kd, cd, t, act, it.ist, rowfull)
+                fetch_row(kd, cd, t, act, it.ist, rowfull)
+            s = c_slot[e]
         if c == 0:
-            rp = r
+            sp = s
         else:
-            rn = r
+            sn = s
+    if sp >= 0:
+        sp = c_slot[idx[ip] if mapped is not None else ip]
     j = np.int64(-1)
     best = np.inf
     for p in range(na):
         t = act[p]
+        q = idx[t] if mapped is not None else t
         low = in_low(y[t], alpha[t], U[t])
         if y[t] > 0:
             if ip < 0:
                 continue
-            g = gain_or_nan(low, mp, yp[t] - G[t], kdiag[ip], kdiag[t], rp[t])
+            g = gain_or_nan(low, mp, yp[t] - G[t], kdiag[ip], kdiag[t], R[sp, q])
         else:
             if i_n < 0:
                 continue
-            g = gain_or_nan(low, mn, yp[t] - G[t], kdiag[i_n], kdiag[t], rn[t])
+            g = gain_or_nan(low, mn, yp[t] - G[t], kdiag[i_n], kdiag[t], R[sn, q])
         if takes_j(g, best):
             best = g
             j = t
     if j < 0:
-        return ip, j, 0.0, 0.0, gap, 0.0, 2
+        return ip, j, 0.0, 0.0, gap, 0.0, 2, np.int64(-1)
     if y[j] > 0:
-        return ip, j, mp, Mp, gap, best, 0
-    return i_n, j, mn, Mn, gap, best, 0
+        return ip, j, mp, Mp, gap, best, 0, sp
+    return i_n, j, mn, Mn, gap, best, 0, sn
 
 
 @njit(cache=True)
@@ -581,6 +569,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     pre_m = -np.inf
     pre_M = np.inf
     pre_i = np.int64(-1)
+    # (nu: the negative class's; pre_* are then the positive class's)
+    pn_m = -np.inf
+    pn_M = np.inf
+    pn_i = np.int64(-1)
     steps = 0
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
@@ -590,10 +582,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
         # ---- selection: i (and m, M), then j ----
+        # (rows are read in place, ``R[slot, idx[t]]``: a row view, or a
+        # row gathered into a buffer, would cost reference-count updates or
+        # a pass over the active set at every step)
         if nu is not None:
-            i, j, m, M, gap, best, stop_now = _select_nu(kd, cd, rb, pb, it, rowfull, nu, mapped,
-                                                         na)
-            ri = R[0]
+            i, j, m, M, gap, best, stop_now, s1 = _select_nu(
+                kd, cd, pb, it, rowfull, nu, mapped, na, pre,
+                (pre_m, pre_i, pre_M, pn_m, pn_i, pn_M))
+            pre = False
         else:
             if pre:
                 m, M, i = pre_m, pre_M, pre_i
@@ -618,9 +614,15 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             ist[IS_DONE] = 2
             break
         if nu is None:
-            # the row of i
+            # the row of i (its slot)
             if mapped is not None:
-                ri = _gather(kd, cd, i, idx, rb[0], act, na, na == l)
+                e1 = idx[i]
+                s1 = c_slot[e1]
+                if s1 >= 0:
+                    lru_hit(c_prev, c_next, c_meta, s1)
+                else:
+                    get_row(kd, cd, e1)
+                    s1 = c_slot[e1]
             else:
                 s1 = c_slot[i]
                 if s1 >= 0:
@@ -630,20 +632,30 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 else:
                     fetch_row(kd, cd, i, act, ist, rowfull)
                     s1 = c_slot[i]
-                ri = R[s1]
             # j: the gains of every active t into the scratch ``full``
             # (branch-free, vectorised when nothing is shrunk), then the scan
             Kii = kdiag[i]
             gain = full
-            if na == l:
-                for t in range(l):
-                    gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                          Kii, kdiag[t], ri[t])
+            if mapped is not None:
+                if na == l:
+                    for t in range(l):
+                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, idx[t]])
+                else:
+                    for p in range(na):
+                        t = act[p]
+                        gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, idx[t]])
             else:
-                for p in range(na):
-                    t = act[p]
-                    gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                          Kii, kdiag[t], ri[t])
+                if na == l:
+                    for t in range(l):
+                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, t])
+                else:
+                    for p in range(na):
+                        t = act[p]
+                        gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, t])
             j = np.int64(-1)
             best = np.inf
             for p in range(na):
@@ -655,13 +667,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             if j < 0:
                 ist[IS_DONE] = 2
                 break
-            Kij = ri[j]
-        else:
-            if mapped is not None:
-                ri = rb[0] if y[j] > 0 else rb[1]
-            else:
-                ri = R[c_slot[i]]
-            Kij = ri[j]
+        Kij = R[s1, idx[j]] if mapped is not None else R[s1, j]
         # ---- the pair step ----
         ai = alpha[i]
         aj = alpha[j]
@@ -683,17 +689,23 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Gj = G[j]
         d1 = yi * (ain - ai)
         d2 = yj * (ajn - aj)
-        # ---- the rows of i and j (i's was fetched by the selection: a hit;
-        # the two most recent rows are never evicted by a fetch) ----
+        # ---- the rows of i and j, their slots (i's was fetched by the
+        # selection: a hit; the two most recent rows are never evicted by a
+        # fetch, so s1 stays i's) ----
         if mapped is not None:
-            s1 = c_slot[idx[i]]
+            e1 = idx[i]
+            e2 = idx[j]
+            s1 = c_slot[e1]
             lru_hit(c_prev, c_next, c_meta, s1)
-            first = True  # i's row is in rb[0] (nu: in rb[1] for the negative class)
-            if nu is not None:
-                first = yi > 0
-            r1 = rb[0] if first else rb[1]
-            r2 = _gather(kd, cd, j, idx, rb[1] if first else rb[0], act, na, na == l)
+            s2 = c_slot[e2]
+            if s2 >= 0:
+                lru_hit(c_prev, c_next, c_meta, s2)
+            else:
+                get_row(kd, cd, e2)
+                s2 = c_slot[e2]
         else:
+            e1 = i
+            e2 = j
             s1 = c_slot[i]
             if s1 >= 0:
                 lru_hit(c_prev, c_next, c_meta, s1)
@@ -706,14 +718,41 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             else:
                 fetch_row(kd, cd, j, act, ist, rowfull)
                 s2 = c_slot[j]
-            r1 = R[s1]
-            r2 = R[s2]
+        s1 = c_slot[e1]
         alpha[i] = ain
         alpha[j] = ajn
         if nu is not None:
+            # the same fusion, per class (the values and order of
+            # _extremes with nu)
+            pre_m = -np.inf
+            pre_M = np.inf
+            pre_i = np.int64(-1)
+            pn_m = -np.inf
+            pn_M = np.inf
+            pn_i = np.int64(-1)
             for p in range(na):
                 t = act[p]
-                G[t] += d1 * r1[t] + d2 * r2[t]
+                q = idx[t] if mapped is not None else t
+                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
+                G[t] = g
+                mf = yp[t] - g
+                a = alpha[t]
+                u = U[t]
+                up = in_up(y[t], a, u)
+                low = in_low(y[t], a, u)
+                if y[t] < 0:
+                    if up and takes_i(mf, pn_m):
+                        pn_m = mf
+                        pn_i = t
+                    if low and mf < pn_M:
+                        pn_M = mf
+                else:
+                    if up and takes_i(mf, pre_m):
+                        pre_m = mf
+                        pre_i = t
+                    if low and mf < pre_M:
+                        pre_M = mf
+            pre = True
         else:
             # the gradient update with the next selection's first loop fused
             # in (the same values in the same order as _extremes); valid
@@ -723,7 +762,8 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             pre_i = np.int64(-1)
             for p in range(na):
                 t = act[p] if na < l else p
-                g = G[t] + (d1 * r1[t] + d2 * r2[t])
+                q = idx[t] if mapped is not None else t
+                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
                 G[t] = g
                 mf = yp[t] - g
                 a = alpha[t]
