@@ -102,8 +102,10 @@ Decisions where LIBSVM leaves a choice or where svmlab differs:
 * The stopping test is ``m - M <= tol`` (LIBSVM: ``< tol``).
 * When the rule does not hold but no ``j`` exists, or the step cannot move
   (a change below ``1e-12`` relative, Platt's step test with
-  ``eps = 1e-12``), the run stops with ``stalled = True``, never reported
-  as convergence.
+  ``eps = 1e-12``, that does not end on a bound of the segment), the run
+  stops with ``stalled = True``, never reported as convergence.  A clipped
+  step is taken however small it is: a multiplier left a rounding residue
+  inside its bound gets there, as in LIBSVM (decision 30s01).
 * ``max_iter`` counts steps as LIBSVM's ``max_iter``: after that many steps
   the run stops whatever the state (``stop_reason = "max_iter"``).
 * An intercept with no free variable and one end of the KKT interval
@@ -371,7 +373,12 @@ class Dual:
             fL = _along(L, y1, y2, a1, a2, E1, E2, b, k11, k12, k22)  # [eta-nonpositive]
             fH = _along(H, y1, y2, a1, a2, E1, E2, b, k11, k12, k22)  # [eta-nonpositive]
             a2_new = L if fL < fH - 1e-12 else H if fH < fL - 1e-12 else a2  # [eta-nonpositive]
-        if abs(a2_new - a2) < 1e-12 * (a2_new + a2 + 1e-12):
+        # a change below 1e-12 relative is no step, unless the clipped end
+        # puts a multiplier onto its bound: a residue left within rounding of
+        # a bound must still be able to reach it (else that pair stays the
+        # most violating one and the run stalls short of the optimum)
+        onto_bound = eta > 0 and not L <= a2_unc <= H and a2_new != a2  # [stalled]
+        if abs(a2_new - a2) < 1e-12 * (a2_new + a2 + 1e-12) and not onto_bound:
             self.stalled = True  # [stalled]
             return None  # [stalled]
         a1_new = a1 + s * (a2 - a2_new)  # [step]

@@ -29,7 +29,8 @@ shrinking=False, cache_size=<every row fits>)`` (the compiled WSS2 loop
 pieces live in :mod:`svmlab._wss2`); ties are broken as there: ``i`` is the
 *smallest* maximising index, ``j`` the *largest* minimising index (LIBSVM's
 ``<=``).  Steps take every improvement (the eps of Platt's step test is
-1e-12).  If no ``j`` exists or the step cannot move, the run stops
+1e-12, except for a clipped step that ends on a bound of its segment:
+always taken).  If no ``j`` exists or the step cannot move, the run stops
 with ``stalled = True`` and ``converged = False``, as the compiled solver
 does.  For every kernel, the linear one included, both sides keep ``f0``
 from kernel rows, so they match bit for bit given the same ``K`` and
@@ -89,10 +90,37 @@ class WSS2(PlattSMO):
             if pair is None:
                 return
             record = self.take_step(*pair, "wss2")
+            if record is None and self._clipped_onto_bound(*pair):
+                # Platt's step test rejected a change below 1e-12 relative
+                # that ends on a bound of the segment: taken (decision 30s01)
+                self.eps = 0.0
+                try:
+                    record = self.take_step(*pair, "wss2")
+                finally:
+                    self.eps = 1e-12
             if record is None:
                 self.stalled = True
                 return
             yield record
+
+    def _clipped_onto_bound(self, i1, i2):
+        """Whether the step on ``(i1, i2)`` would be clipped to an end of
+        its segment that differs from ``alpha[i2]`` (the unconstrained
+        minimiser outside ``[L, H]``, with positive curvature)."""
+        y1, y2 = self.y[i1], self.y[i2]
+        a1, a2 = self.alpha[i1], self.alpha[i2]
+        C1, C2 = self.Cv[i1], self.Cv[i2]
+        if y1 != y2:
+            L, H = max(0.0, a2 - a1), min(C2, C1 + a2 - a1)
+        else:
+            L, H = max(0.0, a2 + a1 - C1), min(C2, a2 + a1)
+        eta = float(self.kdiag[i1]) + float(self.kdiag[i2]) - 2.0 * float(self.K[i2, i1])
+        if not (eta > 0 and L < H):
+            return False
+        E1, E2 = float(self.error(i1)), float(self.error(i2))
+        a2_unc = a2 + y2 * (E1 - E2) / eta
+        end = L if a2_unc < L else H if a2_unc > H else None
+        return end is not None and end != a2
 
     def select(self):
         """The pair ``(i, j)`` of WSS 2, or None when ``m - M <= tol``."""

@@ -22,8 +22,10 @@ active variables, ``Gbar`` and the free count are updated.  It stops when
 the maximal violation ``m - M`` (per class for nu problems, the larger
 one) is at most ``tol`` on every variable (``ist[IS_DONE] = 1``), or when
 no step can move (``ist[IS_DONE] = 2``: no partner ``j``, a point segment,
-a change below rounding, or an unbounded direction with an infinite
-bound).
+a change below rounding that does not end on a bound of the segment, or an
+unbounded direction with an infinite bound).  A clipped step is taken
+however small: a multiplier left a rounding residue inside its bound gets
+onto it, as in LIBSVM (decision 30s01).
 
 Bookkeeping shared with Platt's loop: :mod:`svmlab.smo._core` (shrinking,
 ``Gbar``, the gradient reconstruction).  With an identity ``idx`` rows are
@@ -680,6 +682,13 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Ej = G[j] + b - yp[j]
         moved, ain, ajn, aju, L, H, eta = pair_step_box(yi, yj, ai, aj, Ei, Ej, b, kdiag[i],
                                                         Kij, Kjj, Ui, Uj, eps)
+        if not moved and i != j and ((aju < L and L != aj) or (aju > H and H != aj)):
+            # below Platt's relative 1e-12 but clipped onto an end of the
+            # segment: a multiplier left a rounding residue inside its bound
+            # gets there (else the pair stays the most violating one and the
+            # run stalls short of the optimum; LIBSVM takes such steps)
+            moved, ain, ajn, aju, L, H, eta = pair_step_box(yi, yj, ai, aj, Ei, Ej, b, kdiag[i],
+                                                            Kij, Kjj, Ui, Uj, 0.0)
         if not moved or i == j:
             ist[IS_DONE] = 2
             break
