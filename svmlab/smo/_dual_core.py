@@ -260,31 +260,34 @@ def _extremes(yp, y, U, alpha, G, act, na, nu):
     ``M`` the minimum over I_low; for nu problems the same per class,
     ``(mp, ip, Mp, mn, in, Mn)`` (the negative class's in the last three;
     the first three are the standard ones otherwise)."""
-    m = -np.inf
-    M = np.inf
-    i = np.int64(-1)
-    mn = -np.inf
-    Mn = np.inf
-    i_n = np.int64(-1)
+    ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
     for p in range(na):
         t = act[p]
-        mf = yp[t] - G[t]
-        a = alpha[t]
-        u = U[t]
-        up = in_up(y[t], a, u)
-        low = in_low(y[t], a, u)
-        if nu is not None and y[t] < 0:
-            if up and takes_i(mf, mn):
-                mn = mf
-                i_n = t
-            if low and mf < Mn:
-                Mn = mf
-        else:
-            if up and takes_i(mf, m):
-                m = mf
-                i = t
-            if low and mf < M:
-                M = mf
+        ext = _extremes_with(ext, t, yp[t] - G[t], y[t], alpha[t], U[t], nu)
+    return ext
+
+
+@njit(cache=True, inline="always")
+def _extremes_with(ext, t, mf, yt, a, u, nu):
+    """The tuple of :func:`_extremes` once variable ``t`` (with ``v_t =
+    mf``, label ``yt``, multiplier ``a`` and bound ``u``) is taken into
+    it: one pass's step, shared with the loops that fuse the pass into
+    the gradient update."""
+    m, i, M, mn, i_n, Mn = ext
+    up = in_up(yt, a, u)
+    low = in_low(yt, a, u)
+    if nu is not None and yt < 0:
+        if up and takes_i(mf, mn):
+            mn = mf
+            i_n = t
+        if low and mf < Mn:
+            Mn = mf
+    else:
+        if up and takes_i(mf, m):
+            m = mf
+            i = t
+        if low and mf < M:
+            M = mf
     return m, i, M, mn, i_n, Mn
 
 
@@ -733,34 +736,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         if nu is not None:
             # the same fusion, per class (the values and order of
             # _extremes with nu)
-            pre_m = -np.inf
-            pre_M = np.inf
-            pre_i = np.int64(-1)
-            pn_m = -np.inf
-            pn_M = np.inf
-            pn_i = np.int64(-1)
+            ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
             for p in range(na):
                 t = act[p]
                 q = idx[t] if mapped is not None else t
                 g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
                 G[t] = g
-                mf = yp[t] - g
-                a = alpha[t]
-                u = U[t]
-                up = in_up(y[t], a, u)
-                low = in_low(y[t], a, u)
-                if y[t] < 0:
-                    if up and takes_i(mf, pn_m):
-                        pn_m = mf
-                        pn_i = t
-                    if low and mf < pn_M:
-                        pn_M = mf
-                else:
-                    if up and takes_i(mf, pre_m):
-                        pre_m = mf
-                        pre_i = t
-                    if low and mf < pre_M:
-                        pre_M = mf
+                ext = _extremes_with(ext, t, yp[t] - g, y[t], alpha[t], U[t], nu)
+            pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
             pre = True
         else:
             # the gradient update with the next selection's first loop fused
