@@ -429,7 +429,7 @@ class FramePlayer:
         self._static_background = None
         #: static pixels of keyed axes cells (:meth:`_refresh_axes`), and
         #: how many times a cell was restored from them instead of drawn
-        self._cells = {}
+        self._cells, self._cells_fig = {}, None
         self.cells_restored = 0
         self.refit_artists = []
         self.controls = w.HBox([self.first_button, self.play, self.slider, self.last_button])
@@ -490,7 +490,7 @@ class FramePlayer:
         self._background = None
         if not keep:
             self._static_background = None
-        if fig is not getattr(self, "_cells_fig", None):
+        if fig is not self._cells_fig:
             self._cells, self._cells_fig = {}, fig
         if labels is None:
             labels = [str(k + 1) for k in range(self.n_frames)]
@@ -562,11 +562,8 @@ class FramePlayer:
         figure-level artists (titles, legends, texts)."""
         fig = self.fig
         canvas = fig.canvas
-        if fig.texts or fig.legends or fig.lines or fig.patches or fig.images or fig.artists \
-                or getattr(fig, "_suptitle", None) is not None or set(axes) - set(fig.axes):
-            return False
-        cells = _grid_cells(fig)
-        if cells is None:
+        cells = _isolated_cells(fig)
+        if cells is None or set(axes) - set(fig.axes):
             return False
         canvas.restore_region(self._static_background)
         patch = fig.patch
@@ -617,10 +614,7 @@ class FramePlayer:
         fig = self.fig
         if not any(getattr(ax, "_svmlab_static_key", None) is not None for ax in fig.axes):
             return
-        if fig.texts or fig.legends or fig.lines or fig.patches or fig.images or fig.artists \
-                or getattr(fig, "_suptitle", None) is not None:
-            return
-        cells = _grid_cells(fig)
+        cells = _isolated_cells(fig)
         if cells is None:
             return
         for ax, cell in cells.items():
@@ -725,6 +719,17 @@ class FramePlayer:
 
     def _ipython_display_(self):  # pragma: no cover - notebook only
         show_bundle(self._repr_mimebundle_())
+
+
+def _isolated_cells(fig):
+    """:func:`_grid_cells` of a figure whose axes can be drawn one by one
+    (:meth:`FramePlayer._refresh_axes`): None when it has figure-level
+    artists (titles, legends, texts, lines, patches, images), which a cell
+    would cut."""
+    if fig.texts or fig.legends or fig.lines or fig.patches or fig.images or fig.artists \
+            or getattr(fig, "_suptitle", None) is not None:
+        return None
+    return _grid_cells(fig)
 
 
 def _grid_cells(fig):
