@@ -476,7 +476,6 @@ class MulticlassRun(ParallelParts, SequentialRun):
         alphas, b = [], np.zeros(P)
         extras = {}
         n_iter = np.asarray(self.part_steps(), dtype=np.int32)
-        numeric = {}  # per key: whether it is a number to sum (decided once)
         for p in range(P):
             res = self.part_result(p)
             if res is None:
@@ -485,13 +484,10 @@ class MulticlassRun(ParallelParts, SequentialRun):
             alphas.append(np.asarray(res["alpha"], dtype=np.float64))
             b[p] = float(res["intercept"])
             for key, v in res.items():
-                num = numeric.get(key)
-                if num is None:
-                    num = numeric[key] = (
-                        key not in ("alpha", "intercept")
-                        and isinstance(v, (int, float, np.integer, np.floating))
-                        and not isinstance(v, bool))
-                if num:
+                if key in ("alpha", "intercept"):
+                    continue
+                if isinstance(v, (int, float, np.integer, np.floating)) \
+                        and not isinstance(v, bool):
                     extras[key] = extras.get(key, 0) + v
         out = {"alphas": alphas, "intercepts": b, "n_iter": n_iter}
         out.update(extras)

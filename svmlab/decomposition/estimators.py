@@ -70,9 +70,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._base import BaseKernelSVC
-from ._blocked import lowdim_working_set_size
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
-                       block_smo, gather_block, select_working_set)
+                       block_smo, gather_block, lowdim_working_set_size, select_working_set)
 from ._engines import ENGINES, solve_subproblem
 from ._kblock import add_rows, kernel_block_counted
 from .._kkt import intercept, intercept_from_v, kkt_violation, up_low

@@ -132,12 +132,10 @@ class SMORun(SolverRun):
         # C-SVC); all C without weights (the same iterates as a scalar C)
         if Cv is None:
             self.Cv = np.full(n, self.C)
-            self._uniform = True
         else:
             self.Cv = np.ascontiguousarray(Cv, dtype=np.float64)
             if self.Cv.shape != (n,):
                 raise ValueError(f"Cv has shape {self.Cv.shape}, expected ({n},)")
-            self._uniform = bool(np.all(self.Cv == self.C))
         self.tol = float(tol)
         self.selection = WSS2 if selection == "wss2" else PLATT
         # wss2 takes every improving step (Platt's relative step test would
@@ -171,7 +169,8 @@ class SMORun(SolverRun):
         arrays this run shares."""
         # one bound for every example: the scalar (the loop gets the same
         # (n,) values, made without the array path's broadcast and copy)
-        d = DualState(self.kernel, self.y, -1.0, self.C if self._uniform else self.Cv,
+        uniform = bool(np.all(self.Cv == self.C))
+        d = DualState(self.kernel, self.y, -1.0, self.C if uniform else self.Cv,
                       tol=self.tol, cache=self.cache, shrinking=self.shrinking, eps=self.eps,
                       check=False)
         self.dual = d
