@@ -37,7 +37,6 @@ __all__ = [
     "check_data",
     "check_weights",
     "to_csr32",
-    "as_csr32",
     "canonical_csr32",
 ]
 
@@ -227,20 +226,12 @@ def check_classification(X, y, *, dense_only=False, max_classes=None):
             "sklearn.multiclass.OneVsRestClassifier or OneVsOneClassifier."
         )
     if sp.issparse(X):
-        X = as_csr32(X)
+        Xs = canonical_csr32(X)
+        X = to_csr32(X) if Xs is None else Xs
     else:
         X = np.ascontiguousarray(X)
     check_scale(X)
     return X, np.asarray(y_idx, dtype=np.int64).ravel(), classes
-
-
-def as_csr32(X):
-    """``X`` (sparse) as svmlab's compiled kernels take it: canonical CSR,
-    float64 values, int32 ``indices``/``indptr``.  Over the caller's own
-    arrays when they are already so (:func:`canonical_csr32`), else a copy
-    (:func:`to_csr32`); the caller's matrix is never modified."""
-    Xs = canonical_csr32(X)
-    return to_csr32(X) if Xs is None else Xs
 
 
 def canonical_csr32(X):

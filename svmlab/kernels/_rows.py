@@ -821,11 +821,13 @@ def resolve_gamma(gamma, X):
 
 
 def _as_csr(X):
-    """The kernel's CSR: :func:`svmlab._validation.as_csr32` (the caller's
-    matrix is never modified: a non-canonical one is copied)."""
-    from .._validation import as_csr32  # _validation imports this module
-
-    return as_csr32(X)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    if X.indices.dtype != np.int32:
+        X.indices = X.indices.astype(np.int32)
+        X.indptr = X.indptr.astype(np.int32)
+    return X
 
 
 class Kernel:
