@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import svmlab._validation as validation
+import svmlab.kernels._csr as csr_home  # where the int32 limit is read
 from svmlab import DecompositionClassifier, IRWLSClassifier
 from svmlab._stepping import SolverRun, blas_thread_limit
 from svmlab.decomposition.estimators import DecompositionRun
@@ -130,7 +131,7 @@ def test_finite_kw_shim_removed():
 def test_to_csr32_refuses_more_stored_values_than_int32(monkeypatch):
     X = sp.random(20, 10, density=0.5, format="csr", random_state=0)
     nnz = X.nnz
-    monkeypatch.setattr(validation, "MAX_CSR32_NNZ", nnz - 1)
+    monkeypatch.setattr(csr_home, "MAX_CSR32_NNZ", nnz - 1)
     with pytest.raises(ValueError, match=f"{nnz:,} stored values"):
         validation.to_csr32(X)
     # a COO input with duplicates counts its stored values (before summing)
@@ -142,7 +143,7 @@ def test_to_csr32_refuses_more_stored_values_than_int32(monkeypatch):
     with pytest.raises(ValueError, match=f"{nnz:,} stored values"):
         validation.to_csr32(X.toarray())
     # at the limit it is accepted, and the result is canonical int32 CSR
-    monkeypatch.setattr(validation, "MAX_CSR32_NNZ", nnz)
+    monkeypatch.setattr(csr_home, "MAX_CSR32_NNZ", nnz)
     Y = validation.to_csr32(X)
     assert Y.indices.dtype == np.int32 and Y.indptr.dtype == np.int32
     np.testing.assert_array_equal(Y.toarray(), X.toarray())
@@ -152,7 +153,7 @@ def test_estimators_report_the_int32_limit(monkeypatch):
     """The refusal reaches the user through fit, before any solver work."""
     X = sp.random(30, 4, density=0.6, format="csr", random_state=1)
     y = np.arange(30) % 2
-    monkeypatch.setattr(validation, "MAX_CSR32_NNZ", 5)
+    monkeypatch.setattr(csr_home, "MAX_CSR32_NNZ", 5)
     with pytest.raises(ValueError, match="stored values"):
         IRWLSClassifier().fit(X, y)
 

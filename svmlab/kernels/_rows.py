@@ -59,6 +59,7 @@ from .._jit import njit
 from numba.extending import overload
 
 from ._bits import is_binary, pack_rows, popcount
+from ._csr import as_csr32
 
 __all__ = [
     "ALL_KERNELS",
@@ -821,13 +822,9 @@ def resolve_gamma(gamma, X):
 
 
 def _as_csr(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    X.sum_duplicates()
-    X.sort_indices()
-    if X.indices.dtype != np.int32:
-        X.indices = X.indices.astype(np.int32)
-        X.indptr = X.indptr.astype(np.int32)
-    return X
+    """The kernel's CSR: :func:`svmlab.kernels._csr.as_csr32`, so the
+    caller's matrix is never modified (a non-canonical one is copied)."""
+    return as_csr32(X)
 
 
 class Kernel:
