@@ -92,13 +92,11 @@ def lowdim_working_set_size(n, d, sparse=False):
     nanoseconds (one short dot product and an exp), so the outer step's
     other costs decide: gathering ``K[B, B]`` (float64) from the stored
     rows, the ``K[B_new, B]`` blocks of rows not held, and the sub-problem's
-    pair steps, all of which grow as ``q**2`` per outer step.  At q = 1024
-    they took 0.043 + 0.016 s of a 0.095 s fit on twonorm 7400 (rows 0.025
-    s), at q = 256 0.005 + 0.003 s of 0.055 s, with about as many rows
-    computed (875 against 830); likewise ijcnn1 20000 (22 features) 0.41 s
-    against 0.58 s.  On high-dimensional data (MNIST, Fashion-MNIST) rows
-    dominate and 1024 was the fastest (docs/decisions/26d08); the measured
-    range is what the rule covers (docs/decisions/30w01)."""
+    pair steps, all of which grow as ``q**2`` per outer step, while a
+    smaller q computes about as many rows.  On high-dimensional data
+    (MNIST, Fashion-MNIST) rows dominate and 1024 was the fastest.  The
+    measurements behind both rules, and the range of shapes the rule
+    covers: docs/decisions/26d08 and 30w01."""
     n, d = int(n), int(d)
     if sparse or n < 2 or not (LOWDIM_FEATURES[0] <= d <= LOWDIM_FEATURES[1]):
         return None
