@@ -86,6 +86,25 @@ def class_pairs(k):
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
 
 
+class _PairPositions:
+    """``pos[p]``: the positions of pair p's rows in the class-ordered set
+    (class a's, then class b's), made when asked (the fast path copies a
+    pair's rows as two slices and never needs them); ``sizes[p]`` their
+    number."""
+
+    def __init__(self, coff, pairs):
+        self.coff, self.pairs = coff, pairs
+        self.sizes = [int(coff[a + 1] - coff[a] + coff[b + 1] - coff[b]) for a, b in pairs]
+
+    def __len__(self):
+        return len(self.pairs)
+
+    def __getitem__(self, p):
+        a, b = self.pairs[p]
+        c = self.coff
+        return np.concatenate([np.arange(c[a], c[a + 1]), np.arange(c[b], c[b + 1])])
+
+
 def multiclass_weights(y_idx, classes, sample_weight=None, class_weight=None):
     """Per-example weights of a k-class problem, as
     :func:`svmlab._validation.check_weights` for two: returns ``(weight,
@@ -358,13 +377,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
         # stepped path, so that any n_jobs gives the same model)
         self.workers, self.pair_threads = pair_workers(threads, P)
         self.part_blas = self.pair_threads
-        self._pos = [np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
-                                     np.arange(self.coff[b], self.coff[b + 1])])
-                     for a, b in self.pairs]
+        self._pos = _PairPositions(self.coff, pairs)
         self.store = self._new_store(kernel)
         self._stores = [self.store]
         mi = int(opts.max_iter)
-        self._limits = [mi if mi >= 0 else iteration_cap(len(r)) for r in self._pos]
+        self._limits = [mi if mi >= 0 else iteration_cap(n) for n in self._pos.sizes]
         self.max_iter = P * mi if mi >= 0 else -1
         self._current()  # validates the first pair's run (and gives step_name etc.)
         self.step_name = self.cur.step_name
@@ -404,20 +421,25 @@ class MulticlassRun(ParallelParts, SequentialRun):
 
     def _open_part(self, p, store=None):
         o = self.opts
-        pos = self._pos[p]
         a, b = self.pairs[p]
         k = self.kernel
         Xs = k.X
-        Xp = Xs[pos]
-        na = int(self.coff[a + 1] - self.coff[a])
-        yp = np.ones(len(pos))
+        a0, a1 = int(self.coff[a]), int(self.coff[a + 1])
+        b0, b1 = int(self.coff[b]), int(self.coff[b + 1])
+        # the pair's rows are two runs of the class-ordered set: copied as
+        # two slices (dense X; a CSR matrix by its row index)
+        Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
+              else Xs[self._pos[p]])
+        na = a1 - a0
+        yp = np.ones(na + b1 - b0)
         yp[na:] = -1.0
+        Cvp = np.concatenate((self.Cv[a0:a1], self.Cv[b0:b1]))
         kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
         if o.cache_dtype == "float32":
             kp.ensure_float32()
         (self.store if store is None else store).attach(kp, a, b)
         with blas_thread_limit(self.pair_threads):
-            run = self._make_run(Xp, yp, kp, o.with_bounds(np.ascontiguousarray(self.Cv[pos])))
+            run = self._make_run(Xp, yp, kp, o.with_bounds(Cvp))
         run.progress = False
         run.n_jobs = self.pair_threads
         if run.blas_threads is None:
@@ -479,7 +501,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         for p in range(P):
             res = self.part_result(p)
             if res is None:
-                alphas.append(np.zeros(len(self._pos[p])))
+                alphas.append(np.zeros(self._pos.sizes[p]))
                 continue
             alphas.append(np.asarray(res["alpha"], dtype=np.float64))
             b[p] = float(res["intercept"])

@@ -655,8 +655,11 @@ class SharedRowStore:
         if not (0 <= a < k and 0 <= b < k and a != b):
             raise ValueError(f"a pair of two different classes in [0, {k}) expected, "
                              f"got ({a}, {b})")
-        gmap = np.concatenate([np.arange(self.coff[a], self.coff[a + 1]),
-                               np.arange(self.coff[b], self.coff[b + 1])]).astype(np.int64)
+        # positions of class a's rows, then class b's, in the class-ordered set
+        na = int(self.coff[a + 1] - self.coff[a])
+        gmap = np.arange(na + int(self.coff[b + 1] - self.coff[b]), dtype=np.int64)
+        gmap[:na] += self.coff[a]
+        gmap[na:] += self.coff[b] - na
         c = self._lru
         v = SharedRows(c.rows, c.slot_of, c.owner, c.prev, c.next, c.meta, gmap,
                        self.kernel.data, np.array([a, b], np.int64), self.coff,
