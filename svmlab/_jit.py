@@ -369,7 +369,8 @@ def _load_cached(disp, sig):
         existing = disp.overloads.get(tuple(sig))
         if existing is not None:
             return existing.entry_point
-        cres = disp._cache.load_overload(sig, disp.targetctx)
+        # numba's load_overload less its registry refresh (_shipped.load_cached)
+        cres = _shipped.load_cached(disp._cache, sig, disp.targetctx)
         if cres is None:
             return None
         disp._cache_hits[sig] += 1

@@ -80,7 +80,7 @@ import json
 import os
 import sys
 
-__all__ = ["status", "attach", "source_hash", "check_internals", "PORTABLE_CPU",
+__all__ = ["status", "attach", "load_cached", "source_hash", "check_internals", "PORTABLE_CPU",
            "PORTABLE_FEATURES", "MACHINE_CODE_DIR"]
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -104,6 +104,10 @@ INTERNALS = (
     ("numba.core.caching.CompileResultCacheImpl", ("filename_base", "rebuild", "reduce",
                                                    "check_cachable")),
     ("numba.core.codegen.CPUCodegen", ("magic_tuple",)),
+    # load_cached: numba's load_overload without the typing/target refresh
+    ("numba.core.caching.FunctionCache", ("load_overload", "_guard_against_spurious_io_errors")),
+    ("numba.core.runtime.nrt.rtsys", ("initialize",)),
+    ("numba.cpython.hashing._Py_HashSecret_t", ()),
 )
 #: ... and instance attributes: of a cached dispatcher's FunctionCache
 CACHE_ATTRS = ("_impl", "_py_func", "_enabled", "_cache_file")
@@ -148,6 +152,14 @@ def check_internals():
                  for a in FILE_ATTRS if not hasattr(getattr(cache, "_cache_file", None), a)]
     if problems:
         return problems
+    # load_cached links cached code against the symbols these register
+    import llvmlite.binding as ll
+
+    load_cached(probe._cache, (types.int64,), probe.targetctx)
+    for symbol in ("NRT_MemInfo_alloc_safe_aligned", "_numba_hashsecret_siphash_k0"):
+        if not ll.address_of_symbol(symbol):
+            problems.append(f"LLVM symbol {symbol} is not registered after "
+                            "rtsys.initialize and importing numba.cpython.hashing")
     codegen = probe.targetctx.codegen()
     key = cache._index_key((types.int64,), codegen)
     if not (isinstance(key, tuple) and len(key) == 3 and key[1] == codegen.magic_tuple()):
@@ -365,3 +377,35 @@ def attach(disp, store=None):
     cache._svmlab_store = store[:2]
     cache._svmlab_magic = store[2]
     return disp
+
+
+# --------------------------------------------------------------------------
+# Loading cached machine code without numba's one-time registry set-up
+
+def load_cached(cache, sig, target_context):
+    """The compile result of ``sig`` from the dispatcher cache ``cache``
+    (numba's or :class:`ShippedCache`), or None: what numba's
+    ``FunctionCache.load_overload`` does, without its first step.
+
+    The problem: numba's ``load_overload`` starts with
+    ``target_context.refresh()``, which on its first call in a process
+    imports and installs every typing and lowering registry numba has (NumPy,
+    linear algebra, random, typed containers, jitclass, ...): about 0.3 s of
+    CPU, most of a small first fit, and only needed to *compile*.  Machine
+    code read back from the cache needs only what its object code links
+    against: the symbols numba registers with LLVM.  Those are the C helpers
+    and math functions (registered when the target context is created), the
+    NRT functions (:meth:`rtsys.initialize`, the one part of the refresh kept
+    here), and the hash secret that :mod:`numba.cpython.hashing` registers
+    on import (imported here; a kernel hashing a value links against it).
+    Parallel kernels carry their own re-initialisation (``reload_init``),
+    which numba's rebuild runs.  A compilation later in the process (a
+    signature not in the cache) refreshes the context itself
+    (``numba.core.compiler.compile_extra``), so nothing is skipped for it."""
+    from numba.core.runtime.nrt import rtsys
+
+    rtsys.initialize(target_context)
+    import numba.cpython.hashing  # noqa: F401  (registers _numba_hashsecret_* symbols)
+
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)

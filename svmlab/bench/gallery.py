@@ -415,8 +415,33 @@ def markdown_table(rows, root=None):
     return "\n".join(lines)
 
 
+def byte_compile_svmlab(log=print):
+    """Write the ``.pyc`` files of the svmlab package being measured, as
+    ``pip install`` does for a wheel; True when every file compiled.
+
+    Why: scikit-learn is installed with its bytecode, while a checkout
+    run with :envvar:`PYTHONDONTWRITEBYTECODE` set (this project's shared
+    machines) has none, and then every fresh svmlab process compiled its
+    sources again: 0.1-0.3 s of CPU per script that no installed user pays
+    (docs/decisions/31f01-first-fit-in-a-fresh-process.md).  A folder that
+    cannot be written (an installed package) keeps what it has."""
+    import compileall
+
+    import svmlab
+
+    folder = os.path.dirname(os.path.abspath(svmlab.__file__))
+    try:
+        ok = bool(compileall.compile_dir(folder, quiet=2))
+    except OSError:
+        ok = False
+    log(f"byte-compiled {folder}" if ok else f"could not byte-compile all of {folder}")
+    return ok
+
+
 def run_gallery(root, only=None, rounds=2, max_cap_s=900.0, log=print, on_row=None):
-    """Compare every gallery script under ``root``; returns the rows."""
+    """Compare every gallery script under ``root`` (after
+    :func:`byte_compile_svmlab`); returns the rows."""
+    byte_compile_svmlab(log=log)
     rows = []
     for script in find_scripts(root, only):
         row = compare_script(script, rounds=rounds, max_cap_s=max_cap_s, log=log)

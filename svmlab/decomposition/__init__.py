@@ -20,14 +20,35 @@ solve the dual over it with an engine.
 The Cholesky factor updates are the shared :mod:`svmlab._linalg`.  The
 readable twins are :mod:`svmlab.reference.chunking`,
 :mod:`svmlab.reference.decomposition` and :mod:`svmlab.reference.irwls`.
+
+Names are imported on first touch (:func:`__getattr__`): the SVM family
+imports :mod:`._blocked` from this room for every fit, and should not pay
+for the chunking, decomposition and IRWLS estimators it does not use
+(docs/decisions/31f01-first-fit-in-a-fresh-process.md).
 """
 
-from .estimators import (  # noqa: F401
-    ChunkingClassifier,
-    DecompositionClassifier,
-    DecompositionRecord,
-)
-from .irwls import IRWLSClassifier, IRWLSRecord, IRWLSRun  # noqa: F401
+from importlib import import_module
+
+_LAZY = {
+    "ChunkingClassifier": ".estimators",
+    "DecompositionClassifier": ".estimators",
+    "DecompositionRecord": ".estimators",
+    "IRWLSClassifier": ".irwls",
+    "IRWLSRecord": ".irwls",
+    "IRWLSRun": ".irwls",
+}
 
 __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord",
            "IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -234,7 +234,6 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
     """svmlab's compiled C-SVC estimator for ``solver`` with bound ``C``
     (per-example bounds come in as sample weights ``C_i / C``) and
     ``n_jobs`` (its one-vs-one pairs at once)."""
-    from ..decomposition import DecompositionClassifier, IRWLSClassifier
     from ..smo import SMOClassifier
 
     common = dict(C=float(C), kernel=est.kernel, gamma=gamma, degree=est.degree,
@@ -244,10 +243,12 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
         return SMOClassifier(selection=solver, shrinking=bool(est.shrinking), random_state=seed,
                              **common)
     if solver == "irwls":
+        from ..decomposition.irwls import IRWLSClassifier
         return IRWLSClassifier(random_state=seed, **common)
     if solver == "blocked":
         # float32 rows (LIBSVM's Qfloat): one SGEMM per block; "auto" would
         # take float64 where every row fits, a loop per entry (30w01)
+        from ..decomposition.estimators import DecompositionClassifier
         return DecompositionClassifier(engine="smo", cache_dtype="float32", **common)
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 

@@ -1,0 +1,129 @@
+"""Cached machine code loads without numba's registry refresh, and works.
+
+svmlab._jit loads a kernel's cached machine code through
+svmlab._shipped.load_cached, which skips the typing/target registry set-up
+that numba's own ``load_overload`` starts with (0.3 s of a small first fit,
+docs/decisions/31f01-first-fit-in-a-fresh-process.md).  These tests run in
+fresh processes (the set-up happens once per process): a first process
+compiles kernels into a new cache folder; a second loads them, checks that
+numba's ``BaseContext.refresh`` never ran, that the loaded code computes
+what the Python bodies compute (arrays allocated by numba's runtime, hashing,
+math functions, an exception raised inside compiled code), and that a
+signature missing from the cache still compiles correctly in that process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+KERNELS = textwrap.dedent('''
+    import numpy as np
+    from svmlab._jit import njit
+
+    @njit(cache=True)
+    def alloc(x):
+        out = np.empty(x.shape[0] * 2)       # NRT allocation
+        for i in range(x.shape[0]):
+            out[2 * i] = np.exp(x[i])        # a math function
+            out[2 * i + 1] = np.sqrt(abs(x[i]) + 1.0)
+        return out
+
+    @njit(cache=True)
+    def hashes(x):
+        d = {}                                # a typed dict: hashing
+        for i in range(x.shape[0]):
+            d[hash((i, 3))] = x[i]
+        s = 0.0
+        for k in d:
+            s += d[k]
+        return s, hash((x.shape[0], 7))
+
+    @njit(cache=True)
+    def checked(x):
+        if x[0] < 0:
+            raise ValueError("negative first value")
+        return x.sum()
+''')
+
+DRIVER = textwrap.dedent('''
+    import json, sys
+    import numpy as np
+    from numba.core import base
+    calls = []
+    orig = base.BaseContext.refresh
+    def refresh(self):
+        calls.append(1)
+        return orig(self)
+    base.BaseContext.refresh = refresh
+    import kernels_31f01 as k
+    x = np.linspace(-1.0, 2.0, 7)
+    out = {}
+    out["alloc"] = k.alloc(x).tolist()
+    s, h = k.hashes(x)
+    out["hashes"] = [s, h]
+    try:
+        k.checked(x)
+        out["raised"] = None
+    except ValueError as e:
+        out["raised"] = str(e)
+    out["checked"] = k.checked(x[::-1].copy())
+    out["refresh_after_loads"] = len(calls)
+    out["n_overloads"] = [len(k.alloc.overloads), len(k.hashes.overloads)]
+    if sys.argv[1] == "load":
+        # a signature that is not cached (int64, and large: compiled here)
+        xi = np.arange(6000, dtype=np.int64)
+        # (numba's exp is libm's, NumPy's its own: equal to a few ulps)
+        out["int_alloc_ok"] = bool(np.allclose(
+            k.alloc(xi), k.alloc.py_func(xi), rtol=1e-14, atol=0))
+        out["refresh_after_compile"] = len(calls)
+    print("RESULT" + json.dumps(out))
+''')
+
+
+def _run(tmp_path, phase, mode):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]),
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"), SVMLAB_JIT=mode,
+               SVMLAB_PROGRESS="0", SVMLAB_SHIPPED="0")
+    p = subprocess.run([sys.executable, str(tmp_path / "driver.py"), phase], env=env,
+                       capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    return json.loads(line[len("RESULT"):])
+
+
+def test_cached_code_loads_without_refresh_and_computes_the_same(tmp_path):
+    (tmp_path / "kernels_31f01.py").write_text(KERNELS)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    built = _run(tmp_path, "build", "eager")      # compiles into the new cache
+    assert built["refresh_after_loads"] >= 1      # numba's compile refreshed
+    loaded = _run(tmp_path, "load", "auto")       # a fresh process: loads it
+
+    # nothing was compiled before the uncached signature: all came from the
+    # cache, through svmlab's loader, which never refreshed the context
+    assert loaded["refresh_after_loads"] == 0
+    assert loaded["n_overloads"] == [1, 1]
+
+    # the Python bodies give the reference values
+    import numpy as np
+
+    x = np.linspace(-1.0, 2.0, 7)
+    ref = np.empty(14)
+    ref[0::2] = np.exp(x)
+    ref[1::2] = np.sqrt(np.abs(x) + 1.0)
+    np.testing.assert_allclose(loaded["alloc"], ref, rtol=1e-15)
+    assert loaded["alloc"] == built["alloc"]
+    assert loaded["hashes"][0] == float(np.sum(x))   # distinct keys: every value summed
+    assert loaded["hashes"] == built["hashes"]       # same hash secret as the compile
+    assert loaded["raised"] == "negative first value"
+    assert loaded["checked"] == built["checked"]
+
+    # a signature missing from the cache compiles here, correctly, and that
+    # compile does the registry set-up numba's compiler needs
+    assert loaded["int_alloc_ok"] is True
+    assert loaded["refresh_after_compile"] >= 1
