@@ -130,13 +130,24 @@ class _Armed:
 
 
 def _watched(cls):
-    """``cls`` whose instances raise on any attribute access while armed."""
+    """``cls`` whose instances raise on any attribute access (read, write or
+    delete) while armed."""
 
     class Watched(cls):
         def __getattribute__(self, name):
             if _Armed.on and not (name.startswith("__") and name.endswith("__")):
                 raise AssertionError(f"a run read the estimator's attribute {name!r}")
             return super().__getattribute__(name)
+
+        def __setattr__(self, name, value):
+            if _Armed.on:
+                raise AssertionError(f"a run wrote the estimator's attribute {name!r}")
+            super().__setattr__(name, value)
+
+        def __delattr__(self, name):
+            if _Armed.on:
+                raise AssertionError(f"a run deleted the estimator's attribute {name!r}")
+            super().__delattr__(name)
 
     Watched.__name__ = cls.__name__
     Watched.__qualname__ = cls.__qualname__
@@ -153,14 +164,19 @@ CASES = [
     (DecompositionClassifier, dict(kernel="rbf", gamma=GAMMA, engine="smo", progress=False)),
     (svmlab.SVC, dict(gamma=GAMMA)),
     (svmlab.SVC, dict(gamma=GAMMA, solver="full")),
+    (svmlab.SVC, dict(gamma=GAMMA, solver="irwls")),
+    (svmlab.SVC, dict(gamma=GAMMA, solver="blocked")),
+    (svmlab.SVC, dict(kernel="precomputed")),  # the generalised dual's backend
     (svmlab.NuSVC, dict(gamma=GAMMA)),
+    (svmlab.NuSVC, dict(gamma=GAMMA, solver="full")),
     (svmlab.SVR, dict(gamma=GAMMA)),
+    (svmlab.NuSVR, dict(gamma=GAMMA)),
     (svmlab.OneClassSVM, dict(gamma=GAMMA)),
 ]
 
 
 WATCH = [(c, p, k) for c, p in CASES for k in (2, 3)
-         if k == 2 or c not in (svmlab.SVR, svmlab.OneClassSVM)]
+         if k == 2 or c not in (svmlab.SVR, svmlab.NuSVR, svmlab.OneClassSVM)]
 
 
 @pytest.mark.parametrize("cls,params,n_classes", WATCH,
@@ -175,6 +191,8 @@ def test_runs_never_touch_the_estimator(cls, params, n_classes):
     if n_classes == 2:
         X, y = X[y > 0], y[y > 0]
     y = y.astype(float)
+    if params.get("kernel") == "precomputed":
+        X = rbf_kernel(X, gamma=GAMMA)
     W = _watched(cls)
     est = W(**params)
     run = est.start(X, y)
@@ -187,7 +205,7 @@ def test_runs_never_touch_the_estimator(cls, params, n_classes):
         warnings.simplefilter("error")
         run.finish()
     plain = cls(**params).fit(X, y)
-    f = "predict" if cls is svmlab.SVR else "decision_function"
+    f = "predict" if cls in (svmlab.SVR, svmlab.NuSVR) else "decision_function"
     np.testing.assert_allclose(getattr(est, f)(X), getattr(plain, f)(X), rtol=1e-12, atol=1e-12)
 
 
