@@ -326,3 +326,18 @@ def test_family_through_the_solver_layer_with_no_estimator(binary, regression, i
     else:
         c = coef
     assert f(c) == pytest.approx(f(c_ref), rel=1e-5)
+
+
+def test_probability_folds_train_with_the_fits_backend():
+    """The backend is chosen once per fit: the probability folds of a first
+    fit with ``warm_start=True`` train on the same backend as the fit (once
+    chosen again after the fit, the warm-start memory stored by then sent
+    them to the generalised dual), so the model is that of
+    ``warm_start=False``, bit for bit."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    cold = svmlab.SVC(probability=True, random_state=0).fit(X, y)
+    warm = svmlab.SVC(probability=True, random_state=0, warm_start=True).fit(X, y)
+    np.testing.assert_array_equal(warm.dual_coef_, cold.dual_coef_)
+    np.testing.assert_array_equal(warm.probA_, cold.probA_)
+    np.testing.assert_array_equal(warm.probB_, cold.probB_)

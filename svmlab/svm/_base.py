@@ -534,7 +534,7 @@ class BaseSVC(BaseSVM):
 
     def _after_store(self, run):
         if self.probability and not (run.interrupted or run.stopped):
-            self._fit_probability(run.fit_problem)
+            self._fit_probability(run.fit_problem, run.solving.backend, run.solving.opts)
 
     def _check_nu_feasible(self, y_idx, w, k):
         """LIBSVM's check: for every pair, ``nu (n_a + n_b) / 2 <= min(n_a,
@@ -576,14 +576,14 @@ class BaseSVC(BaseSVM):
         }
 
     # ---------------------------------------------------------- probability
-    def _fit_probability(self, problem):
+    def _fit_probability(self, problem, bk, opts):
         """Platt's sigmoid per pair, on 5-fold cross-validated decision
         values (:mod:`svmlab.svm._probability`), each fold trained by the
-        fit's own backend."""
+        fit's own backend ``bk`` with its options ``opts`` (chosen once, at
+        ``start``: chosen again after the fit, a warm start's memory, by
+        then stored, sent a first fit's folds to the generalised dual)."""
         from ._probability import libsvm_permutation, sigmoid_fit
 
-        bk = _solve.select_backend(self, self._impl, problem.kern.kind)
-        opts = FitOptions.of(self)
         y_idx = problem.y_idx
         seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
         A, B = np.empty(len(problem.pairs)), np.empty(len(problem.pairs))

@@ -525,6 +525,10 @@ class Solving:
         self.problem = problem
         self.n_parts = n_parts
         self.threads = threads
+        #: the backend that opened it and the options it was given (set by
+        #: :meth:`Backend.open`): the probability folds train with them
+        self.backend = None
+        self.opts = None
 
     def open_part(self, i):  # pragma: no cover - every backend gives its own
         raise NotImplementedError
@@ -664,6 +668,11 @@ class Backend:
         the randomised solvers, ``threads`` cores for the pairs, ``last``
         the warm start ``(alphas, bounds)`` or None; ``estimator`` is only
         held by the runs (named in messages), never read."""
+        solving = self._open(problem, opts, seed, threads, last, estimator)
+        solving.backend, solving.opts = self, opts
+        return solving
+
+    def _open(self, problem, opts, seed, threads, last, estimator):
         raise NotImplementedError  # pragma: no cover
 
     def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
@@ -680,7 +689,7 @@ class Backend:
 class _Rows(Backend):
     name = "rows"
 
-    def open(self, problem, opts, *, seed=0, threads=1, last=None, estimator=None):
+    def _open(self, problem, opts, seed, threads, last, estimator):
         return _RowsSolving(problem, opts, seed, threads)
 
     def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
@@ -695,7 +704,7 @@ class _Rows(Backend):
 class _Full(Backend):
     name = "full"
 
-    def open(self, problem, opts, *, seed=0, threads=1, last=None, estimator=None):
+    def _open(self, problem, opts, seed, threads, last, estimator):
         return _FullSolving(problem, opts, seed, estimator, threads)
 
     def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
@@ -712,7 +721,7 @@ class _Full(Backend):
 class _Dual(Backend):
     name = "dual"
 
-    def open(self, problem, opts, *, seed=0, threads=1, last=None, estimator=None):
+    def _open(self, problem, opts, seed, threads, last, estimator):
         # the kernel values are checked before any work
         check_kernel_finite(problem.kern, problem.keep)
         # a single problem (over the kept rows): its kernel made now
