@@ -130,13 +130,24 @@ class _Armed:
 
 
 def _watched(cls):
-    """``cls`` whose instances raise on any attribute access while armed."""
+    """``cls`` whose instances raise on any attribute access (read, write or
+    delete) while armed."""
 
     class Watched(cls):
         def __getattribute__(self, name):
             if _Armed.on and not (name.startswith("__") and name.endswith("__")):
                 raise AssertionError(f"a run read the estimator's attribute {name!r}")
             return super().__getattribute__(name)
+
+        def __setattr__(self, name, value):
+            if _Armed.on:
+                raise AssertionError(f"a run wrote the estimator's attribute {name!r}")
+            super().__setattr__(name, value)
+
+        def __delattr__(self, name):
+            if _Armed.on:
+                raise AssertionError(f"a run deleted the estimator's attribute {name!r}")
+            super().__delattr__(name)
 
     Watched.__name__ = cls.__name__
     Watched.__qualname__ = cls.__qualname__
@@ -153,14 +164,19 @@ CASES = [
     (DecompositionClassifier, dict(kernel="rbf", gamma=GAMMA, engine="smo", progress=False)),
     (svmlab.SVC, dict(gamma=GAMMA)),
     (svmlab.SVC, dict(gamma=GAMMA, solver="full")),
+    (svmlab.SVC, dict(gamma=GAMMA, solver="irwls")),
+    (svmlab.SVC, dict(gamma=GAMMA, solver="blocked")),
+    (svmlab.SVC, dict(kernel="precomputed")),  # the generalised dual's backend
     (svmlab.NuSVC, dict(gamma=GAMMA)),
+    (svmlab.NuSVC, dict(gamma=GAMMA, solver="full")),
     (svmlab.SVR, dict(gamma=GAMMA)),
+    (svmlab.NuSVR, dict(gamma=GAMMA)),
     (svmlab.OneClassSVM, dict(gamma=GAMMA)),
 ]
 
 
 WATCH = [(c, p, k) for c, p in CASES for k in (2, 3)
-         if k == 2 or c not in (svmlab.SVR, svmlab.OneClassSVM)]
+         if k == 2 or c not in (svmlab.SVR, svmlab.NuSVR, svmlab.OneClassSVM)]
 
 
 @pytest.mark.parametrize("cls,params,n_classes", WATCH,
@@ -175,6 +191,8 @@ def test_runs_never_touch_the_estimator(cls, params, n_classes):
     if n_classes == 2:
         X, y = X[y > 0], y[y > 0]
     y = y.astype(float)
+    if params.get("kernel") == "precomputed":
+        X = rbf_kernel(X, gamma=GAMMA)
     W = _watched(cls)
     est = W(**params)
     run = est.start(X, y)
@@ -187,5 +205,139 @@ def test_runs_never_touch_the_estimator(cls, params, n_classes):
         warnings.simplefilter("error")
         run.finish()
     plain = cls(**params).fit(X, y)
-    f = "predict" if cls is svmlab.SVR else "decision_function"
+    f = "predict" if cls in (svmlab.SVR, svmlab.NuSVR) else "decision_function"
     np.testing.assert_allclose(getattr(est, f)(X), getattr(plain, f)(X), rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------- the family
+
+def _family_problem(impl, X, y, solver="wss2", nu=0.5, epsilon=0.1, C=1.0):
+    """The frozen problem of one fit of the family, built here as an
+    estimator's ``start`` would (no estimator): all rows kept, unit
+    weights."""
+    from svmlab.reference import dual as ref_dual
+    from svmlab.svm._kernel import TrainKernel
+    from svmlab.svm._solve import FitProblem
+
+    n = len(X)
+    kern = TrainKernel("rbf", X, GAMMA, 3, 0.0)
+    keep = np.arange(n)
+    if impl in ("c_svc", "nu_svc"):
+        rows = [np.concatenate([np.flatnonzero(y > 0), np.flatnonzero(y < 0)])]
+        y_idx = np.where(y > 0, 0, 1)
+        signs = [np.where(y[rows[0]] > 0, 1.0, -1.0)]
+        U = np.full(n, C if impl == "c_svc" else 1.0)
+        return FitProblem(impl, solver, X, X, kern, GAMMA, 3, 0.0, U, keep, rows,
+                          [U[rows[0]]], y_idx, 2, [(0, 1)], signs, nu)
+    U = np.full(n, C if impl != "one_class" else 1.0)
+    if impl == "epsilon_svr":
+        prob = ref_dual.epsilon_svr(None, y, 1.0, epsilon, weight=U)
+    elif impl == "nu_svr":
+        prob = ref_dual.nu_svr(None, y, 1.0, nu, weight=U)
+    else:
+        prob = ref_dual.one_class(None, nu, weight=U)
+    return FitProblem(impl, solver, X, X, kern, GAMMA, 3, 0.0, U, keep, [keep], [prob.U],
+                      duals=[prob])
+
+
+def _solve_without_estimator(problem, backend):
+    """Open the problem's runs through the backend with no estimator, run
+    them in a :class:`svmlab.svm._run.FamilyRun` that has none either, and
+    return the problems' results."""
+    from svmlab.svm._run import FamilyRun
+
+    opts = FitOptions(tol=1e-5, max_iter=-1, cache_size=50.0, shrinking=True)
+    solving = backend.open(problem, opts, seed=1, estimator=None)
+    run = FamilyRun(None, solving.n_parts, len(problem.keep), solving.open_part,
+                    problem.pairs, problem.rows, threads=solving.threads)
+    assert run.estimator is None
+    run.run()
+    assert run.converged, run.stop_reason
+    return solving.results(run)
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.RandomState(4)
+    X = StandardScaler().fit_transform(rng.randn(90, 4))
+    z = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.randn(90)
+    return X, z
+
+
+@pytest.mark.parametrize("solver", ["wss2", "full"])
+@pytest.mark.parametrize("impl", ["epsilon_svr", "nu_svr", "one_class", "nu_svc"])
+def test_family_through_the_solver_layer_with_no_estimator(binary, regression, impl, solver):
+    """SVR, NuSVR, OneClassSVM and NuSVC solved by the generalised dual's
+    backend from a frozen problem, no estimator anywhere; the objective of
+    LIBSVM's dual (computed here from the coefficients) matches
+    scikit-learn's own fit of the same problem, and the constraints hold."""
+    from sklearn.svm import SVR as SkSVR, NuSVR as SkNuSVR, OneClassSVM as SkOCSVM, \
+        NuSVC as SkNuSVC
+
+    from svmlab.svm._solve import DUAL
+
+    nu, eps = 0.4, 0.1
+    X, target = regression if impl in ("epsilon_svr", "nu_svr") else binary
+    res = _solve_without_estimator(_family_problem(impl, X, target, solver, nu, eps), DUAL)
+    assert len(res) == 1 and res[0].status == "converged"
+    coef = res[0].coef
+    K = rbf_kernel(X, gamma=GAMMA)
+    common = dict(gamma=GAMMA, tol=1e-7)
+    if impl == "epsilon_svr":
+        ref = SkSVR(C=1.0, epsilon=eps, **common).fit(X, target)
+
+        def f(c, z=target):  # sum a + a* = |c|: a_i a*_i = 0 at the optimum
+            return 0.5 * c @ K @ c + eps * np.abs(c).sum() - z @ c
+        assert abs(coef.sum()) <= 1e-8 and np.all(np.abs(coef) <= 1.0 + 1e-12)
+    elif impl == "nu_svr":
+        ref = SkNuSVR(C=1.0, nu=nu, **common).fit(X, target)
+
+        def f(c, z=target):
+            return 0.5 * c @ K @ c - z @ c
+        assert abs(coef.sum()) <= 1e-8
+        assert np.abs(coef).sum() <= nu * len(X) + 1e-8
+    elif impl == "one_class":
+        ref = SkOCSVM(nu=nu, **common).fit(X)
+
+        def f(c):
+            return 0.5 * c @ K @ c
+        assert coef.sum() == pytest.approx(nu * len(X), rel=1e-12)
+        assert np.all((coef >= 0) & (coef <= 1.0 + 1e-12))
+    else:
+        ref = SkNuSVC(nu=nu, **common).fit(X, target)
+
+        def f(c):  # back to a (sum a = nu l) from LIBSVM's y a / r
+            ya = c * (nu * len(X) / np.abs(c).sum())
+            return 0.5 * ya @ K @ ya
+        y_rows = target[np.concatenate([np.flatnonzero(target > 0),
+                                        np.flatnonzero(target < 0)])]
+        assert abs(coef @ np.ones_like(coef)) <= 1e-8 * np.abs(coef).sum()
+        assert np.all(coef * y_rows >= 0)
+        # the solver's own objective, before LIBSVM's rescaling by r
+        assert res[0].objective == pytest.approx(f(coef[np.argsort(
+            np.concatenate([np.flatnonzero(target > 0), np.flatnonzero(target < 0)]))]),
+            rel=1e-10)
+    c_ref = np.zeros(len(X))
+    c_ref[ref.support_] = ref.dual_coef_.ravel()
+    if impl == "nu_svc":
+        rows = np.concatenate([np.flatnonzero(target > 0), np.flatnonzero(target < 0)])
+        c = np.zeros(len(X))
+        c[rows] = coef
+    else:
+        c = coef
+    assert f(c) == pytest.approx(f(c_ref), rel=1e-5)
+
+
+def test_probability_folds_train_with_the_fits_backend():
+    """The backend is chosen once per fit: the probability folds of a first
+    fit with ``warm_start=True`` train on the same backend as the fit (once
+    chosen again after the fit, the warm-start memory stored by then sent
+    them to the generalised dual), so the model is that of
+    ``warm_start=False``, bit for bit."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    cold = svmlab.SVC(probability=True, random_state=0).fit(X, y)
+    warm = svmlab.SVC(probability=True, random_state=0, warm_start=True).fit(X, y)
+    np.testing.assert_array_equal(warm.dual_coef_, cold.dual_coef_)
+    np.testing.assert_array_equal(warm.probA_, cold.probA_)
+    np.testing.assert_array_equal(warm.probB_, cold.probB_)

@@ -7,7 +7,8 @@ estimates, precomputed and callable kernels, warm starts and
 =====================  ====================================================
 :mod:`._classes`       the five estimators and what differs from sklearn
 :mod:`._base`          validation, weights, fitted layout, prediction
-:mod:`._solve`         the solvers, which formulation each takes, "auto"
+:mod:`._solve`         the solver layer: a fit's frozen problem, the
+                       backend objects that run it, the solvers, "auto"
 :mod:`._kernel`        named, precomputed and callable kernels
 :mod:`._probability`   Platt's sigmoid, pairwise coupling, LIBSVM's folds
 :mod:`._path`          warm-started paths over C

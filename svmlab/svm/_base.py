@@ -42,13 +42,12 @@ Contract (scikit-learn's, unless said otherwise):
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state, column_or_1d, compute_class_weight
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
@@ -57,12 +56,12 @@ from sklearn.utils.multiclass import _ovr_decision_function
 from sklearn.utils.validation import (_num_samples, check_consistent_length, check_is_fitted,
                                       validate_data)
 
-from .._stepping import (FitOptions, SteppedFitMixin, blas_thread_limit, effective_n_jobs,
-                         with_callbacks)
+from .._stepping import FitOptions, SteppedFitMixin, effective_n_jobs, with_callbacks
 from .._validation import _check_label_type, check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
+from ._solve import base_kernel, project_start  # noqa: F401 - their home was here
 from ._run import FamilyRun
 
 try:  # scikit-learn >= 1.8: the sparse container the configuration asks for
@@ -81,32 +80,6 @@ DENSIFY_MAX_BYTES = 1 << 20
 def class_pairs(k):
     """One-vs-one pairs ``(a, b)``, ``a < b``, in LIBSVM's order."""
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
-
-
-def base_kernel(kern, Xt, rows, gamma, degree, coef0):
-    """A :class:`svmlab.kernels.Kernel` over the training rows ``rows`` (the
-    base points of a problem): the named kernel on those rows, or the Gram
-    matrix's block as a precomputed kernel."""
-    from ..kernels import Kernel
-
-    if kern.named:
-        return Kernel(Xt[rows], kern.name, gamma, degree, coef0)
-    return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
-
-
-def _dual_run_one_thread(opts, kernel, prob, full, a0, est):
-    """The compiled generalised dual run of one problem
-    (:func:`svmlab.svm._solve.compiled_dual_run`), made and stepped with one
-    BLAS thread, as LIBSVM computes its rows: its rows are DGEMVs of one
-    row of X at a time (and the feasible start's rows one DGEMM, while the
-    run is made), far too small for a second thread, whose wake-ups and
-    spin-waits cost up to 100 times the row itself on a busy machine
-    (decision record 28s01)."""
-    with blas_thread_limit(1):
-        run = _solve.compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0,
-                                       estimator=est)
-    run.blas_threads = 1
-    return run
 
 
 class BaseSVM(SteppedFitMixin, BaseEstimator):
@@ -269,54 +242,35 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
             raise ValueError("Invalid input - all samples have zero or negative weights.")
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, None, kern.kind, 1)
-        bk = _solve.backend(self, self._impl, kern.kind)
+        bk = _solve.select_backend(self, self._impl, kern.kind)
         z, Uk = y[keep], U[keep]
-
-        def build(K):
-            if self._impl == "epsilon_svr":
-                return ref_dual.epsilon_svr(K, z, 1.0, float(self.epsilon), weight=Uk)
-            if self._impl == "nu_svr":
-                return ref_dual.nu_svr(K, z, 1.0, float(self.nu), weight=Uk)
-            return ref_dual.one_class(K, float(self.nu), weight=Uk)
-
+        if self._impl == "epsilon_svr":
+            prob = ref_dual.epsilon_svr(None, z, 1.0, float(self.epsilon), weight=Uk)
+        elif self._impl == "nu_svr":
+            prob = ref_dual.nu_svr(None, z, 1.0, float(self.nu), weight=Uk)
+        else:
+            prob = ref_dual.one_class(None, float(self.nu), weight=Uk)
         n_vars = 2 * len(keep) if self._impl in ("epsilon_svr", "nu_svr") else len(keep)
         last = self._check_warm_sizes([n_vars])
+        # the parameters converted once: the problem and the options the
+        # runs read (they read no estimator attribute)
+        problem = _solve.FitProblem(self._impl, self.solver_, X, Xt, kern, self._gamma,
+                                    self.degree, self.coef0, U, keep, [keep], [prob.U],
+                                    duals=[prob])
         # every formulation runs on the compiled generalised dual here
         # (svmlab.smo.DualRun; "full": the whole kernel matrix at once)
-        self._check_kernel_finite(kern, keep)
-        kernel = self._base_kernel(kern, Xt, keep)
-        prob = build(None)
-        self._fit_ctx = {"X": X, "keep": keep, "bounds": [prob.U], "backend": bk,
-                         "probs": [prob], "n_base": [len(keep)]}
+        solving = bk.open(problem, FitOptions.of(self), last=last, estimator=self)
+        return self._family_run(solving, None)
 
-        # the openers run while the fit runs: they read no estimator
-        # attribute (the options are converted here, once)
-        opts, est, full = FitOptions.of(self), self, self.solver_ == "full"
-
-        def opener(i):
-            a0 = None if last is None else project_start(
-                prob, last[0][0], last[1][0], kernel_rows=kernel.block)
-            return _dual_run_one_thread(opts, kernel, prob, full, a0, est)
-
-        return FamilyRun(self, 1, len(keep), opener, None, [keep])
-
-    def _base_kernel(self, kern, Xt, rows):
-        """A :class:`svmlab.kernels.Kernel` over the training rows ``rows``
-        (the base points of a problem) for the compiled solvers: the named
-        kernel on those rows, or the Gram matrix's block as a precomputed
-        kernel."""
-        return base_kernel(kern, Xt, rows, self._gamma, self.degree, self.coef0)
-
-    def _check_kernel_finite(self, kern, rows):
-        """scikit-learn's error before any solver work when the kernel
-        values would not be finite (data so large that squared norms
-        overflow, or a Gram matrix with NaN or inf)."""
-        if kern.named:
-            bad = not np.all(np.isfinite(kern.kernel_obj.data.sqnorm[rows]))
-        else:
-            bad = not np.all(np.isfinite(kern.G[np.ix_(rows, rows)]))
-        if bad:
-            self._checked(np.array([np.nan]))
+    def _family_run(self, solving, labels):
+        """The :class:`svmlab.svm._run.FamilyRun` over ``solving``'s parts,
+        the fit's problem and its solving kept on it (``fit_problem``,
+        ``solving``) for :meth:`_fitted_attributes`."""
+        pb = solving.problem
+        run = FamilyRun(self, solving.n_parts, len(pb.keep), solving.open_part, pb.pairs,
+                        pb.rows, labels=labels, threads=solving.threads)
+        run.fit_problem, run.solving = pb, solving
+        return run
 
     def _store_run(self, run):
         """The fitted attributes of the state ``run`` reached (SolverRun's
@@ -324,9 +278,8 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         for name, value in self._fitted_attributes(run).items():
             setattr(self, name, value)
         if callable(self.kernel):
-            self._X_fit = self._fit_ctx["X"]
+            self._X_fit = run.fit_problem.X
         self._after_store(run)
-        del self._fit_ctx
 
     def _after_store(self, run):
         """Hook for work after the attributes exist (classifiers: the
@@ -336,9 +289,9 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         """The fitted attributes of the state ``run`` has reached, as a dict
         (for :meth:`_store_run`, and for scikit-learn callbacks' fitted
         copies)."""
-        ctx = self._fit_ctx
-        res = _problem_results(run, ctx)[0]
-        keep, X = ctx["keep"], ctx["X"]
+        pb = run.fit_problem
+        res = run.solving.results(run)[0]
+        keep, X = pb.keep, pb.X
         coef = res.coef
         sv = np.flatnonzero(coef != 0)
         support = keep[sv].astype(np.int32)
@@ -352,7 +305,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
             "_probA": np.empty(0), "_probB": np.empty(0),
             "n_iter_": int(res.n_iter), "alpha_": res.alpha, "_fit_rows": keep,
         }
-        attrs.update(self._status_attributes(run, [res], ctx["bounds"]))
+        attrs.update(self._status_attributes(run, [res], pb.bounds))
         if self._impl == "one_class":
             attrs["offset_"] = np.array([res.rho])
         if self._impl == "nu_svr":
@@ -366,13 +319,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
     @staticmethod
     def _checked(K):
         """``K``, or scikit-learn's error when it has NaN or infinite values."""
-        if not np.all(np.isfinite(K)):
-            raise ValueError(
-                "The dual coefficients or intercepts are not finite. The input data may "
-                "contain large values and need to be preprocessed. (The kernel matrix has "
-                "NaN or infinite values: scale the features, e.g. with StandardScaler, or "
-                "check the kernel.)")
-        return K
+        return _solve.check_finite_gram(K)
 
     def _check_warm_sizes(self, sizes):
         """``(last alphas, last bounds)`` for a warm start, or None (a cold
@@ -500,121 +447,6 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         return np.array([self._n_support[0]])
 
 
-def project_start(prob, a, U_old=None, *, seeding="scale", kernel_rows=None):
-    """A feasible start for ``prob`` near the solution ``a`` of an earlier
-    fit (warm start; DeCoste and Wagstaff's "alpha seeding").
-
-    1. When every bound changed by the same factor (a new ``C``, the usual
-       step along a regularisation path) and ``seeding="scale"``, ``a`` is
-       scaled by it: the variables at a bound stay at the bound, the free
-       ones keep their proportions, and ``y'a`` keeps its value.
-       (``seeding="keep"``: the old values stay, those at the old bound move
-       to the new one.)
-    2. ``a`` is clipped to the new box ``[0, U]``; values within ``1e-12 U``
-       of a bound go onto it (the solver's own rule: a value left a rounding
-       error away from its bound would count as free).
-    3. The equality constraints are restored per sign class, greedily along
-       the gradient ``G = Q a + p`` (the first-order change of the
-       objective): a class whose sum is too large gives up mass from its
-       variables of largest ``G`` first, one whose sum is too small takes
-       mass on its variables of smallest ``G`` first, each moved to a bound
-       but the last.  C-SVC and epsilon-SVR need ``sum_+ a = sum_- a`` (the
-       larger side gives up the difference); the nu forms and one-class
-       need each class's sum at the start's (``nu`` sets it).
-
-    ``kernel_rows(B)``: the kernel rows ``K[B, :]`` over the base points
-    (default: read from ``prob.K``)."""
-    a = np.asarray(a, dtype=np.float64).copy()
-    U = np.asarray(prob.U, dtype=np.float64)
-    y = np.asarray(prob.y, dtype=np.float64)
-    if U_old is not None and len(U_old) == len(U):
-        U_old = np.asarray(U_old, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = U / U_old
-        if np.all(np.isfinite(ratio)) and np.ptp(ratio) <= 1e-12 * ratio.max():
-            if seeding == "scale":
-                a *= ratio[0]
-            else:
-                a[a >= U_old] = U[a >= U_old]
-    a = _snap(np.clip(a, 0.0, U), U)
-    if prob.kind == "one_class":
-        target = {1.0: prob.a0.sum()}
-    elif prob.nu:
-        target = {c: prob.a0[y == c].sum() for c in (1.0, -1.0)}
-    else:
-        common = min(a[y > 0].sum(), a[y < 0].sum())
-        target = {1.0: common, -1.0: common}
-    idx = np.asarray(prob.idx)
-    sv = np.flatnonzero(a > 0)
-    if kernel_rows is None:
-        def kernel_rows(B):
-            return prob.K[B]
-    F = (y[sv] * a[sv]) @ kernel_rows(idx[sv])[:, idx] if len(sv) else np.zeros(len(y))
-    G = y * F + np.asarray(prob.p, dtype=np.float64)
-    for c, t in target.items():
-        cls = np.flatnonzero(y == c)
-        diff = a[cls].sum() - t
-        if diff > 0:  # give up mass: largest G first
-            for s in cls[np.argsort(-G[cls], kind="stable")]:
-                if diff <= 0:
-                    break
-                take = min(a[s], diff)
-                a[s] -= take
-                diff -= take
-        elif diff < 0:  # take mass: smallest G first
-            for s in cls[np.argsort(G[cls], kind="stable")]:
-                if diff >= 0:
-                    break
-                put = min(U[s] - a[s], -diff)
-                a[s] += put
-                diff += put
-    # (the last variable moved may end a rounding error from its bound)
-    return _snap(np.clip(a, 0.0, U), U)
-
-
-def _snap(a, U):
-    """Values within ``1e-12 U`` of 0 or U put on the bound (the solvers'
-    rule after a step; a start must follow it too, else a variable a
-    rounding error from its bound counts as free and no step can move it)."""
-    band = 1e-12 * np.where(np.isfinite(U), U, 0.0)
-    a = np.where(a < band, 0.0, a)
-    return np.where(np.isfinite(U) & (a > U - band), U, a)
-
-
-def _problem_results(run, ctx):
-    """Per problem, a :class:`svmlab.svm._solve.ProblemResult` of the state
-    ``run`` reached: from each generalised part's result, or from the one
-    compiled C-SVC part (its pairs' multipliers, LIBSVM's sign).  A problem
-    not begun counts as all-zero multipliers and intercept 0."""
-    from ._solve import ProblemResult
-
-    if ctx.get("compiled") is not None:
-        model, inner = ctx["compiled"]
-        return _solve.compiled_results(run.part_result(0), inner, ctx["y_idx"][ctx["keep"]],
-                                       ctx["k"])
-    out = []
-    steps = run.part_steps()
-    for i, reason in enumerate(run.part_reasons):
-        res = run.part_result(i)
-        if reason == "running":
-            reason = "pending"
-        if res is None:
-            m = len(run.problem_rows(i))
-            out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
-                                     np.nan, ""))
-            continue
-        if ctx.get("backend") == "dual":
-            coef, rho, alpha, r, obj = _solve.compiled_dual_result(ctx["probs"][i], res,
-                                                                  ctx["n_base"][i])
-            out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, obj, r,
-                                     run.part_messages[i] or ""))
-            continue
-        coef, rho, alpha = _solve.full_pair_result(res, ctx["signs"][i])  # "full"
-        out.append(ProblemResult(coef, rho, alpha, int(steps[i]), reason, np.nan, np.nan,
-                                 run.part_messages[i] or ""))
-    return out
-
-
 class BaseSVC(BaseSVM):
     """Classifiers: SVC (C-SVC) and NuSVC (nu-SVC), one-vs-one over pairs."""
 
@@ -674,84 +506,35 @@ class BaseSVC(BaseSVM):
             sg = np.ones(len(r))
             sg[len(by_class[a]):] = -1.0
             signs.append(sg)
-        bk = _solve.backend(self, self._impl, kern.kind)
-        self._fit_ctx = {"X": X, "Xt": Xt, "keep": keep, "y_idx": y_idx, "U": U, "k": k,
-                         "kern": kern, "rows": rows, "bounds": [U[r] for r in rows],
-                         "backend": bk, "signs": signs, "compiled": None}
+        bk = _solve.select_backend(self, self._impl, kern.kind)
         seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
         # the cores for the pairs (scikit-learn's n_jobs, read here, in the
         # caller's joblib.parallel_config context)
         threads = effective_n_jobs(getattr(self, "n_jobs", None))
-        if bk == "rows":
-            model, sw, C = _solve.compiled_for(self.solver_, self, Uk, self._gamma, seed,
-                                               n_jobs=threads)
-
-            Xk = Xt if len(keep) == Xt.shape[0] else Xt[keep]
-
-            def opener(i):
-                if sp.issparse(Xk):
-                    inner = model.start(Xk, yk, sample_weight=sw)
-                else:
-                    # X, y and the parameters the inner estimator is made of
-                    # were validated above (check_scale included): not twice
-                    inner = model._start_checked(np.ascontiguousarray(Xk), yk,
-                                                 np.arange(k, dtype=yk.dtype), sw)
-                inner.progress = False
-                self._fit_ctx["compiled"] = (model, inner)
-                return inner
-
-            return FamilyRun(self, 1, len(keep), opener, pairs, rows, labels=self.classes_)
-        last = self._check_warm_sizes([len(r) for r in rows])
-        # the openers run while the fit runs: they read no estimator
-        # attribute (the options are converted here, once)
-        opts, est, full = FitOptions.of(self), self, self.solver_ == "full"
-        impl, nu = self._impl, float(getattr(self, "nu", 0.5))
-        kparams = (self._gamma, self.degree, self.coef0)
-        if bk == "dual":
-            self._check_kernel_finite(kern, keep)
-            probs = self._fit_ctx["probs"] = [None] * len(pairs)
-            self._fit_ctx["n_base"] = [len(r) for r in rows]
-
-            def opener(p):
-                kernel = base_kernel(kern, Xt, rows[p], *kparams)
-                if impl == "c_svc":
-                    prob = ref_dual.c_svc(None, signs[p], 1.0, weight=U[rows[p]])
-                else:
-                    prob = ref_dual.nu_svc(None, signs[p], nu, weight=U[rows[p]])
-                probs[p] = prob
-                a0 = None if last is None else project_start(
-                    prob, last[0][p], last[1][p], kernel_rows=kernel.block)
-                return _dual_run_one_thread(opts, kernel, prob, full, a0, est)
-
-            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
-                             labels=self.classes_, threads=threads)
-        blocks = _solve.ClassBlocks(kern, [keep[yk == c] for c in range(k)],
-                                    _solve.gram_dtype(self, len(keep), bk))
-        if bk == "full":
-
-            def opener(p):
-                G = BaseSVM._checked(blocks.pair_gram(*pairs[p]))
-                return _solve.full_pair_run(opts, G, signs[p], U[rows[p]], seed, blocks.dtype,
-                                            estimator=est)
-
-            return FamilyRun(self, len(pairs), len(keep), opener, pairs, rows,
-                             labels=self.classes_, threads=threads)
-        raise AssertionError(f"unknown backend {bk!r}")  # pragma: no cover
+        # the compiled C-SVC runs take no warm start (select_backend)
+        last = None if bk is _solve.ROWS else self._check_warm_sizes([len(r) for r in rows])
+        # the parameters converted once: the problem and the options the
+        # runs read (they read no estimator attribute)
+        problem = _solve.FitProblem(self._impl, self.solver_, X, Xt, kern, self._gamma,
+                                    self.degree, self.coef0, U, keep, rows,
+                                    [U[r] for r in rows], y_idx, k, pairs, signs,
+                                    float(getattr(self, "nu", 0.5)))
+        solving = bk.open(problem, FitOptions.of(self), seed=seed, threads=threads, last=last,
+                          estimator=self)
+        return self._family_run(solving, self.classes_)
 
     def _fitted_attributes(self, run):
-        ctx = self._fit_ctx
-        results = _problem_results(run, ctx)
-        attrs = self._pair_attributes(ctx["X"], ctx["y_idx"], ctx["k"], ctx["rows"], results)
-        attrs.update({"_fit_rows": ctx["keep"], "_probA": np.empty(0),
+        pb = run.fit_problem
+        results = run.solving.results(run)
+        attrs = self._pair_attributes(pb.X, pb.y_idx, pb.k, pb.rows, results)
+        attrs.update({"_fit_rows": pb.keep, "_probA": np.empty(0),
                       "_probB": np.empty(0)})
-        attrs.update(self._status_attributes(run, results, ctx["bounds"]))
+        attrs.update(self._status_attributes(run, results, pb.bounds))
         return attrs
 
     def _after_store(self, run):
-        ctx = self._fit_ctx
         if self.probability and not (run.interrupted or run.stopped):
-            self._fit_probability(ctx["kern"], ctx["Xt"], ctx["y_idx"], ctx["U"],
-                                  ctx["rows"], class_pairs(ctx["k"]))
+            self._fit_probability(run.fit_problem, run.solving.backend, run.solving.opts)
 
     def _check_nu_feasible(self, y_idx, w, k):
         """LIBSVM's check: for every pair, ``nu (n_a + n_b) / 2 <= min(n_a,
@@ -793,25 +576,30 @@ class BaseSVC(BaseSVM):
         }
 
     # ---------------------------------------------------------- probability
-    def _fit_probability(self, kern, X, y_idx, U, rows, pairs):
+    def _fit_probability(self, problem, bk, opts):
         """Platt's sigmoid per pair, on 5-fold cross-validated decision
-        values (:mod:`svmlab.svm._probability`)."""
+        values (:mod:`svmlab.svm._probability`), each fold trained by the
+        fit's own backend ``bk`` with its options ``opts`` (chosen once, at
+        ``start``: chosen again after the fit, a warm start's memory, by
+        then stored, sent a first fit's folds to the generalised dual)."""
         from ._probability import libsvm_permutation, sigmoid_fit
 
+        y_idx = problem.y_idx
         seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
-        A, B = np.empty(len(pairs)), np.empty(len(pairs))
-        for p, ((a, b), r) in enumerate(zip(pairs, rows)):
+        A, B = np.empty(len(problem.pairs)), np.empty(len(problem.pairs))
+        for p, ((a, b), r) in enumerate(zip(problem.pairs, problem.rows)):
             perm = libsvm_permutation(seed, len(r))
-            dec = self._cv_decision(kern, X, y_idx, U, r, a, perm)
+            dec = self._cv_decision(bk, opts, problem, r, a, perm)
             A[p], B[p], _ = sigmoid_fit(dec, np.where(y_idx[r] == a, 1.0, -1.0))
         self._probA, self._probB = A, B
 
-    def _cv_decision(self, kern, X, y_idx, U, r, a, perm):
+    def _cv_decision(self, bk, opts, problem, r, a, perm):
         """Cross-validated decision values (positive for class a) of the pair
         over rows ``r``, folds from the permutation ``perm`` of positions."""
         from ._probability import fold_bounds
 
-        y_pm = np.where(y_idx[r] == a, 1.0, -1.0)
+        y_pm = np.where(problem.y_idx[r] == a, 1.0, -1.0)
+        U = problem.U
         dec = np.zeros(len(r))
         for begin, end in fold_bounds(len(r)):
             test = perm[begin:end]
@@ -820,51 +608,18 @@ class BaseSVC(BaseSVM):
             if not (yt > 0).any() or not (yt < 0).any():
                 dec[test] = 1.0 if (yt > 0).any() else -1.0 if (yt < 0).any() else 0.0
                 continue
-            dec[test] = self._binary_decision(kern, X, r[train], yt, U[r[train]],
-                                              r[test], y_idx)
+            # the backend's solver on the training folds (the random
+            # state drawn per fold, as before)
+            seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
+            train_rows = r[train]
+            coef, rho = bk.solve_binary(problem, opts, train_rows, yt, U[train_rows], seed,
+                                        estimator=self)
+            sv = np.flatnonzero(coef != 0)
+            if len(sv) == 0:
+                dec[test] = np.full(len(test), -rho)
+                continue
+            dec[test] = problem.kern.gram(r[test], train_rows[sv]) @ coef[sv] - rho
         return dec
-
-    def _binary_decision(self, kern, X, train_rows, y_pm, U, test_rows, y_idx):
-        """Train the binary problem on ``train_rows`` (signs ``y_pm``) with
-        the estimator's own solver, and return its decision values (positive
-        for +1) on ``test_rows``."""
-        bk = _solve.backend(self, self._impl, kern.kind)
-        seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
-        if bk == "rows":
-            yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
-            results, prow = _solve.solve_csvc_compiled(self.solver_, self, X[train_rows], yl,
-                                                       2, U, self._gamma, seed)
-            coef, rho = np.zeros(len(train_rows)), results[0].rho
-            coef[prow[0]] = results[0].coef
-        elif bk == "dual":
-            kernel = self._base_kernel(kern, X, train_rows)
-            if self._impl == "c_svc":
-                prob = ref_dual.c_svc(None, y_pm, 1.0, weight=U)
-            else:
-                prob = ref_dual.nu_svc(None, y_pm, float(self.nu), weight=U)
-            run = _solve.compiled_dual_run(FitOptions.of(self), kernel, prob, full_kernel=False,
-                                           estimator=self)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                run.run()
-            coef, rho, _, _, _ = _solve.compiled_dual_result(prob, run.result(),
-                                                             len(train_rows))
-        elif bk == "full":
-            G = self._checked(kern.gram(train_rows, train_rows))
-            run = _solve.full_pair_run(FitOptions.of(self), G, y_pm, U, seed,
-                                       _solve.gram_dtype(self, len(train_rows), bk),
-                                       estimator=self)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                run.run()
-            coef, rho, _ = _solve.full_pair_result(run.result(), y_pm)
-        else:  # pragma: no cover
-            raise AssertionError(f"unknown backend {bk!r}")
-        sv = np.flatnonzero(coef != 0)
-        if len(sv) == 0:
-            return np.full(len(test_rows), -rho)
-        Kt = kern.gram(test_rows, train_rows[sv])
-        return Kt @ coef[sv] - rho
 
     # ------------------------------------------------------------- predict
     def _decision_function(self, X):

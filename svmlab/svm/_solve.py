@@ -28,7 +28,8 @@ Solvers and the formulations they take:
 
 Platt's heuristics, IRWLS and the blocked decomposition are written for the
 C-SVC dual (one bound per example, ``p = -1``, no second equality) and take
-the kernel by name.  Which code runs a fit (:func:`backend`):
+the kernel by name.  Which code runs a fit is a :class:`Backend` object,
+chosen once per fit (:func:`select_backend`; its ``name`` below):
 
 ``"rows"``
     C-SVC, named kernel, finite C, gamma > 0, cold start: svmlab's compiled
@@ -42,6 +43,17 @@ the kernel by name.  Which code runs a fit (:func:`backend`):
 
 C-SVC with ``C = inf`` (a hard margin) or a warm start (the compiled C-SVC
 runs take no start) always goes to the generalised dual.
+
+The layer.  An estimator converts its parameters once, in ``start`` (as
+scikit-learn's ``_base.py`` does before it calls libsvm): into a
+:class:`FitProblem` (the kernel data, the formulation, the per-example
+bounds, the problems' rows) and a :class:`svmlab._stepping.FitOptions`
+(tolerances, cache, iteration limit, the solvers' options).  A backend's
+:meth:`Backend.open` turns them into a :class:`Solving`: the runs of the
+problems, made one by one as the fit reaches them, and the
+:class:`ProblemResult` of each from the state a run reached.  No run reads
+or writes the estimator (it is only held, to receive the fit and to be
+named in messages); the estimator's ``finish`` reads the results.
 
 ``solver="auto"`` (:func:`choose_solver`):
 
@@ -63,17 +75,20 @@ The rules and the measurements behind them:
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .._stepping import blas_thread_limit
 from ..decomposition._blocked import prefers_blocked_lowdim
 from ..kernels.cache import n_slots_for
+from ..reference import dual as ref_dual
 
-__all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "choose_solver",
-           "solve_csvc_compiled", "BLOCKED_MIN_FEATURES"]
+__all__ = ["SOLVERS", "C_SVC_ONLY", "ProblemResult", "FitProblem", "Backend", "Solving",
+           "ROWS", "FULL", "DUAL", "select_backend", "choose_solver", "solve_csvc_compiled",
+           "BLOCKED_MIN_FEATURES"]
 
 SOLVERS = ("auto", "platt", "wss2", "irwls", "blocked", "full")
 #: the solvers written for the C-SVC dual only
@@ -178,23 +193,25 @@ def rows_reason(est, kernel_kind):
     return hard_reason(est)
 
 
-def backend(est, impl, kernel_kind):
-    """Which code runs the fit: ``"rows"`` (svmlab's compiled C-SVC
-    estimators on kernel rows), ``"full"`` (the compiled SMO with WSS 2 on
-    each pair's whole kernel matrix) or ``"dual"`` (the compiled
-    generalised dual, ``svmlab.smo.DualRun``)."""
+def select_backend(est, impl, kernel_kind):
+    """The :class:`Backend` that runs this fit (module docstring):
+    :data:`ROWS` (svmlab's compiled C-SVC runs on kernel rows), :data:`FULL`
+    (the compiled SMO with WSS 2 on each pair's whole kernel matrix) or
+    :data:`DUAL` (the compiled generalised dual, ``svmlab.smo.DualRun``).
+    Needs ``est.solver_`` (:func:`choose_solver`)."""
     if impl == "c_svc" and hard_reason(est) is None:
         if est.solver_ == "full":
-            return "full"
+            return FULL
         if est.solver_ in ("wss2", "platt", "irwls", "blocked") \
                 and rows_reason(est, kernel_kind) is None:
-            return "rows"
-    return "dual"
+            return ROWS
+    return DUAL
 
 
-def uses_compiled_csvc(est, impl, kernel_kind):
-    """Whether the fit runs svmlab's compiled C-SVC estimators on rows."""
-    return backend(est, impl, kernel_kind) == "rows"
+def backend(est, impl, kernel_kind):
+    """The name of the backend that runs this fit (``"rows"``, ``"full"``
+    or ``"dual"``; :func:`select_backend`)."""
+    return select_backend(est, impl, kernel_kind).name
 
 
 def full_pair_run(opts, G, y_pm, U, seed, cache_dtype, estimator=None):
@@ -230,18 +247,21 @@ def full_pair_result(res, y_pm):
 
 # ------------------------------------------------------------ compiled C-SVC
 
-def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
+def compiled_estimator(solver, opts, gamma, seed, C=1.0, n_jobs=None):
     """svmlab's compiled C-SVC estimator for ``solver`` with bound ``C``
-    (per-example bounds come in as sample weights ``C_i / C``) and
-    ``n_jobs`` (its one-vs-one pairs at once)."""
+    (per-example bounds come in as sample weights ``C_i / C``), the
+    options ``opts`` (:class:`svmlab._stepping.FitOptions`: the kernel,
+    ``tol``, ``cache_size``, ``max_iter``, ``shrinking``) and ``n_jobs``
+    (its one-vs-one pairs at once)."""
     from ..smo import SMOClassifier
 
-    common = dict(C=float(C), kernel=est.kernel, gamma=gamma, degree=est.degree,
-                  coef0=float(est.coef0), tol=float(est.tol), cache_size=float(est.cache_size),
-                  max_iter=int(est.max_iter), progress=False, n_jobs=n_jobs)
+    common = dict(C=float(C), kernel=opts.kernel, gamma=gamma, degree=opts.degree,
+                  coef0=float(opts.coef0), tol=float(opts.tol),
+                  cache_size=float(opts.cache_size), max_iter=int(opts.max_iter),
+                  progress=False, n_jobs=n_jobs)
     if solver in ("wss2", "platt"):
-        return SMOClassifier(selection=solver, shrinking=bool(est.shrinking), random_state=seed,
-                             **common)
+        return SMOClassifier(selection=solver, shrinking=bool(opts.shrinking),
+                             random_state=seed, **common)
     if solver == "irwls":
         from ..decomposition.irwls import IRWLSClassifier
         return IRWLSClassifier(random_state=seed, **common)
@@ -253,14 +273,14 @@ def compiled_estimator(solver, est, gamma, seed, C=1.0, n_jobs=None):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-def compiled_for(solver, est, U, gamma, seed, n_jobs=None):
+def compiled_for(solver, opts, U, gamma, seed, n_jobs=None):
     """``(model, sample_weight, C)``: the compiled C-SVC estimator for the
     bounds ``U``: a scalar ``C`` when every example has the same bound (the
     unweighted solver path, about 25% faster on small problems than
     per-example bounds), else ``C = 1`` and the bounds as sample weights."""
     same = bool(np.all(U == U[0]))
     C = float(U[0]) if same else 1.0
-    return (compiled_estimator(solver, est, gamma, seed, C=C, n_jobs=n_jobs),
+    return (compiled_estimator(solver, opts, gamma, seed, C=C, n_jobs=n_jobs),
             (None if same else U), C)
 
 
@@ -309,14 +329,14 @@ def _pair_of(p, k):
     raise IndexError(p)
 
 
-def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
+def solve_csvc_compiled(solver, opts, X, y_idx, k, U, gamma, seed):
     """All one-vs-one pairs of a C-SVC problem (``y_idx`` in 0..k-1, bounds
     ``U``) with svmlab's compiled estimator, run to the end (no records);
     returns ``(results, rows)``: per pair (LIBSVM's order) a
     :class:`ProblemResult` over the pair's rows ``rows[p]`` (positions in X:
     class a's, then class b's), LIBSVM's sign (+1 for the pair's first
-    class)."""
-    model, sw, _ = compiled_for(solver, est, U, gamma, seed)
+    class); ``opts`` as :func:`compiled_estimator` reads them."""
+    model, sw, _ = compiled_for(solver, opts, U, gamma, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         run = model.start(X, y_idx, sample_weight=sw)
@@ -328,13 +348,12 @@ def solve_csvc_compiled(solver, est, X, y_idx, k, U, gamma, seed):
     return results, rows
 
 
-def gram_dtype(est, n_kept, bk):
-    """The type of the class blocks: float64 when the whole kernel matrix
-    of the kept rows fits ``cache_size`` at float64 (or for the readable
-    solver, which computes in float64), else float32 (LIBSVM's ``Qfloat``:
-    one SGEMM per block at twice the speed; the compiled full path then
-    caches float32 rows)."""
-    if bk != "full" or gram_fits(n_kept, est.cache_size):
+def gram_dtype(cache_size, n_kept):
+    """The type of the class blocks of the full path: float64 when the
+    whole kernel matrix of the kept rows fits ``cache_size`` at float64,
+    else float32 (LIBSVM's ``Qfloat``: one SGEMM per block at twice the
+    speed; the compiled full path then caches float32 rows)."""
+    if gram_fits(n_kept, cache_size):
         return "float64"
     return "float32"
 
@@ -405,3 +424,411 @@ def compiled_dual_result(prob, res, n_base):
                     res["stop_reason"], [])
     coef, intercept = model(prob, dr, n=n_base)
     return coef, -intercept, dr.alpha, dr.r, dr.objective
+
+
+# ------------------------------------------------------------- the layer
+
+def check_finite_gram(K):
+    """``K``, or scikit-learn's error when it has NaN or infinite values."""
+    if not np.all(np.isfinite(K)):
+        raise ValueError(
+            "The dual coefficients or intercepts are not finite. The input data may "
+            "contain large values and need to be preprocessed. (The kernel matrix has "
+            "NaN or infinite values: scale the features, e.g. with StandardScaler, or "
+            "check the kernel.)")
+    return K
+
+
+def check_kernel_finite(kern, rows):
+    """scikit-learn's error before any solver work when the kernel values
+    over ``rows`` would not be finite (data so large that squared norms
+    overflow, or a Gram matrix with NaN or inf)."""
+    if kern.named:
+        bad = not np.all(np.isfinite(kern.kernel_obj.data.sqnorm[rows]))
+    else:
+        bad = not np.all(np.isfinite(kern.G[np.ix_(rows, rows)]))
+    if bad:
+        check_finite_gram(np.array([np.nan]))
+
+
+def base_kernel(kern, Xt, rows, gamma, degree, coef0):
+    """A :class:`svmlab.kernels.Kernel` over the training rows ``rows`` (the
+    base points of a problem): the named kernel on those rows, or the Gram
+    matrix's block as a precomputed kernel."""
+    from ..kernels import Kernel
+
+    if kern.named:
+        return Kernel(Xt[rows], kern.name, gamma, degree, coef0)
+    return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
+
+
+class FitProblem(NamedTuple):
+    """The frozen description of one fit's problems, made once by the
+    estimator's ``start`` (everything a backend needs; it reads no
+    estimator).
+
+    ``impl`` the formulation (LIBSVM's name: ``"c_svc"``, ``"nu_svc"``,
+    ``"one_class"``, ``"epsilon_svr"``, ``"nu_svr"``); ``solver`` the
+    solver that runs (:func:`choose_solver`); ``X`` the data as given to
+    ``fit`` (the support vectors come from it), ``Xt`` the rows the solvers
+    train on, ``kern`` the training kernel (:class:`svmlab.svm._kernel.
+    TrainKernel`) and its parameters ``gamma``, ``degree``, ``coef0``;
+    ``U`` (n,) the per-example bounds over X and ``keep`` the rows with a
+    positive one; per problem, ``rows`` its base points (rows of X) and
+    ``bounds`` its variables' bounds; classifiers: ``y_idx`` (n,) the label
+    indices, ``k`` the classes, ``pairs`` the one-vs-one pairs and
+    ``signs`` each pair's +1/-1 over its rows; ``nu``; ``duals`` the
+    :class:`svmlab.reference.dual.DualProblem` of a single problem (made at
+    ``start``), None for the pairs (made when a pair's turn comes)."""
+
+    impl: str
+    solver: str
+    X: Any
+    Xt: Any
+    kern: Any
+    gamma: float
+    degree: int
+    coef0: float
+    U: np.ndarray
+    keep: np.ndarray
+    rows: list
+    bounds: list
+    y_idx: Optional[np.ndarray] = None
+    k: int = 1
+    pairs: Optional[list] = None
+    signs: Optional[list] = None
+    nu: float = 0.5
+    duals: Optional[list] = None
+
+    def dual_problem(self, p):
+        """Problem p in the generalised dual's terms (its ``K`` not set)."""
+        if self.duals is not None:
+            return self.duals[p]
+        w = self.U[self.rows[p]]
+        if self.impl == "c_svc":
+            return ref_dual.c_svc(None, self.signs[p], 1.0, weight=w)
+        return ref_dual.nu_svc(None, self.signs[p], self.nu, weight=w)
+
+    def base_kernel(self, rows):
+        """A :class:`svmlab.kernels.Kernel` over the training rows ``rows``."""
+        return base_kernel(self.kern, self.Xt, rows, self.gamma, self.degree, self.coef0)
+
+
+class Solving:
+    """One fit's problems in a backend's hands: ``n_parts`` runs (the parts
+    of :class:`svmlab.svm._run.FamilyRun`, with ``threads`` cores for them),
+    :meth:`open_part` makes part i's run when the fit reaches it, and
+    :meth:`results` gives each problem's :class:`ProblemResult` in the
+    state the whole run reached.  Subclasses convert a part's result
+    (:meth:`_convert`)."""
+
+    def __init__(self, problem, n_parts, threads=1):
+        self.problem = problem
+        self.n_parts = n_parts
+        self.threads = threads
+        #: the backend that opened it and the options it was given (set by
+        #: :meth:`Backend.open`): the probability folds train with them
+        self.backend = None
+        self.opts = None
+
+    def open_part(self, i):  # pragma: no cover - every backend gives its own
+        raise NotImplementedError
+
+    def results(self, run):
+        """Per problem, a :class:`ProblemResult` of the state ``run`` (the
+        :class:`svmlab.svm._run.FamilyRun` over these parts) reached: a
+        problem not begun counts as all-zero multipliers and intercept 0."""
+        out = []
+        steps = run.part_steps()
+        for i, reason in enumerate(run.part_reasons):
+            res = run.part_result(i)
+            if reason == "running":
+                reason = "pending"
+            if res is None:
+                m = len(run.problem_rows(i))
+                out.append(ProblemResult(np.zeros(m), 0.0, np.zeros(m), 0, "pending", np.nan,
+                                         np.nan, ""))
+                continue
+            out.append(self._convert(i, res, int(steps[i]), reason,
+                                     run.part_messages[i] or ""))
+        return out
+
+    def _convert(self, i, res, n_iter, reason, message):  # pragma: no cover
+        raise NotImplementedError
+
+
+def _dual_run_one_thread(opts, kernel, prob, full, a0, est):
+    """The compiled generalised dual run of one problem
+    (:func:`compiled_dual_run`), made and stepped with one BLAS thread, as
+    LIBSVM computes its rows: its rows are DGEMVs of one row of X at a time
+    (and the feasible start's rows one DGEMM, while the run is made), far
+    too small for a second thread, whose wake-ups and spin-waits cost up to
+    100 times the row itself on a busy machine (decision record 28s01)."""
+    with blas_thread_limit(1):
+        run = compiled_dual_run(opts, kernel, prob, full_kernel=full, a0=a0, estimator=est)
+    run.blas_threads = 1
+    return run
+
+
+class _DualSolving(Solving):
+    def __init__(self, problem, opts, last, estimator, threads, kernel=None):
+        super().__init__(problem, len(problem.rows), threads)
+        self._kernel = kernel  # a single problem's, made at open
+        self.opts = opts
+        self.last = last
+        self.estimator = estimator
+        # each problem's DualProblem, once its run is made
+        self.probs = list(problem.duals) if problem.duals is not None \
+            else [None] * len(problem.rows)
+
+    def open_part(self, p):
+        pb = self.problem
+        kernel = pb.base_kernel(pb.rows[p]) if pb.duals is None else self._kernel
+        prob = pb.dual_problem(p)
+        self.probs[p] = prob
+        a0 = None if self.last is None else project_start(
+            prob, self.last[0][p], self.last[1][p], kernel_rows=kernel.block)
+        return _dual_run_one_thread(self.opts, kernel, prob, pb.solver == "full", a0,
+                                    self.estimator)
+
+    def _convert(self, i, res, n_iter, reason, message):
+        coef, rho, alpha, r, obj = compiled_dual_result(self.probs[i], res,
+                                                        len(self.problem.rows[i]))
+        return ProblemResult(coef, rho, alpha, n_iter, reason, obj, r, message)
+
+
+class _FullSolving(Solving):
+    def __init__(self, problem, opts, seed, estimator, threads):
+        super().__init__(problem, len(problem.pairs), threads)
+        self.opts = opts
+        self.seed = seed
+        self.estimator = estimator
+        pb = problem
+        yk = pb.y_idx[pb.keep]
+        self.blocks = ClassBlocks(pb.kern, [pb.keep[yk == c] for c in range(pb.k)],
+                                  gram_dtype(opts.cache_size, len(pb.keep)))
+
+    def open_part(self, p):
+        pb = self.problem
+        G = check_finite_gram(self.blocks.pair_gram(*pb.pairs[p]))
+        return full_pair_run(self.opts, G, pb.signs[p], pb.U[pb.rows[p]], self.seed,
+                             self.blocks.dtype, estimator=self.estimator)
+
+    def _convert(self, i, res, n_iter, reason, message):
+        coef, rho, alpha = full_pair_result(res, self.problem.signs[i])
+        return ProblemResult(coef, rho, alpha, n_iter, reason, np.nan, np.nan, message)
+
+
+class _RowsSolving(Solving):
+    """svmlab's compiled C-SVC run (binary, or its one-vs-one
+    :class:`svmlab._multiclass.MulticlassRun`) as the one part of the fit;
+    it runs the pairs on ``threads`` cores itself."""
+
+    def __init__(self, problem, opts, seed, threads):
+        super().__init__(problem, 1)
+        pb = problem
+        yk = pb.y_idx[pb.keep]
+        self.yk = yk
+        self.model, self.sw, _ = compiled_for(pb.solver, opts, pb.U[pb.keep], pb.gamma, seed,
+                                              n_jobs=threads)
+        self.inner = None  # the compiled run, once made
+
+    def open_part(self, i):
+        pb, yk = self.problem, self.yk
+        Xk = pb.Xt if len(pb.keep) == pb.Xt.shape[0] else pb.Xt[pb.keep]
+        if sp.issparse(Xk):
+            inner = self.model.start(Xk, yk, sample_weight=self.sw)
+        else:
+            # X, y and the parameters the inner estimator is made of were
+            # validated at the estimator's start (check_scale included): not twice
+            inner = self.model._start_checked(np.ascontiguousarray(Xk), yk,
+                                              np.arange(pb.k, dtype=yk.dtype), self.sw)
+        inner.progress = False
+        self.inner = inner
+        return inner
+
+    def results(self, run):
+        if self.inner is None:
+            return super().results(run)
+        return compiled_results(run.part_result(0), self.inner, self.yk, self.problem.k)
+
+
+class Backend:
+    """Which code runs a fit's problems: one object per kind (:data:`ROWS`,
+    :data:`FULL`, :data:`DUAL`), chosen once per fit by
+    :func:`select_backend`, with one interface: :meth:`open` (the runs of a
+    fit, as a :class:`Solving`) and :meth:`solve_binary` (one binary
+    problem run to the end: the cross-validation of ``probability=True``).
+    ``name`` is the kind's name (module docstring)."""
+
+    name = None
+
+    def open(self, problem, opts, *, seed=0, threads=1, last=None, estimator=None):
+        """The :class:`Solving` of ``problem`` (a :class:`FitProblem`) with the
+        options ``opts`` (:class:`svmlab._stepping.FitOptions`), the seed of
+        the randomised solvers, ``threads`` cores for the pairs, ``last``
+        the warm start ``(alphas, bounds)`` or None; ``estimator`` is only
+        held by the runs (named in messages), never read."""
+        solving = self._open(problem, opts, seed, threads, last, estimator)
+        solving.backend, solving.opts = self, opts
+        return solving
+
+    def _open(self, problem, opts, seed, threads, last, estimator):
+        raise NotImplementedError  # pragma: no cover
+
+    def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
+        """``(coef, rho)`` of the binary problem of ``problem``'s formulation
+        over the training rows ``train_rows`` (signs ``y_pm``, bounds ``U``),
+        run to the end with no records: ``coef`` over ``train_rows``, LIBSVM's
+        sign (+1 for ``y_pm > 0``)."""
+        raise NotImplementedError  # pragma: no cover
+
+    def __repr__(self):
+        return f"<svmlab.svm backend {self.name!r}>"
+
+
+class _Rows(Backend):
+    name = "rows"
+
+    def _open(self, problem, opts, seed, threads, last, estimator):
+        return _RowsSolving(problem, opts, seed, threads)
+
+    def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
+        yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
+        results, prow = solve_csvc_compiled(problem.solver, opts, problem.Xt[train_rows], yl,
+                                            2, U, problem.gamma, seed)
+        coef = np.zeros(len(train_rows))
+        coef[prow[0]] = results[0].coef
+        return coef, results[0].rho
+
+
+class _Full(Backend):
+    name = "full"
+
+    def _open(self, problem, opts, seed, threads, last, estimator):
+        return _FullSolving(problem, opts, seed, estimator, threads)
+
+    def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
+        G = check_finite_gram(problem.kern.gram(train_rows, train_rows))
+        run = full_pair_run(opts, G, y_pm, U, seed,
+                            gram_dtype(opts.cache_size, len(train_rows)), estimator=estimator)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            run.run()
+        coef, rho, _ = full_pair_result(run.result(), y_pm)
+        return coef, rho
+
+
+class _Dual(Backend):
+    name = "dual"
+
+    def _open(self, problem, opts, seed, threads, last, estimator):
+        # the kernel values are checked before any work
+        check_kernel_finite(problem.kern, problem.keep)
+        # a single problem (over the kept rows): its kernel made now
+        kernel = problem.base_kernel(problem.keep) if problem.duals is not None else None
+        return _DualSolving(problem, opts, last, estimator, threads, kernel)
+
+    def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
+        kernel = problem.base_kernel(train_rows)
+        if problem.impl == "c_svc":
+            prob = ref_dual.c_svc(None, y_pm, 1.0, weight=U)
+        else:
+            prob = ref_dual.nu_svc(None, y_pm, float(problem.nu), weight=U)
+        run = compiled_dual_run(opts, kernel, prob, full_kernel=False, estimator=estimator)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            run.run()
+        coef, rho, _, _, _ = compiled_dual_result(prob, run.result(), len(train_rows))
+        return coef, rho
+
+
+#: svmlab's compiled C-SVC runs on kernel rows
+ROWS = _Rows()
+#: the compiled SMO with WSS 2 on each pair's whole kernel matrix
+FULL = _Full()
+#: the compiled generalised dual (``svmlab.smo.DualRun``)
+DUAL = _Dual()
+
+
+# ------------------------------------------------------------ warm starts
+
+def project_start(prob, a, U_old=None, *, seeding="scale", kernel_rows=None):
+    """A feasible start for ``prob`` near the solution ``a`` of an earlier
+    fit (warm start; DeCoste and Wagstaff's "alpha seeding").
+
+    1. When every bound changed by the same factor (a new ``C``, the usual
+       step along a regularisation path) and ``seeding="scale"``, ``a`` is
+       scaled by it: the variables at a bound stay at the bound, the free
+       ones keep their proportions, and ``y'a`` keeps its value.
+       (``seeding="keep"``: the old values stay, those at the old bound move
+       to the new one.)
+    2. ``a`` is clipped to the new box ``[0, U]``; values within ``1e-12 U``
+       of a bound go onto it (the solver's own rule: a value left a rounding
+       error away from its bound would count as free).
+    3. The equality constraints are restored per sign class, greedily along
+       the gradient ``G = Q a + p`` (the first-order change of the
+       objective): a class whose sum is too large gives up mass from its
+       variables of largest ``G`` first, one whose sum is too small takes
+       mass on its variables of smallest ``G`` first, each moved to a bound
+       but the last.  C-SVC and epsilon-SVR need ``sum_+ a = sum_- a`` (the
+       larger side gives up the difference); the nu forms and one-class
+       need each class's sum at the start's (``nu`` sets it).
+
+    ``kernel_rows(B)``: the kernel rows ``K[B, :]`` over the base points
+    (default: read from ``prob.K``)."""
+    a = np.asarray(a, dtype=np.float64).copy()
+    U = np.asarray(prob.U, dtype=np.float64)
+    y = np.asarray(prob.y, dtype=np.float64)
+    if U_old is not None and len(U_old) == len(U):
+        U_old = np.asarray(U_old, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = U / U_old
+        if np.all(np.isfinite(ratio)) and np.ptp(ratio) <= 1e-12 * ratio.max():
+            if seeding == "scale":
+                a *= ratio[0]
+            else:
+                a[a >= U_old] = U[a >= U_old]
+    a = _snap(np.clip(a, 0.0, U), U)
+    if prob.kind == "one_class":
+        target = {1.0: prob.a0.sum()}
+    elif prob.nu:
+        target = {c: prob.a0[y == c].sum() for c in (1.0, -1.0)}
+    else:
+        common = min(a[y > 0].sum(), a[y < 0].sum())
+        target = {1.0: common, -1.0: common}
+    idx = np.asarray(prob.idx)
+    sv = np.flatnonzero(a > 0)
+    if kernel_rows is None:
+        def kernel_rows(B):
+            return prob.K[B]
+    F = (y[sv] * a[sv]) @ kernel_rows(idx[sv])[:, idx] if len(sv) else np.zeros(len(y))
+    G = y * F + np.asarray(prob.p, dtype=np.float64)
+    for c, t in target.items():
+        cls = np.flatnonzero(y == c)
+        diff = a[cls].sum() - t
+        if diff > 0:  # give up mass: largest G first
+            for s in cls[np.argsort(-G[cls], kind="stable")]:
+                if diff <= 0:
+                    break
+                take = min(a[s], diff)
+                a[s] -= take
+                diff -= take
+        elif diff < 0:  # take mass: smallest G first
+            for s in cls[np.argsort(G[cls], kind="stable")]:
+                if diff >= 0:
+                    break
+                put = min(U[s] - a[s], -diff)
+                a[s] += put
+                diff += put
+    # (the last variable moved may end a rounding error from its bound)
+    return _snap(np.clip(a, 0.0, U), U)
+
+
+def _snap(a, U):
+    """Values within ``1e-12 U`` of 0 or U put on the bound (the solvers'
+    rule after a step; a start must follow it too, else a variable a
+    rounding error from its bound counts as free and no step can move it)."""
+    band = 1e-12 * np.where(np.isfinite(U), U, 0.0)
+    a = np.where(a < band, 0.0, a)
+    return np.where(np.isfinite(U) & (a > U - band), U, a)
