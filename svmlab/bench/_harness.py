@@ -229,6 +229,19 @@ def format_table(results):
     return "\n".join(out)
 
 
+def load_average():
+    """The machine's load averages over 1, 5 and 15 minutes (floats), or
+    None where the platform has none: the one reading of the load that the
+    suites print beside their timings (on a shared machine a ratio means
+    little without it)."""
+    import os
+
+    try:
+        return tuple(float(v) for v in os.getloadavg())
+    except (AttributeError, OSError):  # pragma: no cover - not Unix
+        return None
+
+
 def machine_info():
     """CPU count, platform, Python and package versions, UTC date."""
     import datetime

@@ -66,7 +66,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ._harness import Result, suite
+from ._harness import Result, load_average, suite
 
 #: environment variable naming the gallery's ``examples/`` folder
 ENV_VAR = "SVMLAB_GALLERY"
@@ -445,8 +445,8 @@ def run_gallery(root, only=None, rounds=2, max_cap_s=900.0, log=print, on_row=No
     rows = []
     for script in find_scripts(root, only):
         row = compare_script(script, rounds=rounds, max_cap_s=max_cap_s, log=log)
-        row["load"] = open("/proc/loadavg").read().split()[:3] if os.path.exists(
-            "/proc/loadavg") else None
+        la = load_average()
+        row["load"] = None if la is None else [f"{v:.2f}" for v in la]
         rows.append(row)
         if on_row is not None:
             on_row(row)

@@ -659,12 +659,11 @@ def linear_family(ctx):
 
 
 def _loadavg():
-    """The 1-minute load average (None where /proc is not there)."""
-    try:
-        with open("/proc/loadavg") as f:
-            return float(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+    """The 1-minute load average (None where there is none)."""
+    from ._harness import load_average
+
+    la = load_average()
+    return None if la is None else la[0]
 
 
 def markdown_table(table):

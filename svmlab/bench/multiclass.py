@@ -141,11 +141,11 @@ NJOBS_REPEATS = 2
 
 
 def _load():
-    try:
-        with open("/proc/loadavg") as f:
-            return f.read().split()[0]
-    except OSError:  # pragma: no cover - not Linux
-        return "n/a"
+    """The 1-minute load average as printed ("n/a" where there is none)."""
+    from ._harness import load_average
+
+    la = load_average()
+    return "n/a" if la is None else f"{la[0]:.2f}"
 
 
 def _njobs_cases(ctx):
