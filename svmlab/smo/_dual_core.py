@@ -43,7 +43,10 @@ a small active set.  For the same reason rows are read in place through
 their cache slots (``R[s, idx[t]]``), never as row views: each view of a
 row costs an atomic reference-count increment and decrement (numba's
 runtime), and a handful of those per step was about half of a step on
-a small active set (decision record 30d01).  A miss of ``i``'s row with float32 rows of dense input
+a small active set (decision record 30d01).  With the SVR forms' layout
+(:func:`_svr_half`) the loops walk each kernel row in order, the nu forms
+one class at a time, and a shrunk WSS 2 scores only its candidates
+(decision record 31r01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
