@@ -43,7 +43,10 @@ a small active set.  For the same reason rows are read in place through
 their cache slots (``R[s, idx[t]]``), never as row views: each view of a
 row costs an atomic reference-count increment and decrement (numba's
 runtime), and a handful of those per step was about half of a step on
-a small active set (decision record 30d01).  A miss of ``i``'s row with float32 rows of dense input
+a small active set (decision record 30d01).  With the SVR forms' layout
+(:func:`_svr_half`) the loops walk each kernel row in order, the nu forms
+one class at a time, and a shrunk WSS 2 scores only its candidates
+(decision record 31r01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -57,6 +60,7 @@ import numpy as np
 from .._jit import njit
 from .._kkt import in_low, in_up, takes_i
 from .._linalg import insert_sorted
+from .._wss2 import gain as wss2_gain
 from .._wss2 import gain_or_nan, takes_j
 from ..kernels._rows import KernelData, kernel_row
 from ..kernels.cache import CacheData, get_row, lru_hit
@@ -140,22 +144,66 @@ class DualOptions(NamedTuple):
 # rows, Gbar and the gradient of a mapped problem (idx not the identity)
 
 @njit(cache=True, inline="always")
-def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx):
+def _svr_half(idx, y):
+    """``n`` when the problem has the SVR forms' layout, ``idx = [0..n-1,
+    0..n-1]`` and ``y = [+1]*n + [-1]*n`` (signs: ``y > 0`` in the first
+    half only), else 0.
+
+    With that layout an unshrunk pass over the variables is two contiguous
+    passes over one kernel row (``t`` and ``t + n`` read entry ``t``), and
+    the active list (in index order) holds the positive class first: the
+    loops of :func:`dual_run` walk the row in order instead of through
+    ``idx[t]`` and the nu forms' loops take one class at a time, without a
+    test of the class per variable.  The same entries in the same order
+    (the same values and steps), with loads the compiler can vectorise
+    (decision record 31r01)."""
+    l = idx.shape[0]
+    if l == 0 or l % 2 != 0:
+        return np.int64(0)
+    n = l // 2
+    for t in range(n):
+        if idx[t] != t or idx[t + n] != t or not y[t] > 0 or y[t + n] > 0:
+            return np.int64(0)
+    return np.int64(n)
+
+
+@njit(cache=True, inline="always")
+def _first_at_least(act, na, nh):
+    """The first position ``p < na`` of the sorted active list with
+    ``act[p] >= nh`` (``na`` if none): where the negative class starts."""
+    lo = np.int64(0)
+    hi = na
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if act[mid] < nh:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx, nh, R, c_slot, c_prev, c_next, c_meta):
     """:func:`svmlab.smo._core.gbar_change` for a mapped problem (inlined,
     the cache hit written out and the row read in place: see
-    :func:`dual_run`)."""
+    :func:`dual_run`; ``nh``: :func:`_svr_half`)."""
     l = Gbar.shape[1]
     if ist[IS_N_ACTIVE] == l:
         e = idx[t]
-        s = cd.slot_of[e]
+        s = c_slot[e]
         if s >= 0:
-            lru_hit(cd.prev, cd.next, cd.meta, s)
+            lru_hit(c_prev, c_next, c_meta, s)
         else:
             get_row(kd, cd, e)
-            s = cd.slot_of[e]
-        R = cd.rows
-        for q in range(l):
-            Gbar[0, q] += c * R[s, idx[q]]
+            s = c_slot[e]
+        if nh > 0:
+            for h in range(2):
+                o = h * nh
+                for q in range(nh):
+                    Gbar[0, o + q] += c * R[s, q]
+        else:
+            for q in range(l):
+                Gbar[0, q] += c * R[s, idx[q]]
     else:
         Gbar[1, t] += c
 
@@ -451,7 +499,8 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
 
 
 @njit(cache=True, inline="always")
-def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
+def _select_nu(kd, cd, rowfull, nu, mapped, na, pre, ext, nh, y, yp, U, kdiag, idx, tol,
+               alpha, G, act, ist, R, c_slot, c_prev, c_next, c_meta, scratch):
     """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
     over I_up of each class, first index), ``j`` the partner of best WSS 2
     gain over both classes (each candidate scored against its own class's
@@ -463,9 +512,7 @@ def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
     (:func:`_extremes`' tuple) were computed by the previous step's gradient
     update.  Inlined into the loop, rows read in place through their slots
     (see :func:`dual_run`)."""
-    y, yp, U, kdiag, idx, tol = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol
-    alpha, G, act = it.alpha, it.G, it.act
-    R, c_slot = cd.rows, cd.slot_of
+    l = alpha.shape[0]
     if pre:
         mp, ip, Mp, mn, i_n, Mn = ext
     else:
@@ -484,12 +531,12 @@ def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
         e = idx[t] if mapped is not None else t
         s = c_slot[e]
         if s >= 0:
-            lru_hit(cd.prev, cd.next, cd.meta, s)
+            lru_hit(c_prev, c_next, c_meta, s)
         else:
             if mapped is not None:
                 get_row(kd, cd, e)
             else:
-                fetch_row(kd, cd, t, act, it.ist, rowfull)
+                fetch_row(kd, cd, t, act, ist, rowfull)
             s = c_slot[e]
         if c == 0:
             sp = s
@@ -497,23 +544,66 @@ def _select_nu(kd, cd, pb, it, rowfull, nu, mapped, na, pre, ext):
             sn = s
     if sp >= 0:
         sp = c_slot[idx[ip] if mapped is not None else ip]
+    # the gain only for the candidates (in I_low with v_t below its class's
+    # m; gain_or_nan's NaN never takes j: the same j and best); with the SVR
+    # forms' layout one class at a time (act[:k] positive; _svr_half)
     j = np.int64(-1)
     best = np.inf
-    for p in range(na):
-        t = act[p]
-        q = idx[t] if mapped is not None else t
-        low = in_low(y[t], alpha[t], U[t])
-        if y[t] > 0:
-            if ip < 0:
+    if nh > 0:
+        k = _first_at_least(act, na, nh) if na < l else nh
+        for c in range(2):
+            ic = ip if c == 0 else i_n
+            if ic < 0:
                 continue
-            g = gain_or_nan(low, mp, yp[t] - G[t], kdiag[ip], kdiag[t], R[sp, q])
-        else:
-            if i_n < 0:
+            mc = mp if c == 0 else mn
+            sc = sp if c == 0 else sn
+            yc = 1.0 if c == 0 else -1.0
+            o = 0 if c == 0 else nh
+            Kcc = kdiag[ic]
+            full = na == l
+            if full:
+                # unshrunk: the class's gains branch-free into the scratch
+                # over a contiguous row (vectorised), then the scan
+                for q in range(nh):
+                    t = o + q
+                    scratch[t] = gain_or_nan(in_low(yc, alpha[t], U[t]), mc, yp[t] - G[t],
+                                             Kcc, kdiag[t], R[sc, q])
+                for t in range(o, o + nh):
+                    if takes_j(scratch[t], best):
+                        best = scratch[t]
+                        j = t
                 continue
-            g = gain_or_nan(low, mn, yp[t] - G[t], kdiag[i_n], kdiag[t], R[sn, q])
-        if takes_j(g, best):
-            best = g
-            j = t
+            for p in range(k if c == 0 else na - k):
+                p2 = p if c == 0 else k + p
+                t = p2 if full else act[p2]
+                v = yp[t] - G[t]
+                if in_low(yc, alpha[t], U[t]) and mc - v > 0.0:
+                    g = wss2_gain(mc, v, Kcc, kdiag[t], R[sc, t - o])
+                    if takes_j(g, best):
+                        best = g
+                        j = t
+    else:
+        for p in range(na):
+            t = act[p]
+            if y[t] > 0:
+                if ip < 0:
+                    continue
+                mc = mp
+                ic = ip
+                sc = sp
+            else:
+                if i_n < 0:
+                    continue
+                mc = mn
+                ic = i_n
+                sc = sn
+            v = yp[t] - G[t]
+            if in_low(y[t], alpha[t], U[t]) and mc - v > 0.0:
+                q = idx[t] if mapped is not None else t
+                g = wss2_gain(mc, v, kdiag[ic], kdiag[t], R[sc, q])
+                if takes_j(g, best):
+                    best = g
+                    j = t
     if j < 0:
         return ip, j, 0.0, 0.0, gap, 0.0, 2, np.int64(-1)
     if y[j] > 0:
@@ -564,6 +654,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     shrinking, shrink_every, want_rec = opt.shrinking, opt.shrink_every, opt.want_rec
     l = alpha.shape[0]
     R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
+    # the SVR forms' map: rows walked in order, no idx[t] load (_svr_half)
+    nh = np.int64(0)
+    if mapped is not None:
+        nh = _svr_half(idx, y)
     prefetch = False
     if blocks is not None and blocks:
         prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
@@ -592,8 +686,9 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         # a pass over the active set at every step)
         if nu is not None:
             i, j, m, M, gap, best, stop_now, s1 = _select_nu(
-                kd, cd, pb, it, rowfull, nu, mapped, na, pre,
-                (pre_m, pre_i, pre_M, pn_m, pn_i, pn_M))
+                kd, cd, rowfull, nu, mapped, na, pre,
+                (pre_m, pre_i, pre_M, pn_m, pn_i, pn_M), nh, y, yp, U, kdiag, idx, tol,
+                alpha, G, act, ist, R, c_slot, c_prev, c_next, c_meta, full)
             pre = False
         else:
             if pre:
@@ -637,38 +732,51 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 else:
                     fetch_row(kd, cd, i, act, ist, rowfull)
                     s1 = c_slot[i]
-            # j: the gains of every active t into the scratch ``full``
-            # (branch-free, vectorised when nothing is shrunk), then the scan
+            # j: unshrunk, the gains of every t into the scratch ``full``
+            # (branch-free, contiguous loads: vectorised), then the scan;
+            # shrunk, one pass over the candidates
             Kii = kdiag[i]
             gain = full
-            if mapped is not None:
-                if na == l:
-                    for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                              Kii, kdiag[t], R[s1, idx[t]])
-                else:
-                    for p in range(na):
-                        t = act[p]
-                        gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                              Kii, kdiag[t], R[s1, idx[t]])
-            else:
-                if na == l:
-                    for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                              Kii, kdiag[t], R[s1, t])
-                else:
-                    for p in range(na):
-                        t = act[p]
-                        gain[p] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
-                                              Kii, kdiag[t], R[s1, t])
             j = np.int64(-1)
             best = np.inf
-            for p in range(na):
-                if takes_j(gain[p], best):
-                    best = gain[p]
-                    j = p
-            if j >= 0 and na < l:
-                j = act[j]
+            if na < l:
+                # shrunk: one pass, the gain computed for the candidates
+                # only (gain_or_nan's NaN never takes j: the same j and
+                # best as the scratch and the scan below)
+                for p in range(na):
+                    t = act[p]
+                    v = yp[t] - G[t]
+                    if in_low(y[t], alpha[t], U[t]) and m - v > 0.0:
+                        q = t
+                        if mapped is not None:
+                            if nh > 0:
+                                q = t - nh if t >= nh else t
+                            else:
+                                q = idx[t]
+                        g = wss2_gain(m, v, Kii, kdiag[t], R[s1, q])
+                        if takes_j(g, best):
+                            best = g
+                            j = t
+            else:
+                if mapped is not None and nh > 0:
+                    for h in range(2):
+                        o = h * nh
+                        for q in range(nh):
+                            t = o + q
+                            gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m,
+                                                  yp[t] - G[t], Kii, kdiag[t], R[s1, q])
+                elif mapped is not None:
+                    for t in range(l):
+                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, idx[t]])
+                else:
+                    for t in range(l):
+                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                                              Kii, kdiag[t], R[s1, t])
+                for p in range(l):
+                    if takes_j(gain[p], best):
+                        best = gain[p]
+                        j = p
             if j < 0:
                 ist[IS_DONE] = 2
                 break
@@ -736,14 +844,44 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         if nu is not None:
             # the same fusion, per class (the values and order of
             # _extremes with nu)
-            ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
-            for p in range(na):
-                t = act[p]
-                q = idx[t] if mapped is not None else t
-                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                G[t] = g
-                ext = _extremes_with(ext, t, yp[t] - g, y[t], alpha[t], U[t], nu)
-            pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
+            if nh > 0:
+                # the SVR forms' layout: the positive class is act[:k],
+                # the negative act[k:na], each tracked on its own (each
+                # class's values in the same order as the mixed pass)
+                k = _first_at_least(act, na, nh) if na < l else nh
+                for c in range(2):
+                    cm = -np.inf
+                    ci = np.int64(-1)
+                    cM = np.inf
+                    yc = 1.0 if c == 0 else -1.0
+                    o = 0 if c == 0 else nh
+                    for p in range(k if c == 0 else na - k):
+                        p2 = p if c == 0 else k + p
+                        t = act[p2] if na < l else p2
+                        q = t - o
+                        g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
+                        G[t] = g
+                        mf = yp[t] - g
+                        a = alpha[t]
+                        u = U[t]
+                        if in_up(yc, a, u) and takes_i(mf, cm):
+                            cm = mf
+                            ci = t
+                        if in_low(yc, a, u) and mf < cM:
+                            cM = mf
+                    if c == 0:
+                        pre_m, pre_i, pre_M = cm, ci, cM
+                    else:
+                        pn_m, pn_i, pn_M = cm, ci, cM
+            else:
+                ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
+                for p in range(na):
+                    t = act[p]
+                    q = idx[t] if mapped is not None else t
+                    g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
+                    G[t] = g
+                    ext = _extremes_with(ext, t, yp[t] - g, y[t], alpha[t], U[t], nu)
+                pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
             pre = True
         else:
             # the gradient update with the next selection's first loop fused
@@ -754,7 +892,12 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             pre_i = np.int64(-1)
             for p in range(na):
                 t = act[p] if na < l else p
-                q = idx[t] if mapped is not None else t
+                q = t
+                if mapped is not None:
+                    if nh > 0:
+                        q = t - nh if t >= nh else t
+                    else:
+                        q = idx[t]
                 g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
                 G[t] = g
                 mf = yp[t] - g
@@ -771,13 +914,15 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         if (ai >= Ui) != (ain >= Ui):
             c = Ui * yi if ain >= Ui else -Ui * yi
             if mapped is not None:
-                _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx)
+                _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
+                                    c_next, c_meta)
             else:
                 gbar_change(kd, cd, i, c, Gbar, ist)
         if (aj >= Uj) != (ajn >= Uj):
             c = Uj * yj if ajn >= Uj else -Uj * yj
             if mapped is not None:
-                _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx)
+                _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
+                                    c_next, c_meta)
             else:
                 gbar_change(kd, cd, j, c, Gbar, ist)
         # ---- the free count ----
