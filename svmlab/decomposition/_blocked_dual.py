@@ -1,0 +1,265 @@
+"""Blocked decomposition for LIBSVM's generalised dual (epsilon-SVR, one-class).
+
+Problem (LIBSVM's ``Solver``; l variables over n data rows)::
+
+    min_a  f(a) = 1/2 a'Qa + p'a   s.t.  y'a = Delta,  0 <= a_t <= U_t,
+    Q_ts = y_t y_s K(x_r(t), x_r(s))
+
+where ``r`` maps each variable to its data row and ``Delta = y'a0`` is fixed
+by the feasible start.  epsilon-SVR has l = 2n (``y = [+1.., -1..]``,
+``p = [eps - z, eps + z]``, ``r_t = t mod n``); one-class has l = n
+(``y = +1``, ``p = 0``, ``U = 1``, LIBSVM's start: the first ``floor(nu n)``
+at 1, the next one fractional, so that ``sum a = nu n``).  The table of the
+whole family is in :mod:`svmlab.smo._dual`.
+
+The loop is :mod:`svmlab.decomposition._blocked`'s (ThunderSVM's outer
+step, read that module's docstring) on this problem; what changes:
+
+* **State per data row.**  The loop keeps ``u = sum_s a_s y_s K[r_s, :]``
+  (n,), not a per-variable gradient: ``f0_t = u[r_t]`` and
+  ``v_t = -y_t grad_t = -y_t p_t - u[r_t]`` (for C-SVC, ``p = -1`` and this
+  is ``y - G``).  One stored kernel row ``K[r, :]`` then serves both
+  variables of an SVR example, and the row store (:class:`RowStore`) holds
+  rows of data rows.
+* **Gradient update.**  The changed variables' ``y_s delta a_s`` are summed
+  per data row (:func:`fold_rows`; the two variables of an SVR example that
+  both moved share one row), then ``u += sum_r c_r K[r, :]``
+  (:func:`svmlab.decomposition._blocked.add_changed_rows`).
+* **Working set, sub-problem, pair step** are the C-SVC ones unchanged:
+  in terms of ``v`` the first-order lists I_up/I_low, WSS 2's gain and
+  Platt's step on the box are the same formulas for every p (only
+  ``grad = -y v`` is used), so :func:`select_working_set` and
+  :func:`block_smo` run on the variables, with ``K[B, B] = K[r_B, r_B]``
+  (a working set holding both variables of one example has two equal rows;
+  WSS 2 gives such a pair LIBSVM's ``tau`` curvature).
+* **rho** is LIBSVM's ``calculate_rho``: the mean of ``-v_t`` over the free
+  variables, else the midpoint of the KKT interval
+  (:func:`svmlab._kkt.intercept`, ``rho = -b``).
+
+nu-SVR (LIBSVM's ``Solver_NU``, two equalities) is not covered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit
+from .._kkt import intercept, kkt_violation
+from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
+                       block_smo, select_working_set)
+
+__all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem"]
+
+
+@njit(cache=True)
+def dual_v(yp, u, rows, v):
+    """``v_t = yp_t - u[r_t]`` (``-y_t`` times LIBSVM's gradient) for every
+    variable, in place.
+
+    Parameters
+    ----------
+    yp : float64 array (l,)
+        ``-y_t p_t``.
+    u : float64 array (n,)
+        ``sum_s a_s y_s K[r_s, :]`` (per data row).
+    rows : int64 array (l,)
+        The data row of each variable.
+    v : float64 array (l,)
+        Written in place.
+    """
+    for t in range(rows.shape[0]):
+        v[t] = yp[t] - u[rows[t]]
+
+
+@njit(cache=True)
+def fold_rows(rB, d, mark, uniq, coef):
+    """Sum ``d`` per data row: for every k with ``d[k] != 0``, ``coef`` of
+    the row ``rB[k]`` gets ``d[k]``.  ``mark`` (n,) int64, all -1 on entry
+    and on return, maps a row to its place in ``uniq``.  Returns how many
+    distinct rows were written to ``uniq[:m]``, ``coef[:m]`` (in order of
+    first appearance).
+
+    Parameters
+    ----------
+    rB : int64 array (q,)
+        Data rows of the working set's variables.
+    d : float64 array (q,)
+        ``y_t (a_t_new - a_t_old)``.
+    mark : int64 array (n,)
+        Scratch, -1 everywhere (restored).
+    uniq : int64 array (>= q,)
+        Out: the distinct rows.
+    coef : float64 array (>= q,)
+        Out: their summed coefficients.
+    """
+    m = 0
+    for k in range(rB.shape[0]):
+        if d[k] == 0.0:
+            continue
+        r = rB[k]
+        s = mark[r]
+        if s < 0:
+            mark[r] = m
+            uniq[m] = r
+            coef[m] = d[k]
+            m += 1
+        else:
+            coef[s] += d[k]
+    for k in range(m):
+        mark[uniq[k]] = -1
+    return m
+
+
+def svr_problem(z, C, epsilon):
+    """LIBSVM's epsilon-SVR dual over n targets ``z``: ``(y, p, U, rows,
+    alpha0)`` with l = 2n variables (``a`` then ``a*``), start 0."""
+    z = np.asarray(z, dtype=np.float64).ravel()
+    n = z.shape[0]
+    y = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([epsilon - z, epsilon + z])
+    U = np.broadcast_to(np.asarray(C, dtype=np.float64), (n,))
+    U = np.concatenate([U, U])
+    rows = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int64)
+    return y, p, U, rows, np.zeros(2 * n)
+
+
+def one_class_problem(n, nu):
+    """LIBSVM's one-class dual over n rows (its scaling: ``0 <= a <= 1``,
+    ``sum a = nu n``) with LIBSVM's feasible start: ``(y, p, U, rows,
+    alpha0)``."""
+    n = int(n)
+    a0 = np.zeros(n)
+    k = int(nu * n)
+    a0[:k] = 1.0
+    if k < n:
+        a0[k] = nu * n - k
+    return np.ones(n), np.zeros(n), np.ones(n), np.arange(n, dtype=np.int64), a0
+
+
+def _check(kernel, y, p, U, rows, alpha0, tol, q):
+    n = kernel.n_samples
+    y = np.ascontiguousarray(y, dtype=np.float64).ravel()
+    l = y.shape[0]
+    if l < 2:
+        raise ValueError("the dual needs at least two variables")
+    p = np.ascontiguousarray(np.broadcast_to(np.asarray(p, dtype=np.float64), (l,)))
+    U = np.ascontiguousarray(np.broadcast_to(np.asarray(U, dtype=np.float64), (l,)))
+    rows = np.ascontiguousarray(np.asarray(rows, dtype=np.int64).ravel())
+    a0 = np.array(np.asarray(alpha0, dtype=np.float64).ravel(), dtype=np.float64)
+    if not np.all((y == 1.0) | (y == -1.0)):
+        raise ValueError("y must hold +1 and -1 only")
+    if not np.all(np.isfinite(p)):
+        raise ValueError("p must be finite")
+    if not np.all(np.isfinite(U)) or np.any(U <= 0):
+        raise ValueError("upper bounds U must be finite and > 0")
+    if rows.shape != (l,) or rows.min() < 0 or rows.max() >= n:
+        raise ValueError(f"rows must hold {l} data-row indices in [0, {n})")
+    if a0.shape != (l,):
+        raise ValueError(f"alpha0 has shape {a0.shape}, expected ({l},)")
+    if not np.all(np.isfinite(a0)) or np.any(a0 < 0) or np.any(a0 > U):
+        raise ValueError("alpha0 must be feasible: finite, 0 <= alpha0 <= U")
+    if not (tol > 0 and np.isfinite(tol)):
+        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    if int(q) < 2:
+        raise ValueError(f"q must be at least 2, got {q!r}")
+    return y, p, U, rows, a0
+
+
+def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache_size=200.0,
+                       max_outer=100000, cache_dtype="float32"):
+    """The generalised dual (module docstring) by the blocked decomposition.
+
+    Parameters
+    ----------
+    kernel : svmlab.kernels.Kernel
+        The kernel on the n data rows.
+    y, p, U : arrays (l,)
+        Signs (+1/-1), linear term, finite upper bounds ``U_t > 0``.
+    rows : int array (l,)
+        The data row of each variable.
+    alpha0 : array (l,)
+        A feasible start (fixes ``Delta = y'alpha0``); it is not modified.
+    tol : float
+        Stop when the maximal violation ``m - M`` is ``<= tol`` (LIBSVM's eps).
+    q : int
+        Working-set size (variables; at most l); half of it is kept from one
+        outer step to the next.
+    cache_size : float
+        MB of full kernel rows in the row store (at least q rows).
+    max_outer : int
+        Most outer steps.
+    cache_dtype : {"float32", "float64"}
+        Type of the stored rows (float32: single-precision GEMM, twice the
+        rows; the gradient is accumulated in float64 either way).
+
+    Returns
+    -------
+    (alpha, G, rho, n_outer, converged)
+        ``G = Qa + p`` (l,), LIBSVM's gradient; ``rho`` LIBSVM's (decision
+        ``sum_t a_t y_t K(x_r(t), x) - rho``); ``converged`` False after
+        ``max_outer`` steps or a stall (a working set that could not move
+        while ``m - M > tol``).
+    """
+    y, p, U, rows, alpha = _check(kernel, y, p, U, rows, alpha0, tol, q)
+    n = kernel.n_samples
+    l = y.shape[0]
+    q = int(min(q, l))
+    half = max(q // 2, 1) if q < l else 0
+    yp = -y * p
+    store = RowStore(kernel, n, float(cache_size), min(q, n), cache_dtype)
+    u = np.zeros(n)
+    mark = np.full(n, -1, np.int64)
+    uniq = np.empty(max(q, 1), np.int64)
+    coef = np.empty(max(q, 1))
+    # the start's rows: u = sum_s a0_s y_s K[r_s, :], in chunks the store holds
+    c0 = np.bincount(rows, weights=alpha * y, minlength=n)
+    nz0 = np.flatnonzero(c0)
+    chunk = max(1, min(store.cap, 1024))
+    for a in range(0, len(nz0), chunk):
+        rr = nz0[a:a + chunk]
+        slots, _ = store.fetch(rr, 0)
+        add_changed_rows(store.buf, slots, np.ascontiguousarray(c0[rr]), u)
+    v = np.empty(l)
+    keep = np.zeros(0, np.int64)
+    Kbb = np.empty((q, q))
+    excl = np.zeros(l, bool)
+    converged = False
+    step = 0
+    while step < max_outer:
+        dual_v(yp, u, rows, v)
+        gap = float(kkt_violation(v, y, alpha, U))
+        if gap <= tol:
+            converged = True
+            break
+        excl[keep] = True
+        new = select_working_set(v, y, alpha, U, q - len(keep), excl)
+        excl[keep] = False
+        B = np.concatenate([keep, new])
+        m = len(B)
+        if m < 2:
+            break
+        step += 1
+        rB = rows[B]
+        K = Kbb[:m, :m]
+        store.block_BB(rB, step, K)
+        aB = alpha[B]
+        a_new = aB.copy()
+        vB = v[B]
+        yB = y[B]
+        block_smo(K, yB, a_new, U[B], vB, max(tol, INNER_FRACTION * gap),
+                  INNER_STEPS_PER_EXAMPLE * m)
+        d = yB * (a_new - aB)
+        k = fold_rows(rB, d, mark, uniq, coef)
+        if not np.any(d != 0.0):
+            break  # stall: the working set could not move
+        if k:
+            slots, _ = store.fetch(uniq[:k].copy(), step)
+            add_changed_rows(store.buf, slots, np.ascontiguousarray(coef[:k]), u)
+        alpha[B] = a_new
+        keep = B[m - half:] if half else np.zeros(0, np.int64)
+    dual_v(yp, u, rows, v)
+    if not converged:
+        converged = float(kkt_violation(v, y, alpha, U)) <= tol
+    rho = -float(intercept(v, y, alpha, U))
+    G = -y * v
+    return alpha, G, rho, step, bool(converged)
