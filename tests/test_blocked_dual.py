@@ -11,7 +11,10 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVR, OneClassSVM
 
-from svmlab.decomposition._blocked_dual import (one_class_problem, solve_blocked_dual,
+from sklearn.svm import NuSVR
+
+from svmlab.decomposition._blocked_dual import (default_working_set, nu_svr_problem,
+                                                one_class_problem, solve_blocked_dual,
                                                 svr_problem)
 from svmlab.kernels import Kernel
 
@@ -35,6 +38,15 @@ def _violation(K, y, p, U, rows, a):
     return v[up].max() - v[low].min()
 
 
+def _class_violation(K, y, p, U, rows, a):
+    """Solver_NU's violation: the larger of the two classes' ``m - M``."""
+    w = a * y
+    v = -y * (y * (K[np.ix_(rows, rows)] @ w) + p)
+    up = np.where(y > 0, a < U, a > 0)
+    low = np.where(y > 0, a > 0, a < U)
+    return max(v[up & (y == c)].max() - v[low & (y == c)].min() for c in (1.0, -1.0))
+
+
 def _free_rho(K, y, p, U, rows, a):
     """rho from the free variables (``y_t grad_t`` is rho there)."""
     w = a * y
@@ -50,7 +62,8 @@ def _svr_data(n, d, seed):
     return X, z
 
 
-@pytest.mark.parametrize("n, q, cache_mb", [(300, 64, 0.05), (240, 480, 200.0), (400, 32, 0.01)])
+@pytest.mark.parametrize("n, q, cache_mb", [(300, 64, 0.05), (240, 480, 200.0), (400, 32, 0.01),
+                                            (300, None, 200.0)])
 def test_svr_matches_libsvm(n, q, cache_mb):
     """epsilon-SVR: q smaller than l (kept halves, rows evicted by a store of
     a few rows) and q = l (one working set)."""
@@ -155,3 +168,39 @@ def test_max_outer_stops_unconverged():
                                                       tol=1e-8, q=8, max_outer=3)
     assert n_outer == 3 and not conv
     assert np.all(np.isfinite(alpha)) and np.isfinite(rho)
+
+
+@pytest.mark.parametrize("n, nu, q, cache_mb", [(300, 0.3, 64, 0.05), (240, 0.6, 480, 200.0),
+                                                (400, 0.2, 40, 0.01)])
+def test_nu_svr_matches_libsvm(n, nu, q, cache_mb):
+    """nu-SVR (two equalities, LIBSVM's Solver_NU) with LIBSVM's start."""
+    X, z = _svr_data(n, 4, n + 1)
+    C, gamma = 3.0, 0.4
+    K = rbf_kernel(X, gamma=gamma)
+    y, p, U, rows, a0 = nu_svr_problem(z, C, nu)
+    alpha, G, rho, n_outer, conv = solve_blocked_dual(
+        Kernel(X, "rbf", gamma), y, p, U, rows, a0, tol=TOL, q=q, cache_size=cache_mb,
+        cache_dtype="float64", nu=True)
+    assert conv and n_outer > 0
+    assert np.all(alpha >= 0) and np.all(alpha <= U)
+    # both equalities: each half keeps LIBSVM's C nu n / 2
+    for half in (alpha[:n], alpha[n:]):
+        assert abs(half.sum() - C * nu * n / 2) <= 1e-9 * C * n
+    assert _class_violation(K, y, p, U, rows, alpha) <= TOL * (1 + 1e-6)
+    sk = NuSVR(C=C, nu=nu, gamma=gamma, tol=TOL, shrinking=False).fit(X, z)
+    beta = np.zeros(n)
+    beta[sk.support_] = sk.dual_coef_.ravel()
+    f_sk = 0.5 * beta @ K @ beta - z @ beta
+    f = _objective(K, y, p, rows, alpha)
+    assert abs(f - f_sk) <= 1e-6 * abs(f_sk)
+    assert abs(rho - (-sk.intercept_[0])) <= 10 * TOL
+
+
+def test_default_working_set_rule():
+    """384 variables on dense data with at most 32 features, 1024 on wider
+    or sparse data, never more than l."""
+    assert default_working_set(20000, 10) == 384
+    assert default_working_set(20000, 32) == 384
+    assert default_working_set(20000, 33) == 1024
+    assert default_working_set(20000, 10, sparse=True) == 1024
+    assert default_working_set(100, 784) == 100

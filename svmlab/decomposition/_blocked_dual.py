@@ -44,11 +44,38 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from .._kkt import intercept, kkt_violation
+from .._kkt import in_low, in_up, intercept, kkt_violation
+from .._wss2 import gain, takes_j
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, select_working_set)
+from ._smo_engine import pair_update
 
-__all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem"]
+__all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem",
+           "nu_svr_problem", "block_smo_nu",
+           "default_working_set", "LOWDIM_DUAL_FEATURES", "LOWDIM_DUAL_WS", "DUAL_WS"]
+
+#: dense data with at most this many features counts as low-dimensional here
+LOWDIM_DUAL_FEATURES = 32
+#: the working-set size (variables) on such data
+LOWDIM_DUAL_WS = 384
+#: and on wider or sparse data
+DUAL_WS = 1024
+
+
+def default_working_set(l, n_features, sparse=False):
+    """The working-set size (in variables, at most ``l``) for a dual of l
+    variables over data with ``n_features`` features: ``LOWDIM_DUAL_WS``
+    (384) for dense data with at most ``LOWDIM_DUAL_FEATURES`` (32)
+    features, else ``DUAL_WS`` (1024).
+
+    Reason: with few features a kernel entry is cheap and the outer step's
+    q-squared costs (gathering ``K[B, B]``, the sub-problem's pair steps)
+    decide, so a smaller set is faster (the C-SVC rule of
+    :func:`svmlab.decomposition._blocked.lowdim_working_set_size` for the
+    same reason); on MNIST-like data the rows decide and 1024 is as fast as
+    anything measured.  Measurements: docs/decisions/31b01."""
+    q = LOWDIM_DUAL_WS if (not sparse and int(n_features) <= LOWDIM_DUAL_FEATURES) else DUAL_WS
+    return int(max(2, min(q, int(l))))
 
 
 @njit(cache=True)
@@ -123,6 +150,137 @@ def svr_problem(z, C, epsilon):
     return y, p, U, rows, np.zeros(2 * n)
 
 
+@njit(cache=True)
+def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
+    """:func:`svmlab.decomposition._blocked.block_smo` for LIBSVM's
+    ``Solver_NU`` (two equalities): both variables of a pair come from one
+    class.  Each step takes, per class c, ``i_c = argmax v`` over I_up of c;
+    the partner j is WSS 2's best (smallest :func:`svmlab._wss2.gain`, last
+    index on ties) over both classes' candidates ``t`` in I_low with
+    ``v_t < m_{class(t)}``, scored against its class's ``i``; the pair step
+    is Platt's (:func:`pair_update`).  Stops when both classes' violations
+    are ``<= eps``, after ``max_steps`` pair steps, or when no pair moves.
+    Parameters and returns as ``block_smo``'s (steps, violation at the
+    start, stuck)."""
+    gap0 = -1.0
+    steps = 0
+    stuck = False
+    q = y.shape[0]
+    while steps < max_steps:
+        mp = -np.inf
+        mn = -np.inf
+        Mp = np.inf
+        Mn = np.inf
+        ip = -1
+        jn = -1
+        for t in range(q):
+            vt = v[t]
+            if y[t] > 0:
+                if in_up(y[t], alpha[t], C[t]) and vt > mp:
+                    mp = vt
+                    ip = t
+                if in_low(y[t], alpha[t], C[t]) and vt < Mp:
+                    Mp = vt
+            else:
+                if in_up(y[t], alpha[t], C[t]) and vt > mn:
+                    mn = vt
+                    jn = t
+                if in_low(y[t], alpha[t], C[t]) and vt < Mn:
+                    Mn = vt
+        gp = mp - Mp if (ip >= 0 and Mp < np.inf) else 0.0
+        gn = mn - Mn if (jn >= 0 and Mn < np.inf) else 0.0
+        gap = max(gp, gn)
+        if gap0 < 0.0:
+            gap0 = gap
+        if gap <= eps:
+            break
+        best = np.inf
+        j = -1
+        for t in range(q):
+            if not in_low(y[t], alpha[t], C[t]):
+                continue
+            if y[t] > 0:
+                if ip < 0 or v[t] >= mp:
+                    continue
+                g = gain(mp, v[t], K[ip, ip], K[t, t], K[ip, t])
+            else:
+                if jn < 0 or v[t] >= mn:
+                    continue
+                g = gain(mn, v[t], K[jn, jn], K[t, t], K[jn, t])
+            if takes_j(g, best):
+                best = g
+                j = t
+        if j < 0:
+            stuck = True
+            break
+        i = ip if y[j] > 0 else jn
+        if not pair_update(K, y, alpha, C, v, i, j) and not _snap_pair(K, y, alpha, C, v, i, j):
+            stuck = True
+            break
+        steps += 1
+    return steps, gap0, stuck
+
+
+@njit(cache=True)
+def _snap_pair(K, y, alpha, C, v, i, j):
+    """The pair (i, j) of one class whose step :func:`pair_update` refused
+    because one end is within rounding (``1e-12 C``) of the bound it moves
+    to: move it onto that bound, the other end by the same amount (the
+    class sum is kept), as LIBSVM's clipped update does.  Returns whether
+    it moved (False: the room is larger than rounding; a real stall)."""
+    if y[i] > 0:
+        room = min(C[i] - alpha[i], alpha[j])
+        s = room
+    else:
+        room = min(alpha[i], C[j] - alpha[j])
+        s = -room
+    if not (room > 0.0) or room > 1e-12 * max(C[i], C[j]):
+        return False
+    ai = alpha[i] + s
+    aj = alpha[j] - s
+    # the limiting end lands exactly on its bound
+    if y[i] > 0:
+        if C[i] - alpha[i] <= alpha[j]:
+            ai = C[i]
+        else:
+            aj = 0.0
+    else:
+        if alpha[i] <= C[j] - alpha[j]:
+            ai = 0.0
+        else:
+            aj = C[j]
+    di = y[i] * (ai - alpha[i])
+    dj = y[j] * (aj - alpha[j])
+    alpha[i] = ai
+    alpha[j] = aj
+    for k in range(v.shape[0]):
+        v[k] -= K[k, j] * dj + K[k, i] * di
+    return True
+
+
+def nu_svr_problem(z, C, nu):
+    """LIBSVM's nu-SVR dual over n targets ``z``: ``(y, p, U, rows, alpha0)``
+    with l = 2n variables, ``p = [-z, z]``, ``U = C`` and LIBSVM's start
+    (``solve_nu_svr``: ``a_i = a*_i``, filled up to C in order until each
+    half sums to ``C nu n / 2``); solve with ``nu=True``."""
+    z = np.asarray(z, dtype=np.float64).ravel()
+    n = z.shape[0]
+    C = float(C)
+    y = np.concatenate([np.ones(n), -np.ones(n)])
+    p = np.concatenate([-z, z])
+    U = np.full(2 * n, C)
+    rows = np.concatenate([np.arange(n), np.arange(n)]).astype(np.int64)
+    total = C * nu * n / 2.0
+    a = np.zeros(n)
+    left = total
+    for i in range(n):
+        a[i] = min(left, C)
+        left -= a[i]
+        if left <= 0.0:
+            break
+    return y, p, U, rows, np.concatenate([a, a])
+
+
 def one_class_problem(n, nu):
     """LIBSVM's one-class dual over n rows (its scaling: ``0 <= a <= 1``,
     ``sum a = nu n``) with LIBSVM's feasible start: ``(y, p, U, rows,
@@ -160,13 +318,13 @@ def _check(kernel, y, p, U, rows, alpha0, tol, q):
         raise ValueError("alpha0 must be feasible: finite, 0 <= alpha0 <= U")
     if not (tol > 0 and np.isfinite(tol)):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
-    if int(q) < 2:
+    if q is not None and int(q) < 2:
         raise ValueError(f"q must be at least 2, got {q!r}")
     return y, p, U, rows, a0
 
 
-def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache_size=200.0,
-                       max_outer=100000, cache_dtype="float32"):
+def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache_size=200.0,
+                       max_outer=100000, cache_dtype="float32", nu=False):
     """The generalised dual (module docstring) by the blocked decomposition.
 
     Parameters
@@ -181,9 +339,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
         A feasible start (fixes ``Delta = y'alpha0``); it is not modified.
     tol : float
         Stop when the maximal violation ``m - M`` is ``<= tol`` (LIBSVM's eps).
-    q : int
+    q : int or None
         Working-set size (variables; at most l); half of it is kept from one
-        outer step to the next.
+        outer step to the next.  None: :func:`default_working_set`.
     cache_size : float
         MB of full kernel rows in the row store (at least q rows).
     max_outer : int
@@ -191,6 +349,11 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
     cache_dtype : {"float32", "float64"}
         Type of the stored rows (float32: single-precision GEMM, twice the
         rows; the gradient is accumulated in float64 either way).
+    nu : bool
+        LIBSVM's ``Solver_NU`` (nu-SVR): the sum of each class's variables
+        is fixed too, so the violation, the working set (half from each
+        class) and rho (``(r1 - r2) / 2``) are per class, and the
+        sub-problem is solved by :func:`block_smo_nu` (pairs within a class).
 
     Returns
     -------
@@ -203,6 +366,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
     y, p, U, rows, alpha = _check(kernel, y, p, U, rows, alpha0, tol, q)
     n = kernel.n_samples
     l = y.shape[0]
+    if q is None:
+        d = kernel.data
+        q = default_working_set(l, getattr(kernel, "n_features", DUAL_WS), bool(d.sparse))
     q = int(min(q, l))
     half = max(q // 2, 1) if q < l else 0
     yp = -y * p
@@ -223,16 +389,24 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
     keep = np.zeros(0, np.int64)
     Kbb = np.empty((q, q))
     excl = np.zeros(l, bool)
+    pos = y > 0
+    neg = ~pos
     converged = False
     step = 0
     while step < max_outer:
         dual_v(yp, u, rows, v)
-        gap = float(kkt_violation(v, y, alpha, U))
+        gap = _violation(v, y, alpha, U, nu, pos)
         if gap <= tol:
             converged = True
             break
         excl[keep] = True
-        new = select_working_set(v, y, alpha, U, q - len(keep), excl)
+        if nu:
+            k_new = q - len(keep)
+            new_p = select_working_set(v, y, alpha, U, k_new // 2, excl | neg)
+            new_n = select_working_set(v, y, alpha, U, k_new - len(new_p), excl | pos)
+            new = np.concatenate([new_p, new_n])
+        else:
+            new = select_working_set(v, y, alpha, U, q - len(keep), excl)
         excl[keep] = False
         B = np.concatenate([keep, new])
         m = len(B)
@@ -246,8 +420,11 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
         a_new = aB.copy()
         vB = v[B]
         yB = y[B]
-        block_smo(K, yB, a_new, U[B], vB, max(tol, INNER_FRACTION * gap),
-                  INNER_STEPS_PER_EXAMPLE * m)
+        eps_in = max(tol, INNER_FRACTION * gap)
+        if nu:
+            block_smo_nu(K, yB, a_new, U[B], vB, eps_in, INNER_STEPS_PER_EXAMPLE * m)
+        else:
+            block_smo(K, yB, a_new, U[B], vB, eps_in, INNER_STEPS_PER_EXAMPLE * m)
         d = yB * (a_new - aB)
         k = fold_rows(rB, d, mark, uniq, coef)
         if not np.any(d != 0.0):
@@ -259,7 +436,37 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=1024, cache
         keep = B[m - half:] if half else np.zeros(0, np.int64)
     dual_v(yp, u, rows, v)
     if not converged:
-        converged = float(kkt_violation(v, y, alpha, U)) <= tol
-    rho = -float(intercept(v, y, alpha, U))
+        converged = _violation(v, y, alpha, U, nu, pos) <= tol
+    if nu:
+        # Solver_NU's calculate_rho: r1 from the positives' G = -v, r2 from
+        # the negatives' G = v, rho = (r1 - r2) / 2
+        r1 = -_part_intercept(v, y, alpha, U, pos)
+        r2 = _part_intercept(v, y, alpha, U, neg)
+        rho = 0.5 * (r1 - r2)
+    else:
+        rho = -float(intercept(v, y, alpha, U))
     G = -y * v
     return alpha, G, rho, step, bool(converged)
+
+
+def _part_intercept(v, y, alpha, U, mask):
+    """:func:`svmlab._kkt.intercept` over the variables of ``mask`` (0 if none)."""
+    if not mask.any():
+        return 0.0
+    return float(intercept(np.ascontiguousarray(v[mask]), np.ascontiguousarray(y[mask]),
+                           np.ascontiguousarray(alpha[mask]), np.ascontiguousarray(U[mask])))
+
+
+def _violation(v, y, alpha, U, nu, pos):
+    """The maximal violation ``m - M``; for ``nu`` the larger of the two
+    classes' (LIBSVM's ``Solver_NU`` stopping rule)."""
+    if not nu:
+        return float(kkt_violation(v, y, alpha, U))
+    gap = 0.0
+    for mask in (pos, ~pos):
+        if mask.any():
+            gap = max(gap, float(kkt_violation(
+                np.ascontiguousarray(v[mask]), np.ascontiguousarray(y[mask]),
+                np.ascontiguousarray(alpha[mask]), np.ascontiguousarray(U[mask]))))
+    return gap
+
