@@ -26,8 +26,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_limits
 
 from svmlab.bench._harness import load_images
-from svmlab.decomposition._blocked_dual import (one_class_problem, solve_blocked_dual,
-                                                svr_problem)
+from svmlab.decomposition._blocked_dual import (nu_svr_problem, one_class_problem,
+                                                solve_blocked_dual, svr_problem)
 from svmlab.kernels import Kernel
 
 TOL = 1e-3
@@ -62,18 +62,26 @@ def _load():
         return f.read().split()[0]
 
 
-def svr_case(name, X, z, C, gamma, eps, q):
-    from sklearn.svm import SVR
+def svr_case(name, X, z, C, gamma, eps, q, nu=None):
+    """epsilon-SVR with ``eps``, or nu-SVR with ``nu`` (then eps is 0 in the
+    objective)."""
+    from sklearn.svm import SVR, NuSVR
 
     n = len(z)
-    y, p, U, rows, a0 = svr_problem(z, C, eps)
+    if nu is None:
+        y, p, U, rows, a0 = svr_problem(z, C, eps)
+        peer = SVR(C=C, epsilon=eps, gamma=gamma, tol=TOL, cache_size=CACHE_MB)
+    else:
+        y, p, U, rows, a0 = nu_svr_problem(z, C, nu)
+        peer = NuSVR(C=C, nu=nu, gamma=gamma, tol=TOL, cache_size=CACHE_MB)
+        eps = 0.0
     kern = Kernel(X, "rbf", gamma)
     with threadpool_limits(1):
         (alpha, G, rho, n_outer, conv), c_us, w_us = _clock(lambda: solve_blocked_dual(
-            kern, y, p, U, rows, a0, tol=TOL, q=q, cache_size=CACHE_MB, **OPTS))
+            kern, y, p, U, rows, a0, tol=TOL, q=q, cache_size=CACHE_MB, nu=nu is not None,
+            **OPTS))
     s_us = LAST_SYS[0]
-    sk, c_sk, w_sk = _clock(lambda: SVR(C=C, epsilon=eps, gamma=gamma, tol=TOL,
-                                        cache_size=CACHE_MB).fit(X, z))
+    sk, c_sk, w_sk = _clock(lambda: peer.fit(X, z))
     beta = alpha[:n] - alpha[n:]
     f_us = 0.5 * _quad(X, beta, gamma) + p @ alpha
     bs = np.zeros(n)
@@ -112,6 +120,12 @@ def cases(q):
         z = (z - z.mean()) / z.std()
         return svr_case("SVR Friedman#1 10000x10 C=10 g=0.5 eps=0.1", X, z, 10.0, 0.5, 0.1, q)
 
+    def nu_friedman():
+        X, z = make_friedman1(10000, noise=1.0, random_state=0)
+        z = (z - z.mean()) / z.std()
+        return svr_case("NuSVR Friedman#1 10000x10 C=10 g=0.5 nu=0.3", X, z, 10.0, 0.5, 0.0, q,
+                        nu=0.3)
+
     def regression():
         X, z = make_regression(5000, 20, random_state=0)
         gamma = 1.0 / (X.shape[1] * X.var())
@@ -126,27 +140,32 @@ def cases(q):
         gamma = 1.0 / (X.shape[1] * X.var())
         return one_class_case("OneClass gaussian 8000x20 defaults", X, 0.5, gamma, q)
 
-    return {"svr_friedman": friedman, "svr_regression": regression, "oc_mnist": mnist,
+    return {"svr_friedman": friedman, "nusvr_friedman": nu_friedman, "svr_regression": regression, "oc_mnist": mnist,
             "oc_gauss": gauss}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--q", type=int, default=0, help="working-set size (0: default_working_set)")
-    ap.add_argument("--cases", default="svr_friedman,svr_regression,oc_mnist,oc_gauss")
+    ap.add_argument("--cases", default="svr_friedman,nusvr_friedman,svr_regression,oc_mnist,oc_gauss")
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--huge-pages", action="store_true",
+                    help="keep NumPy's huge-page advice for our row store")
     args = ap.parse_args()
+    if args.huge_pages:
+        OPTS["huge_pages"] = True
     # compile (or load) the numba kernels outside the timings, and pay the
     # process's first large BLAS call and first fresh store pages (up to a
     # second of system time on this machine) on both sides before timing
     Xw = np.random.default_rng(1).normal(size=(64, 3))
     one_class_case("warm-up", Xw, 0.2, 0.5, 16)
     svr_case("warm-up", Xw, Xw[:, 0], 1.0, 0.5, 0.1, 16)
+    svr_case("warm-up", Xw, Xw[:, 0], 1.0, 0.5, 0.1, 16, nu=0.5)
     Xw = np.random.default_rng(2).normal(size=(3000, 20))
     one_class_case("warm-up", Xw, 0.5, 0.05, None)
     q = args.q or None
     todo = cases(q)
-    print(f"q={q or 'default_working_set'} tol={TOL} cache={CACHE_MB} MB (float32 rows ours, LIBSVM's Qfloat)")
+    print(f"q={q or 'default_working_set'} {OPTS} tol={TOL} cache={CACHE_MB} MB (float32 rows ours, LIBSVM's Qfloat)")
     print("case | CPU ours s | CPU LIBSVM s | CPU ratio | wall ours s | wall LIBSVM s | "
           "wall ratio | sys ours/LIBSVM s | obj rel diff | rho ours/LIBSVM | outer | nSV ours/LIBSVM | conv | load")
     for key in args.cases.split(","):

@@ -41,6 +41,8 @@ nu-SVR (LIBSVM's ``Solver_NU``, two equalities) is not covered.
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 from .._jit import njit
@@ -51,7 +53,7 @@ from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_ch
 from ._smo_engine import pair_update
 
 __all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem",
-           "nu_svr_problem", "block_smo_nu",
+           "nu_svr_problem", "block_smo_nu", "plain_pages",
            "default_working_set", "LOWDIM_DUAL_FEATURES", "LOWDIM_DUAL_WS", "DUAL_WS"]
 
 #: dense data with at most this many features counts as low-dimensional here
@@ -294,6 +296,25 @@ def one_class_problem(n, nu):
     return np.ones(n), np.zeros(n), np.ones(n), np.arange(n, dtype=np.int64), a0
 
 
+def plain_pages(shape, dtype):
+    """An uninitialised C-contiguous array on ordinary pages: an anonymous
+    ``mmap`` (kept alive by the array), so that it carries no
+    transparent-huge-page advice.
+
+    Reason: NumPy advises huge pages for arrays of 4 MB or more; where the
+    kernel's ``defrag`` setting is ``madvise`` (this machine's), the first
+    touch of each 2 MB page of the row store may compact memory in the
+    page-fault handler, which cost up to 1.3 s of system time per fit here
+    (a 200 MB store filled once, docs/decisions/31b01) and bought nothing:
+    the user time was the same.  Small arrays keep ``np.empty``."""
+    shape = tuple(int(s) for s in shape)
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < (4 << 20):
+        return np.empty(shape, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
+
+
 def _check(kernel, y, p, U, rows, alpha0, tol, q):
     n = kernel.n_samples
     y = np.ascontiguousarray(y, dtype=np.float64).ravel()
@@ -324,7 +345,7 @@ def _check(kernel, y, p, U, rows, alpha0, tol, q):
 
 
 def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache_size=200.0,
-                       max_outer=100000, cache_dtype="float32", nu=False):
+                       max_outer=100000, cache_dtype="float32", nu=False, huge_pages=False):
     """The generalised dual (module docstring) by the blocked decomposition.
 
     Parameters
@@ -354,6 +375,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
         is fixed too, so the violation, the working set (half from each
         class) and rho (``(r1 - r2) / 2``) are per class, and the
         sub-problem is solved by :func:`block_smo_nu` (pairs within a class).
+    huge_pages : bool
+        Keep NumPy's huge-page advice for the row store (default: ordinary
+        pages, :func:`plain_pages`; the switch exists for the measurement).
 
     Returns
     -------
@@ -373,6 +397,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     half = max(q // 2, 1) if q < l else 0
     yp = -y * p
     store = RowStore(kernel, n, float(cache_size), min(q, n), cache_dtype)
+    if not huge_pages:
+        # (the np.empty buffer it made is never touched: it costs nothing)
+        store.buf = plain_pages(store.buf.shape, store.dtype)
     u = np.zeros(n)
     mark = np.full(n, -1, np.int64)
     uniq = np.empty(max(q, 1), np.int64)
