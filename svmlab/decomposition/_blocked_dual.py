@@ -36,7 +36,16 @@ step, read that module's docstring) on this problem; what changes:
   variables, else the midpoint of the KKT interval
   (:func:`svmlab._kkt.intercept`, ``rho = -b``).
 
-nu-SVR (LIBSVM's ``Solver_NU``, two equalities) is not covered.
+nu-SVR (LIBSVM's ``Solver_NU``: the sum of each class's variables is fixed
+too) runs with ``nu=True``: per-class violation, half the new working set
+from each class, pairs within a class (:func:`block_smo_nu`), LIBSVM's
+``(r1 - r2) / 2`` for rho.  nu-SVC (which also divides by ``r``) is not
+covered.
+
+The row store is :class:`svmlab.decomposition._blocked.RowStore` with its
+buffer on ordinary pages (:func:`plain_pages`).  The working-set size
+defaults to :func:`default_working_set`.  Measurements against LIBSVM:
+``benchmarks/run_blocked_dual.py`` and docs/decisions/31b01.
 """
 
 from __future__ import annotations
