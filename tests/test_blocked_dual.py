@@ -14,8 +14,8 @@ from sklearn.svm import SVR, OneClassSVM
 from sklearn.svm import NuSVR
 
 from svmlab.decomposition._blocked_dual import (default_working_set, nu_svr_problem,
-                                                one_class_problem, solve_blocked_dual,
-                                                svr_problem)
+                                                one_class_problem, plain_pages,
+                                                solve_blocked_dual, svr_problem)
 from svmlab.kernels import Kernel
 
 TOL = 1e-6
@@ -204,3 +204,47 @@ def test_default_working_set_rule():
     assert default_working_set(20000, 33) == 1024
     assert default_working_set(20000, 10, sparse=True) == 1024
     assert default_working_set(100, 784) == 100
+
+
+def test_sparse_input_matches_dense():
+    """CSR input takes the kernel layer's sparse rows; the optimum is the
+    dense one's."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 6)) * (rng.random((200, 6)) < 0.4)
+    y, p, U, rows, a0 = one_class_problem(200, 0.2)
+    K = rbf_kernel(X, gamma=0.3)
+    out = {}
+    for name, data in (("dense", X), ("csr", sp.csr_matrix(X))):
+        alpha, G, rho, _, conv = solve_blocked_dual(Kernel(data, "rbf", 0.3), y, p, U, rows, a0,
+                                                    tol=TOL, q=32, cache_size=0.01,
+                                                    cache_dtype="float64")
+        assert conv
+        out[name] = (_objective(K, y, p, rows, alpha), rho)
+    assert abs(out["csr"][0] - out["dense"][0]) <= 1e-9 * abs(out["dense"][0])
+    assert abs(out["csr"][1] - out["dense"][1]) <= 10 * TOL
+
+
+def test_non_finite_kernel_never_converges():
+    """An overflowing poly kernel (every entry inf) ends unconverged (the
+    first working set cannot move: a stall), with finite multipliers; it is
+    never reported as a converged fit."""
+    X = np.full((30, 2), 1e3) + np.arange(60).reshape(30, 2)
+    z = np.linspace(-1, 1, 30)
+    y, p, U, rows, a0 = svr_problem(z, 1.0, 0.1)
+    kern = Kernel(X, "poly", gamma=1.0, degree=300, coef0=1.0)
+    with np.errstate(all="ignore"):
+        alpha, G, rho, _, conv = solve_blocked_dual(kern, y, p, U, rows, a0, q=8, max_outer=50,
+                                                    cache_dtype="float64")
+    assert not conv
+    assert np.all(np.isfinite(alpha))
+
+
+def test_plain_pages_is_a_writeable_array():
+    small = plain_pages((10, 10), np.float32)
+    big = plain_pages((1200, 1100), np.float32)  # over 4 MB: the mmap path
+    for a in (small, big):
+        assert a.flags.writeable and a.flags.c_contiguous and a.dtype == np.float32
+        a[:] = 2.0
+        assert a.sum() == 2.0 * a.size

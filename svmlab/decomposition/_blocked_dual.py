@@ -393,8 +393,8 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     (alpha, G, rho, n_outer, converged)
         ``G = Qa + p`` (l,), LIBSVM's gradient; ``rho`` LIBSVM's (decision
         ``sum_t a_t y_t K(x_r(t), x) - rho``); ``converged`` False after
-        ``max_outer`` steps or a stall (a working set that could not move
-        while ``m - M > tol``).
+        ``max_outer`` steps, a stall (a working set that could not move
+        while ``m - M > tol``) or non-finite values.  The caller warns.
     """
     y, p, U, rows, alpha = _check(kernel, y, p, U, rows, alpha0, tol, q)
     n = kernel.n_samples
@@ -473,6 +473,10 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     dual_v(yp, u, rows, v)
     if not converged:
         converged = _violation(v, y, alpha, U, nu, pos) <= tol
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(alpha))):
+        # non-finite kernel values (an overflowing poly kernel): never
+        # reported as converged
+        converged = False
     if nu:
         # Solver_NU's calculate_rho: r1 from the positives' G = -v, r2 from
         # the negatives' G = v, rho = (r1 - r2) / 2
