@@ -10,6 +10,11 @@ from each side's multipliers, kernel blocks by scikit-learn's ``rbf_kernel``)
 and their relative difference, and ``/proc/loadavg`` before and after.
 BLAS is held to one thread on our side (LIBSVM is single-threaded).
 
+Unlike the other ``run_*.py`` files this is not a wrapper around the
+``svmlab.bench`` harness: the solver is a function, not yet an estimator's
+path, so there is no estimator for a suite to fit.  Once it is wired in,
+these cases belong in the ``family`` suite (docs/decisions/31b01).
+
 Usage::
 
     PYTHONPATH=$PWD python benchmarks/run_blocked_dual.py [--q 1024] [--cases svr_friedman,...]
@@ -87,7 +92,8 @@ def svr_case(name, X, z, C, gamma, eps, q, nu=None):
     bs = np.zeros(n)
     bs[sk.support_] = sk.dual_coef_.ravel()
     f_sk = 0.5 * _quad(X, bs, gamma) + eps * np.abs(bs).sum() - z @ bs
-    return dict(case=name, s_us=s_us, s_sk=LAST_SYS[0], c_us=c_us, w_us=w_us, c_sk=c_sk, w_sk=w_sk, f_us=f_us, f_sk=f_sk,
+    return dict(case=name, s_us=s_us, s_sk=LAST_SYS[0], c_us=c_us, w_us=w_us, c_sk=c_sk,
+                w_sk=w_sk, f_us=f_us, f_sk=f_sk,
                 rho_us=rho, rho_sk=-float(sk.intercept_[0]), n_outer=n_outer, conv=conv,
                 n_sv=int(np.count_nonzero(beta)), n_sv_sk=len(sk.support_))
 
@@ -140,14 +146,16 @@ def cases(q):
         gamma = 1.0 / (X.shape[1] * X.var())
         return one_class_case("OneClass gaussian 8000x20 defaults", X, 0.5, gamma, q)
 
-    return {"svr_friedman": friedman, "nusvr_friedman": nu_friedman, "svr_regression": regression, "oc_mnist": mnist,
+    return {"svr_friedman": friedman, "nusvr_friedman": nu_friedman,
+            "svr_regression": regression, "oc_mnist": mnist,
             "oc_gauss": gauss}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--q", type=int, default=0, help="working-set size (0: default_working_set)")
-    ap.add_argument("--cases", default="svr_friedman,nusvr_friedman,svr_regression,oc_mnist,oc_gauss")
+    ap.add_argument("--cases",
+                    default="svr_friedman,nusvr_friedman,svr_regression,oc_mnist,oc_gauss")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--huge-pages", action="store_true",
                     help="keep NumPy's huge-page advice for our row store")
@@ -165,9 +173,11 @@ def main():
     one_class_case("warm-up", Xw, 0.5, 0.05, None)
     q = args.q or None
     todo = cases(q)
-    print(f"q={q or 'default_working_set'} {OPTS} tol={TOL} cache={CACHE_MB} MB (float32 rows ours, LIBSVM's Qfloat)")
+    print(f"q={q or 'default_working_set'} {OPTS} tol={TOL} cache={CACHE_MB} MB "
+          "(float32 rows ours, LIBSVM's Qfloat)")
     print("case | CPU ours s | CPU LIBSVM s | CPU ratio | wall ours s | wall LIBSVM s | "
-          "wall ratio | sys ours/LIBSVM s | obj rel diff | rho ours/LIBSVM | outer | nSV ours/LIBSVM | conv | load")
+          "wall ratio | sys ours/LIBSVM s | obj rel diff | rho ours/LIBSVM | outer | "
+          "nSV ours/LIBSVM | conv | load")
     for key in args.cases.split(","):
         l0 = _load()
         # each side's fastest of ``repeat`` runs (the machine is shared)
@@ -178,7 +188,8 @@ def main():
                 r[side] = min(r[side], r2[side])
         rel = (r["f_us"] - r["f_sk"]) / abs(r["f_sk"])
         print(f"{r['case']} | {r['c_us']:.2f} | {r['c_sk']:.2f} | {r['c_us'] / r['c_sk']:.2f} | "
-              f"{r['w_us']:.2f} | {r['w_sk']:.2f} | {r['w_us'] / r['w_sk']:.2f} | {r['s_us']:.2f}/{r['s_sk']:.2f} | {rel:+.1e} | "
+              f"{r['w_us']:.2f} | {r['w_sk']:.2f} | {r['w_us'] / r['w_sk']:.2f} | "
+              f"{r['s_us']:.2f}/{r['s_sk']:.2f} | {rel:+.1e} | "
               f"{r['rho_us']:.5f}/{r['rho_sk']:.5f} | {r['n_outer']} | "
               f"{r['n_sv']}/{r['n_sv_sk']} | {r['conv']} | {l0}->{_load()}", flush=True)
 
