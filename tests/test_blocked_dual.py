@@ -63,7 +63,7 @@ def _svr_data(n, d, seed):
 
 
 @pytest.mark.parametrize("n, q, cache_mb", [(300, 64, 0.05), (240, 480, 200.0), (400, 32, 0.01),
-                                            (300, None, 200.0)])
+                                            (300, None, 200.0), (150, 2, 0.01)])
 def test_svr_matches_libsvm(n, q, cache_mb):
     """epsilon-SVR: q smaller than l (kept halves, rows evicted by a store of
     a few rows) and q = l (one working set)."""
@@ -96,7 +96,7 @@ def test_svr_matches_libsvm(n, q, cache_mb):
 
 
 @pytest.mark.parametrize("n, nu, q, cache_mb", [(300, 0.1, 64, 0.05), (250, 0.37, 500, 200.0),
-                                                (500, 0.05, 40, 0.01)])
+                                                (500, 0.05, 40, 0.01), (200, 0.3, 2, 0.01)])
 def test_one_class_matches_libsvm(n, nu, q, cache_mb):
     """One-class with LIBSVM's scaling and feasible start."""
     rng = np.random.default_rng(n)
@@ -171,7 +171,8 @@ def test_max_outer_stops_unconverged():
 
 
 @pytest.mark.parametrize("n, nu, q, cache_mb", [(300, 0.3, 64, 0.05), (240, 0.6, 480, 200.0),
-                                                (400, 0.2, 40, 0.01)])
+                                                (400, 0.2, 40, 0.01), (120, 0.5, 4, 0.01),
+                                                (100, 0.4, 2, 0.01)])
 def test_nu_svr_matches_libsvm(n, nu, q, cache_mb):
     """nu-SVR (two equalities, LIBSVM's Solver_NU) with LIBSVM's start."""
     X, z = _svr_data(n, 4, n + 1)

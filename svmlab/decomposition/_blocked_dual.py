@@ -371,7 +371,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
         Stop when the maximal violation ``m - M`` is ``<= tol`` (LIBSVM's eps).
     q : int or None
         Working-set size (variables; at most l); half of it is kept from one
-        outer step to the next.  None: :func:`default_working_set`.
+        outer step to the next.  None: :func:`default_working_set`.  With
+        ``nu`` at least 4, and when fewer than 4 places are new the set is
+        chosen afresh (each class needs two variables to move).
     cache_size : float
         MB of full kernel rows in the row store (at least q rows).
     max_outer : int
@@ -402,8 +404,12 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     if q is None:
         d = kernel.data
         q = default_working_set(l, getattr(kernel, "n_features", DUAL_WS), bool(d.sparse))
+    if nu:
+        q = max(int(q), 4)  # two of each class: a pair in each
     q = int(min(q, l))
-    half = max(q // 2, 1) if q < l else 0
+    # q = 2 keeps nothing: one kept and one new variable need not form a
+    # violating pair (a stall); from q = 3 the new part holds the best pair
+    half = max(q // 2, 1) if 3 <= q < l else 0
     yp = -y * p
     store = RowStore(kernel, n, float(cache_size), min(q, n), cache_dtype)
     if not huge_pages:
@@ -437,6 +443,11 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
             break
         excl[keep] = True
         if nu:
+            if q - len(keep) < 4:
+                # too few new places for two of each class (a pair in each):
+                # a fresh working set
+                excl[keep] = False
+                keep = keep[:0]
             k_new = q - len(keep)
             new_p = select_working_set(v, y, alpha, U, k_new // 2, excl | neg)
             new_n = select_working_set(v, y, alpha, U, k_new - len(new_p), excl | pos)
