@@ -284,6 +284,54 @@ def compiled_for(solver, opts, U, gamma, seed, n_jobs=None):
             (None if same else U), C)
 
 
+#: the ``eps`` of :class:`svmlab.smo.SMOClassifier` (its default; only
+#: Platt's loop reads it), which the runs made without it take
+_SMO_EPS = 1e-6
+
+
+def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, checked=True):
+    """The compiled C-SVC run (binary, or one-vs-one over ``k`` classes) of
+    the checked rows ``X`` (labels ``y_idx`` in 0..k-1, bounds ``U``), with
+    the family's options ``opts``: for the SMO solvers (``"wss2"``,
+    ``"platt"``) made directly by :func:`svmlab._base.start_kernel_run` and
+    :func:`svmlab.smo._estimator.smo_run` from the options, with no
+    estimator object; its runs name themselves ``SMOClassifier`` in their
+    messages, as the estimator they replace did.  The other solvers go
+    through their estimator (:func:`compiled_for`).  X, y and the
+    parameters were validated at the family estimator's start (check_scale
+    included): not twice; ``checked=False`` (rows not validated as a
+    classification problem, the probability folds) validates them as the
+    estimator's ``start`` does.  The bounds: a scalar ``C`` when every example has
+    the same (the unweighted solver path), else ``C = 1`` and ``U`` as
+    sample weights."""
+    if solver not in ("wss2", "platt"):
+        model, sw, _ = compiled_for(solver, opts, U, gamma, seed, n_jobs=n_jobs)
+        if sp.issparse(X) or not checked:
+            return model.start(X, y_idx, sample_weight=sw)
+        return model._start_checked(np.ascontiguousarray(X), y_idx,
+                                    np.arange(k, dtype=y_idx.dtype), sw)
+    from .._base import start_kernel_run
+    from .._stepping import FitOptions
+    from .._validation import check_classification
+    from ..smo._estimator import smo_run
+
+    same = bool(np.all(U == U[0]))
+    C = float(U[0]) if same else 1.0
+    sw = None if same else U
+    # what FitOptions.of(SMOClassifier(...)) held
+    o = FitOptions(C=C, tol=float(opts.tol), max_iter=int(opts.max_iter),
+                   cache_size=float(opts.cache_size), progress=False, kernel=opts.kernel,
+                   degree=opts.degree, coef0=float(opts.coef0), eps=_SMO_EPS,
+                   shrinking=bool(opts.shrinking), selection=solver, random_state=seed)
+    if sp.issparse(X) or not checked:
+        X, y_idx, classes = check_classification(X, y_idx)
+    else:
+        X, classes = np.ascontiguousarray(X), np.arange(k, dtype=y_idx.dtype)
+    run, _ = start_kernel_run(X, y_idx, classes, sw, o, smo_run, gamma=gamma,
+                              n_jobs=n_jobs, name="SMOClassifier")
+    return run
+
+
 def _reason(r):
     if r in ("converged", "max_iter", "stalled", "callback", "interrupted", "pending"):
         return r
@@ -336,10 +384,9 @@ def solve_csvc_compiled(solver, opts, X, y_idx, k, U, gamma, seed):
     :class:`ProblemResult` over the pair's rows ``rows[p]`` (positions in X:
     class a's, then class b's), LIBSVM's sign (+1 for the pair's first
     class); ``opts`` as :func:`compiled_estimator` reads them."""
-    model, sw, _ = compiled_for(solver, opts, U, gamma, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        run = model.start(X, y_idx, sample_weight=sw)
+        run = start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, checked=False)
         run.progress = False
         run.run()
     results = compiled_results(run.result(), run, y_idx, k)
@@ -627,22 +674,15 @@ class _RowsSolving(Solving):
     def __init__(self, problem, opts, seed, threads):
         super().__init__(problem, 1)
         pb = problem
-        yk = pb.y_idx[pb.keep]
-        self.yk = yk
-        self.model, self.sw, _ = compiled_for(pb.solver, opts, pb.U[pb.keep], pb.gamma, seed,
-                                              n_jobs=threads)
+        self.yk = pb.y_idx[pb.keep]
+        self._opts, self._seed, self._threads = opts, seed, threads
         self.inner = None  # the compiled run, once made
 
     def open_part(self, i):
         pb, yk = self.problem, self.yk
         Xk = pb.Xt if len(pb.keep) == pb.Xt.shape[0] else pb.Xt[pb.keep]
-        if sp.issparse(Xk):
-            inner = self.model.start(Xk, yk, sample_weight=self.sw)
-        else:
-            # X, y and the parameters the inner estimator is made of were
-            # validated at the estimator's start (check_scale included): not twice
-            inner = self.model._start_checked(np.ascontiguousarray(Xk), yk,
-                                              np.arange(pb.k, dtype=yk.dtype), self.sw)
+        inner = start_compiled(pb.solver, self._opts, Xk, yk, pb.k, pb.U[pb.keep], pb.gamma,
+                               self._seed, n_jobs=self._threads)
         inner.progress = False
         self.inner = inner
         return inner
