@@ -317,25 +317,8 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
             setattr(self, name, value)
         return run
 
-    def _example_bounds(self, y_pm, classes, sample_weight):
-        """Per-example upper bounds ``C_i = C * class_weight[y_i] *
-        sample_weight_i`` and the rows to keep (``None``: all of them; else
-        the indices of the rows with ``C_i > 0``).  Stores ``class_weight_``.
-        Every check runs before any solver work
-        (:func:`svmlab._validation.check_weights`)."""
-        w, self.class_weight_, keep = check_weights(y_pm, classes, sample_weight,
-                                                    self.class_weight)
-        return np.ascontiguousarray(float(self.C) * w), keep
-
     def _check_extra(self, X, y):
         """Solver-specific checks that need the data (e.g. working-set size)."""
-
-    def _check_kernel_scale(self, kernel):
-        """Refuse, before any work, a kernel whose values overflow on the
-        training data (:func:`svmlab._validation.check_kernel_scale`)."""
-        sq = kernel.data.sqnorm
-        check_kernel_scale(kernel.gamma_, self.kernel, float(sq.max()) if sq.size else 0.0,
-                           self.degree, self.coef0)
 
     def _non_finite_fit(self):
         """What of the fitted model is not finite (None: all is), for the
