@@ -411,3 +411,38 @@ def test_svc_rows_backend_builds_its_runs_with_no_estimator(k):
     run.finish()
     ref = SkSVC(tol=1e-6).fit(X, y)
     np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("solver", ["wss2", "platt", "irwls", "blocked"])
+def test_compiled_options_are_the_estimators(solver):
+    """The options SVC's rows backend builds its runs from, with no estimator
+    object, are those of the compiled estimator it made before (every field
+    but the bounds and the cache type, which the run's start sets)."""
+    from svmlab.svm._solve import compiled_estimator, compiled_options
+
+    fam = FitOptions(C=3.0, tol=1e-2, max_iter=55, cache_size=17.0, kernel="poly", degree=2,
+                     coef0=0.5, shrinking=False)
+    ours = compiled_options(solver, fam, 1234, 3.0)
+    theirs = FitOptions.of(compiled_estimator(solver, fam, 0.1, 1234, C=3.0))
+    for f in dataclasses.fields(FitOptions):
+        if f.name not in ("Cv", "cache_dtype"):
+            assert getattr(ours, f.name) == getattr(theirs, f.name), f.name
+            assert type(getattr(ours, f.name)) is type(getattr(theirs, f.name)), f.name
+
+
+@pytest.mark.parametrize("solver", ["irwls", "blocked", "platt"])
+def test_other_rows_solvers_build_runs_with_no_estimator(solver):
+    """IRWLS, the blocked decomposition and Platt's SMO under SVC: runs with
+    no estimator, named after the solver's class, the model LIBSVM's."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    m = svmlab.SVC(solver=solver, tol=1e-5)
+    run = m.start(X, y)
+    run.run()
+    inner = run.solving.inner
+    assert inner.estimator is None
+    pair = inner._open_part(0)
+    assert pair.estimator is None and pair.name == inner.name != "NoneType"
+    run.finish()
+    ref = SkSVC(tol=1e-5).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=2e-3)
