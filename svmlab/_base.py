@@ -108,6 +108,7 @@ Kernel values and threads (parameters of every kernel estimator)
 
 from __future__ import annotations
 
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -116,13 +117,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._stepping import SteppedFitMixin, effective_n_jobs, with_callbacks
+from ._stepping import FitOptions, SteppedFitMixin, effective_n_jobs, with_callbacks
 from ._validation import (KERNEL_CONSTRAINTS, SOLVER_CONSTRAINTS, check_classification,
                           check_kernel_scale, check_weights, to_csr32)
 from .kernels._rows import Kernel, resolve_gamma
 from .kernels.cache import n_slots_for
 
-__all__ = ["BaseKernelSVC", "example_bounds"]
+__all__ = ["BaseKernelSVC", "example_bounds", "start_kernel_run"]
 
 
 def example_bounds(est, n):
@@ -148,6 +149,92 @@ def resolve_cache_dtype(cache_dtype, n, cache_size_mb):
     if cache_dtype != "auto":
         return cache_dtype
     return "float64" if n_slots_for(n, cache_size_mb, 8) >= n else "float32"
+
+
+def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
+                     cache_dtype="auto", class_weight=None, n_jobs=None, check_extra=None,
+                     estimator=None, name=None):
+    """The solver run of a kernel C-SVC over checked data, with no
+    estimator object needed: what :meth:`BaseKernelSVC.start` does after
+    its validation (``X``, ``y_idx``, ``classes`` as
+    :meth:`BaseKernelSVC._start_checked` takes them).
+
+    ``opts`` (:class:`svmlab._stepping.FitOptions`) the parameters; its
+    ``Cv`` and ``cache_dtype`` are replaced here by the per-example bounds
+    ``C * class_weight[y_i] * sample_weight_i`` of the kept rows and by
+    ``cache_dtype`` resolved (:func:`resolve_cache_dtype`).
+    ``make_run(X, y_pm, kernel, opts)`` makes a binary run (each pair's,
+    for k > 2 classes: one-vs-one, :class:`svmlab._multiclass.MulticlassRun`).
+    ``gamma`` the kernel's (``"scale"``, ``"auto"`` or a number),
+    ``check_extra(X, y_pm)`` a solver's data check (on the smallest pair for
+    k > 2: the solvers bound their working set by the number of samples),
+    ``n_jobs`` the cores.  Every check runs before any solver work.
+    ``estimator`` is held by the run (its ``finish`` stores into it) and
+    ``name`` names the run (and each pair's) in its messages when there is
+    no estimator.
+
+    Returns ``(run, state)``: ``state`` the attributes an estimator keeps
+    of the fit (``classes_``, ``class_weight_``, ``cache_dtype_``,
+    ``_fit_X``, ``_fit_y``, ``_fit_yidx``, ``_fit_keep``, ``_fit_Cv``,
+    ``_kernel_obj``); nothing is written anywhere."""
+    C = float(opts.C)
+    k = len(classes)
+    if k > 2:
+        from ._multiclass import multiclass_weights
+
+        w, cw, keep = multiclass_weights(y_idx, classes, sample_weight, class_weight)
+        Cv = np.ascontiguousarray(C * w)
+        X_all, yi_all = X, y_idx
+        if keep is not None:
+            X, y_idx, Cv = X[keep], y_idx[keep], Cv[keep]
+        counts = np.bincount(y_idx, minlength=k)
+        if check_extra is not None:
+            two = np.argsort(counts, kind="stable")[:2]
+            m = np.isin(y_idx, two)
+            check_extra(X[np.flatnonzero(m)], np.where(y_idx[m] == min(two), 1.0, -1.0))
+        # the kernel over the rows ordered by class (stable: row order within
+        # a class), gamma from the rows as given (SVC's)
+        perm = np.argsort(y_idx, kind="stable")
+        coff = np.concatenate([[0], np.cumsum(counts)])
+        kernel = Kernel(X[perm], opts.kernel, resolve_gamma(gamma, X), opts.degree, opts.coef0)
+    else:
+        yi_all = None
+        y_pm = np.where(y_idx == 1, 1.0, -1.0)
+        w, cw, keep = check_weights(y_pm, classes, sample_weight, class_weight)
+        Cv = np.ascontiguousarray(C * w)
+        y_all = y_pm
+        X_all = X
+        if keep is not None:
+            X, y_pm, Cv = X[keep], y_pm[keep], Cv[keep]
+        if check_extra is not None:
+            check_extra(X, y_pm)
+        kernel = Kernel(X, opts.kernel, gamma, opts.degree, opts.coef0)
+    sq = kernel.data.sqnorm
+    check_kernel_scale(kernel.gamma_, opts.kernel, float(sq.max()) if sq.size else 0.0,
+                       opts.degree, opts.coef0)
+    cdt = resolve_cache_dtype(cache_dtype, X.shape[0], opts.cache_size)
+    if cdt == "float32":
+        kernel.ensure_float32()  # the float32 copy of dense X for SGEMV/SGEMM
+    threads = effective_n_jobs(n_jobs)
+    run_opts = dataclasses.replace(opts, Cv=Cv, cache_dtype=cdt)
+    state = {"class_weight_": cw, "classes_": classes, "cache_dtype_": cdt,
+             "_fit_X": X_all, "_fit_y": None if k > 2 else y_all, "_fit_yidx": yi_all,
+             "_fit_keep": keep, "_fit_Cv": Cv, "_kernel_obj": kernel}
+    if k > 2:
+        from ._multiclass import MulticlassRun
+
+        run = MulticlassRun(estimator, kernel, perm, coff, classes, Cv[perm], threads,
+                            opts=run_opts, make_run=make_run, name=name)
+        run.blas_threads = threads
+    else:
+        run = make_run(X, y_pm, kernel, run_opts)
+        if estimator is None and name is not None:
+            run.name = name
+        if run.blas_threads is None:
+            run.blas_threads = threads
+    run.kept = keep
+    run.n_jobs = threads
+    return run, state
 
 
 class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
@@ -218,96 +305,20 @@ class BaseKernelSVC(SteppedFitMixin, ClassifierMixin, BaseEstimator):
         :mod:`svmlab.svm`, which validate everything once before handing
         their rows over (scikit-learn's ``_base.py`` converts once before
         it calls libsvm): their small fits paid for a second validation
-        (decision record 28s01).  Sets no ``n_features_in_``."""
-        if len(classes) > 2:
-            return self._start_multiclass(X, y_idx, classes, sample_weight)
-        self._fit_yidx = None
-        y_pm = np.where(y_idx == 1, 1.0, -1.0)
-        Cv, keep = self._example_bounds(y_pm, classes, sample_weight)
-        X_all, y_all = X, y_pm
-        if keep is not None:
-            X, y_pm, Cv = X[keep], y_pm[keep], Cv[keep]
-        self._check_extra(X, y_pm)
-        self.classes_ = classes
-        kernel = Kernel(X, self.kernel, self.gamma, self.degree, self.coef0)
-        self._check_kernel_scale(kernel)
-        self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
-        if self.cache_dtype_ == "float32":
-            kernel.ensure_float32()  # the float32 copy of dense X for SGEMV/SGEMM
-        threads = effective_n_jobs(self.n_jobs)
-        self._fit_X = X_all
-        self._fit_y = y_all
-        self._fit_keep = keep
-        self._fit_Cv = Cv
-        self._kernel_obj = kernel
-        run = self._make_run(X, y_pm, kernel)
-        run.kept = keep
-        run.n_jobs = threads
-        if run.blas_threads is None:
-            run.blas_threads = threads
+        (decision record 28s01).  Sets no ``n_features_in_``.  The work is
+        :func:`start_kernel_run`'s (one code path with the SVM family's
+        runs, which have no estimator of this class); this stores what it
+        hands back."""
+        run, state = start_kernel_run(
+            X, y_idx, classes, sample_weight, FitOptions.of(self), self._make_run,
+            gamma=self.gamma, cache_dtype=self.cache_dtype, class_weight=self.class_weight,
+            n_jobs=self.n_jobs, check_extra=self._check_extra, estimator=self)
+        for name, value in state.items():
+            setattr(self, name, value)
         return run
-
-    def _start_multiclass(self, X, y_idx, classes, sample_weight):
-        """:meth:`start` for k > 2 classes: one-vs-one
-        (:class:`svmlab._multiclass.MulticlassRun`).  ``_check_extra`` runs
-        before any work on the smallest pair (decision: the solvers' data
-        checks bound the working set by the number of samples, so the
-        smallest pair is the binding one; checking every pair would copy X
-        k(k-1)/2 times)."""
-        from ._multiclass import MulticlassRun, multiclass_weights
-
-        w, self.class_weight_, keep = multiclass_weights(y_idx, classes, sample_weight,
-                                                         self.class_weight)
-        Cv = np.ascontiguousarray(float(self.C) * w)
-        X_all, yi_all = X, y_idx
-        if keep is not None:
-            X, y_idx, Cv = X[keep], y_idx[keep], Cv[keep]
-        two = np.argsort(np.bincount(y_idx, minlength=len(classes)), kind="stable")[:2]
-        m = np.isin(y_idx, two)
-        self._check_extra(X[np.flatnonzero(m)], np.where(y_idx[m] == min(two), 1.0, -1.0))
-        self.classes_ = classes
-        # the kernel over the rows ordered by class (stable: row order within
-        # a class), gamma from the rows as given (SVC's)
-        perm = np.argsort(y_idx, kind="stable")
-        coff = np.concatenate([[0], np.cumsum(np.bincount(y_idx, minlength=len(classes)))])
-        kernel = Kernel(X[perm], self.kernel, resolve_gamma(self.gamma, X), self.degree,
-                        self.coef0)
-        self._check_kernel_scale(kernel)
-        self.cache_dtype_ = resolve_cache_dtype(self.cache_dtype, X.shape[0], self.cache_size)
-        if self.cache_dtype_ == "float32":
-            kernel.ensure_float32()
-        threads = effective_n_jobs(self.n_jobs)
-        self._fit_X = X_all
-        self._fit_y = None
-        self._fit_yidx = yi_all
-        self._fit_keep = keep
-        self._fit_Cv = Cv
-        self._kernel_obj = kernel
-        run = MulticlassRun(self, kernel, perm, coff, classes, Cv[perm], threads)
-        run.kept = keep
-        run.n_jobs = threads
-        run.blas_threads = threads
-        return run
-
-    def _example_bounds(self, y_pm, classes, sample_weight):
-        """Per-example upper bounds ``C_i = C * class_weight[y_i] *
-        sample_weight_i`` and the rows to keep (``None``: all of them; else
-        the indices of the rows with ``C_i > 0``).  Stores ``class_weight_``.
-        Every check runs before any solver work
-        (:func:`svmlab._validation.check_weights`)."""
-        w, self.class_weight_, keep = check_weights(y_pm, classes, sample_weight,
-                                                    self.class_weight)
-        return np.ascontiguousarray(float(self.C) * w), keep
 
     def _check_extra(self, X, y):
         """Solver-specific checks that need the data (e.g. working-set size)."""
-
-    def _check_kernel_scale(self, kernel):
-        """Refuse, before any work, a kernel whose values overflow on the
-        training data (:func:`svmlab._validation.check_kernel_scale`)."""
-        sq = kernel.data.sqnorm
-        check_kernel_scale(kernel.gamma_, self.kernel, float(sq.max()) if sq.size else 0.0,
-                           self.degree, self.coef0)
 
     def _non_finite_fit(self):
         """What of the fitted model is not finite (None: all is), for the

@@ -353,7 +353,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
     """
 
     def __init__(self, estimator, kernel, perm, class_offsets, classes, Cv, threads,
-                 opts=None, make_run=None):
+                 opts=None, make_run=None, name=None):
         # the estimator's parameters, converted once (FitOptions); each
         # pair's run gets them with the pair's bounds, and is made by
         # ``make_run(X, y, kernel, opts)`` (the estimator's ``_make_run``):
@@ -365,7 +365,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         self.opts = opts
         self._make_run = make_run
         pairs = class_pairs(len(classes))
-        super().__init__(estimator, len(pairs), kernel.n_samples, opts.progress)
+        super().__init__(estimator, len(pairs), kernel.n_samples, opts.progress, name=name)
         self.kernel = kernel
         self.perm = np.asarray(perm, dtype=np.int64)
         self.coff = np.asarray(class_offsets, dtype=np.int64)
@@ -444,6 +444,8 @@ class MulticlassRun(ParallelParts, SequentialRun):
         run.n_jobs = self.pair_threads
         if run.blas_threads is None:
             run.blas_threads = self.pair_threads
+        if run.estimator is None:
+            run.name = self.name  # no estimator: the pairs' messages name the fit's
         return run
 
     def _part_record(self, p, rec):

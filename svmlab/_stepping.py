@@ -480,8 +480,12 @@ class SolverRun(ABC):
             return blas_thread_limit(int(self.n_jobs))
         return nullcontext()
 
-    def __init__(self, estimator, max_iter=-1, progress=False):
+    def __init__(self, estimator, max_iter=-1, progress=False, name=None):
         self.estimator = estimator
+        #: the class name the run's messages and progress bar give: the
+        #: estimator's, or ``name`` for a run made without one (the family's
+        #: compiled C-SVC runs, built from a frozen problem)
+        self.name = type(estimator).__name__ if name is None else name
         self.max_iter = int(max_iter)
         self.progress = bool(progress)
         self.n_iter = 0
@@ -661,7 +665,7 @@ class SolverRun(ABC):
             bar_cm = tqdm(
                 total=self.max_iter if self.max_iter >= 0 else None,
                 unit=self.step_name,
-                desc=type(self.estimator).__name__,
+                desc=self.name,
                 delay=2.0,
                 disable=tasks is not None,
                 leave=False,
@@ -709,7 +713,7 @@ class SolverRun(ABC):
 
     def warning_message(self):
         """The ConvergenceWarning text for how this run ended, or None."""
-        name = type(self.estimator).__name__
+        name = self.name
         reason = self.stop_reason
         if reason == "max_iter":
             return (
@@ -834,9 +838,9 @@ class SequentialRun(SolverRun):
     ``result`` and ``warning_message``.
     """
 
-    def __init__(self, estimator, n_parts, n_samples, progress):
+    def __init__(self, estimator, n_parts, n_samples, progress, name=None):
         self.n_samples = int(n_samples)
-        super().__init__(estimator, max_iter=-1, progress=progress)
+        super().__init__(estimator, max_iter=-1, progress=progress, name=name)
         self.n_parts = int(n_parts)
         self.part = 0          # the part running now (n_parts when all are done)
         self.cur = None        # its run, once opened

@@ -341,3 +341,108 @@ def test_probability_folds_train_with_the_fits_backend():
     np.testing.assert_array_equal(warm.dual_coef_, cold.dual_coef_)
     np.testing.assert_array_equal(warm.probA_, cold.probA_)
     np.testing.assert_array_equal(warm.probB_, cold.probB_)
+
+
+# ------------------------------------------------- runs made with no estimator
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_start_kernel_run_makes_the_estimators_run_without_it(k):
+    """:func:`svmlab._base.start_kernel_run` with no estimator gives the run
+    that ``SMOClassifier.start`` gives (the same code path): equal
+    multipliers, steps and intercepts, class and sample weights included;
+    the run holds no estimator and names itself in its messages."""
+    from svmlab._base import start_kernel_run
+    from svmlab._validation import check_classification
+    from svmlab.smo._estimator import smo_run
+
+    X, y = load_iris(return_X_y=True)
+    if k == 2:
+        X, y = X[y > 0], y[y > 0]
+    sw = np.random.RandomState(0).rand(len(y)) + 0.1
+    params = dict(C=2.0, gamma=0.3, tol=1e-3, cache_size=20, selection="wss2",
+                  class_weight={int(np.unique(y)[0]): 3.0}, max_iter=7, progress=False)
+    est = SMOClassifier(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = est.start(X, y, sample_weight=sw)
+        ref.run()
+    Xc, yi, cls = check_classification(X, y)
+    opts = FitOptions.of(SMOClassifier(**params))
+    run, state = start_kernel_run(Xc, yi, cls, sw, opts, smo_run, gamma=0.3,
+                                  class_weight=params["class_weight"], name="Lab")
+    assert run.estimator is None and run.name == "Lab"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run.run()
+    a, b = ref.result(), run.result()
+    if k == 2:
+        np.testing.assert_array_equal(a["alpha"], b["alpha"])
+        assert a["intercept"] == b["intercept"]
+    else:
+        for p in range(3):
+            np.testing.assert_array_equal(a["alphas"][p], b["alphas"][p])
+            assert run.cur is None or run.cur.estimator is None
+        np.testing.assert_array_equal(a["intercepts"], b["intercepts"])
+    assert run.n_iter == ref.n_iter and run.stop_reason == ref.stop_reason == "max_iter"
+    msg = run.warning_message()
+    assert "Lab" in msg and msg.replace("Lab", "SMOClassifier") == ref.warning_message()
+    np.testing.assert_array_equal(state["_fit_Cv"], est._fit_Cv)
+    np.testing.assert_array_equal(state["class_weight_"], est.class_weight_)
+    assert state["cache_dtype_"] == est.cache_dtype_
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_svc_rows_backend_builds_its_runs_with_no_estimator(k):
+    """SVC's rows backend makes its compiled run (and every pair's) with no
+    estimator object; the model is LIBSVM's to its tolerance."""
+    X, y = load_iris(return_X_y=True)
+    if k == 2:
+        X, y = X[y > 0], y[y > 0]
+    X = StandardScaler().fit_transform(X)
+    m = svmlab.SVC(tol=1e-6)
+    run = m.start(X, y)
+    assert run.solving.backend.name == "rows"
+    run.run()
+    inner = run.solving.inner
+    assert inner.estimator is None and inner.name == "SMOClassifier"
+    if k > 2:
+        runs = [inner._open_part(p) for p in range(inner.n_parts)]
+        assert all(r.estimator is None and r.name == "SMOClassifier" for r in runs)
+    run.finish()
+    ref = SkSVC(tol=1e-6).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("solver", ["wss2", "platt", "irwls", "blocked"])
+def test_compiled_options_are_the_estimators(solver):
+    """The options SVC's rows backend builds its runs from, with no estimator
+    object, are those of the compiled estimator it made before (every field
+    but the bounds and the cache type, which the run's start sets)."""
+    from svmlab.svm._solve import compiled_estimator, compiled_options
+
+    fam = FitOptions(C=3.0, tol=1e-2, max_iter=55, cache_size=17.0, kernel="poly", degree=2,
+                     coef0=0.5, shrinking=False)
+    ours = compiled_options(solver, fam, 1234, 3.0)
+    theirs = FitOptions.of(compiled_estimator(solver, fam, 0.1, 1234, C=3.0))
+    for f in dataclasses.fields(FitOptions):
+        if f.name not in ("Cv", "cache_dtype"):
+            assert getattr(ours, f.name) == getattr(theirs, f.name), f.name
+            assert type(getattr(ours, f.name)) is type(getattr(theirs, f.name)), f.name
+
+
+@pytest.mark.parametrize("solver", ["irwls", "blocked", "platt"])
+def test_other_rows_solvers_build_runs_with_no_estimator(solver):
+    """IRWLS, the blocked decomposition and Platt's SMO under SVC: runs with
+    no estimator, named after the solver's class, the model LIBSVM's."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    m = svmlab.SVC(solver=solver, tol=1e-5)
+    run = m.start(X, y)
+    run.run()
+    inner = run.solving.inner
+    assert inner.estimator is None
+    pair = inner._open_part(0)
+    assert pair.estimator is None and pair.name == inner.name != "NoneType"
+    run.finish()
+    ref = SkSVC(tol=1e-5).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=2e-3)

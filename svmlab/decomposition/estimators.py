@@ -578,21 +578,29 @@ class DecompositionClassifier(_DecompositionBase):
 
     def _make_run(self, X, y, kernel, opts=None):
         # reads the options only (one-vs-one calls this while its fit runs)
-        o = FitOptions.of(self) if opts is None else opts
-        cls = type(self)
-        n = len(y)
-        q_user = o.working_set_size
-        blocked = o.selection == "blocked" or (
-            o.selection == "auto" and o.engine == "smo" and (q_user is None or q_user > 2))
-        if blocked:
-            if q_user is not None:
-                q = int(q_user)
-            else:
-                q = (lowdim_working_set_size(n, X.shape[1], sp.issparse(X))
-                     or _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n))
-            return BlockedDecompositionRun(self, X, y, kernel, q, o)
-        ws = min(cls._default_ws, n) if q_user is None else int(q_user)
-        return DecompositionRun(self, X, y, kernel, "decomposition", ws, o.engine, o.shrinking, o)
+        return decomposition_run(type(self), X, y, kernel,
+                                 FitOptions.of(self) if opts is None else opts, estimator=self)
+
+
+def decomposition_run(cls, X, y, kernel, o, estimator=None):
+    """The run :meth:`DecompositionClassifier._make_run` makes for the class
+    ``cls`` (its default working-set sizes) with the options ``o``: the
+    blocked decomposition or SVMlight's; ``estimator`` None for a run made
+    from a frozen problem (the SVM family's)."""
+    n = len(y)
+    q_user = o.working_set_size
+    blocked = o.selection == "blocked" or (
+        o.selection == "auto" and o.engine == "smo" and (q_user is None or q_user > 2))
+    if blocked:
+        if q_user is not None:
+            q = int(q_user)
+        else:
+            q = (lowdim_working_set_size(n, X.shape[1], sp.issparse(X))
+                 or _blocked_default_ws(cls, o.cache_dtype, o.cache_size, n))
+        return BlockedDecompositionRun(estimator, X, y, kernel, q, o)
+    ws = min(cls._default_ws, n) if q_user is None else int(q_user)
+    return DecompositionRun(estimator, X, y, kernel, "decomposition", ws, o.engine,
+                            o.shrinking, o)
 
 
 def _blocked_default_ws(cls, cache_dtype, cache_size, n):

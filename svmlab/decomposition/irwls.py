@@ -218,6 +218,13 @@ class IRWLSRecord:
         return self.working_set[self.sets == S3]
 
 
+def irwls_run(X, y, kernel, opts, estimator=None):
+    """The :class:`IRWLSRun` over ``(X, y)`` with the options ``opts`` (what
+    :meth:`IRWLSClassifier._make_run` makes; ``estimator`` None for a run
+    made from a frozen problem, the SVM family's)."""
+    return IRWLSRun(estimator, X, y, kernel, opts)
+
+
 class IRWLSRun(SolverRun):
     """State of an IRWLS-SVC fit: global beta, G = K beta, b, the sets, and
     the IRWLS sub-problem of the current working set (``sub``)."""
@@ -566,4 +573,5 @@ class IRWLSClassifier(BaseKernelSVC):
             )
 
     def _make_run(self, X, y, kernel, opts=None):
-        return IRWLSRun(self, X, y, kernel, FitOptions.of(self) if opts is None else opts)
+        return irwls_run(X, y, kernel, FitOptions.of(self) if opts is None else opts,
+                         estimator=self)

@@ -106,6 +106,25 @@ def _seed_from(random_state):
 PLATT, WSS2 = 0, 1
 
 
+def smo_run(X, y, kernel, o, estimator=None, name="SMOClassifier"):
+    """The :class:`SMORun` over ``(X, y)`` (``y`` in {-1, +1}) and ``kernel``
+    with the options ``o`` (a :class:`svmlab._stepping.FitOptions`, its
+    ``cache_dtype`` resolved): what :meth:`SMOClassifier._make_run` makes,
+    without an estimator (the SVM family builds its runs from its frozen
+    problem; ``name`` is then what the run's messages call the solver).
+    ``estimator`` given: the run names and stores into it."""
+    # only Platt's loop draws from the seed (its second-choice loops'
+    # random starts); wss2 takes none, so none is drawn (with
+    # random_state=None that was a draw from NumPy's global state per
+    # one-vs-one pair)
+    seed = _seed_from(o.random_state) if o.selection != "wss2" else 0
+    return SMORun(estimator, X, y, kernel, C=o.C, tol=o.tol, eps=o.eps,
+                  cache_size=o.cache_size, shrinking=o.shrinking,
+                  selection=o.selection, seed=seed, max_iter=o.max_iter,
+                  progress=o.progress, Cv=o.Cv, cache_dtype=o.cache_dtype,
+                  name=None if estimator is not None else name)
+
+
 class SMORun(SolverRun):
     """Explicit SMO state (all arrays), advanced by Platt's compiled loop
     (:func:`svmlab.smo._platt.platt_run`) or, for ``selection="wss2"``, by
@@ -119,8 +138,8 @@ class SMORun(SolverRun):
 
     def __init__(self, estimator, X, y, kernel, *, C, tol, eps, cache_size, shrinking,
                  selection, seed, max_iter, progress, Cv=None, full_kernel=False,
-                 cache_dtype="float64"):
-        super().__init__(estimator, max_iter=max_iter, progress=progress)
+                 cache_dtype="float64", name=None):
+        super().__init__(estimator, max_iter=max_iter, progress=progress, name=name)
         n = X.shape[0]
         self.n_samples = n
         self.X = X  # only read by the final KKT check of Platt's mode (linear kernel)
@@ -584,13 +603,5 @@ class SMOClassifier(BaseKernelSVC):
         """The run over ``(X, y)`` with the options ``opts`` (a
         :class:`svmlab._stepping.FitOptions`; None: this estimator's, once
         ``start`` resolved ``cache_dtype_`` and the bounds)."""
-        o = FitOptions.of(self) if opts is None else opts
-        # only Platt's loop draws from the seed (its second-choice loops'
-        # random starts); wss2 takes none, so none is drawn (with
-        # random_state=None that was a draw from NumPy's global state per
-        # one-vs-one pair)
-        seed = _seed_from(o.random_state) if o.selection != "wss2" else 0
-        return SMORun(self, X, y, kernel, C=o.C, tol=o.tol, eps=o.eps,
-                      cache_size=o.cache_size, shrinking=o.shrinking,
-                      selection=o.selection, seed=seed, max_iter=o.max_iter,
-                      progress=o.progress, Cv=o.Cv, cache_dtype=o.cache_dtype)
+        return smo_run(X, y, kernel, FitOptions.of(self) if opts is None else opts,
+                       estimator=self)

@@ -57,7 +57,7 @@ from sklearn.utils.validation import (_num_samples, check_consistent_length, che
                                       validate_data)
 
 from .._stepping import FitOptions, SteppedFitMixin, effective_n_jobs, with_callbacks
-from .._validation import _check_label_type, check_scale
+from .._validation import _check_label_type, _plain_valid_xy, check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
@@ -80,6 +80,10 @@ DENSIFY_MAX_BYTES = 1 << 20
 def class_pairs(k):
     """One-vs-one pairs ``(a, b)``, ``a < b``, in LIBSVM's order."""
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
+
+
+#: parameter value types whose validation :meth:`BaseSVM._validate_params` remembers
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 class BaseSVM(SteppedFitMixin, BaseEstimator):
@@ -121,6 +125,33 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
             cls._svmlab_param_names = names
         return list(names)
 
+    def _validate_params(self):
+        """scikit-learn's parameter validation, run once per class and set
+        of plain parameter values: a set whose every value is a ``str``,
+        ``int``, ``float``, ``bool`` or None (immutable, so its answer cannot
+        change) that passed once is not checked again (scikit-learn's
+        ``validate_parameter_constraints`` was about 7 % of a small fit, and
+        a cross-validation fits the same parameters again and again).  Any
+        other value (a dict ``class_weight``, a ``RandomState``, a callable
+        kernel) is checked every time, with scikit-learn's errors."""
+        params = self.get_params(deep=False)
+        key = []
+        for name, v in params.items():
+            if type(v) not in _PLAIN:
+                key = None
+                break
+            key.append((name, type(v), v))
+        cls = type(self)
+        seen = cls.__dict__.get("_svmlab_valid_params")
+        if key is not None and seen is not None and tuple(key) in seen:
+            return
+        super()._validate_params()
+        if key is not None:
+            if seen is None or len(seen) > 1024:
+                seen = set()
+                cls._svmlab_valid_params = seen
+            seen.add(tuple(key))
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
@@ -159,6 +190,14 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         self._sparse = sparse and not callable(self.kernel)
         if callable(self.kernel):
             check_consistent_length(X, y)
+        elif _plain_valid_xy(X, y) and X.flags.c_contiguous:
+            # what validate_data gives for a finite float64 C-ordered array
+            # and 1-D numeric labels: X and y themselves, n_features_in_ set
+            # and no feature names (its dataframe probes were about 8 % of a
+            # small fit; every other input goes through it, with its errors)
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            self.n_features_in_ = X.shape[1]
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C", accept_sparse="csr",
                                  accept_large_sparse=False)
@@ -553,16 +592,22 @@ class BaseSVC(BaseSVM):
         A = np.zeros((P, n))  # each pair's coefficient on the rows of X
         for p, (r, res) in enumerate(zip(rows, results)):
             A[p, r] = res.coef
-        is_sv = (A != 0).any(axis=0)
-        support = np.concatenate([np.flatnonzero(is_sv & (y_idx == c)) for c in range(k)])
-        support = support.astype(np.int32)
-        n_support = np.array([np.sum(is_sv & (y_idx == c)) for c in range(k)], dtype=np.int32)
-        dual = np.zeros((k - 1, len(support)))
+        sv = np.flatnonzero((A != 0).any(axis=0))
+        # the support vectors class by class, in row order within a class
+        support = sv[np.argsort(y_idx[sv], kind="stable")].astype(np.int32)
         cls = y_idx[support]
-        for p, (a, b) in enumerate(pairs):
-            ia, ib = np.flatnonzero(cls == a), np.flatnonzero(cls == b)
-            dual[b - 1, ia] = A[p, support[ia]]
-            dual[a, ib] = A[p, support[ib]]
+        n_support = np.bincount(cls, minlength=k).astype(np.int32)
+        # LIBSVM's layout: the coefficient of a support vector of class a in
+        # pair (a, b) sits in row b - 1, of class b in row a (array
+        # operations over all pairs at once, not a loop over them)
+        dual = np.zeros((k - 1, len(support)))
+        As = A[:, support]
+        pa = np.array([a for a, _ in pairs])
+        pb = np.array([b for _, b in pairs])
+        p_i, j = np.nonzero(cls[None, :] == pa[:, None])
+        dual[pb[p_i] - 1, j] = As[p_i, j]
+        p_i, j = np.nonzero(cls[None, :] == pb[:, None])
+        dual[pa[p_i], j] = As[p_i, j]
         _dual = self._as_sparse_if(dual)
         _intercept = np.array([-r.rho for r in results])
         return {

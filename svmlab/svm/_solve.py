@@ -252,7 +252,9 @@ def compiled_estimator(solver, opts, gamma, seed, C=1.0, n_jobs=None):
     (per-example bounds come in as sample weights ``C_i / C``), the
     options ``opts`` (:class:`svmlab._stepping.FitOptions`: the kernel,
     ``tol``, ``cache_size``, ``max_iter``, ``shrinking``) and ``n_jobs``
-    (its one-vs-one pairs at once)."""
+    (its one-vs-one pairs at once).  The family's fits no longer make it
+    (:func:`start_compiled` builds the runs from :func:`compiled_options`);
+    it states what those options stand for, and the tests compare them."""
     from ..smo import SMOClassifier
 
     common = dict(C=float(C), kernel=opts.kernel, gamma=gamma, degree=opts.degree,
@@ -273,15 +275,94 @@ def compiled_estimator(solver, opts, gamma, seed, C=1.0, n_jobs=None):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-def compiled_for(solver, opts, U, gamma, seed, n_jobs=None):
-    """``(model, sample_weight, C)``: the compiled C-SVC estimator for the
-    bounds ``U``: a scalar ``C`` when every example has the same bound (the
-    unweighted solver path, about 25% faster on small problems than
-    per-example bounds), else ``C = 1`` and the bounds as sample weights."""
+#: per compiled estimator class, its parameters' defaults (read once)
+_DEFAULTS = {}
+
+
+def _direct(solver):
+    """``(estimator class, make_run, cache_dtype)`` of the compiled C-SVC
+    run of ``solver`` (what :func:`compiled_estimator` picks)."""
+    if solver in ("wss2", "platt"):
+        from ..smo import SMOClassifier
+        from ..smo._estimator import smo_run
+        return SMOClassifier, smo_run, "auto"
+    if solver == "irwls":
+        from ..decomposition.irwls import IRWLSClassifier, irwls_run
+        return IRWLSClassifier, irwls_run, "auto"
+    if solver == "blocked":
+        from ..decomposition.estimators import DecompositionClassifier, decomposition_run
+
+        def make(X, y, kernel, o):
+            return decomposition_run(DecompositionClassifier, X, y, kernel, o)
+        # float32 rows (LIBSVM's Qfloat): see compiled_estimator
+        return DecompositionClassifier, make, "float32"
+    raise ValueError(f"no compiled C-SVC run for solver={solver!r}")
+
+
+def compiled_options(solver, opts, seed, C):
+    """The :class:`svmlab._stepping.FitOptions` that
+    ``FitOptions.of(compiled_estimator(solver, opts, ..., C=C))`` gives
+    (``Cv`` and ``cache_dtype`` are set at the run's start), made from the
+    estimator class's defaults (read once) with no estimator object."""
+    import dataclasses
+    import inspect
+
+    from .._stepping import FitOptions
+
+    cls, _, _ = _direct(solver)
+    dflt = _DEFAULTS.get(cls)
+    if dflt is None:
+        dflt = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+        _DEFAULTS[cls] = dflt
+    vals = {f.name: dflt.get(f.name, f.default) for f in dataclasses.fields(FitOptions)
+            if f.name not in ("Cv", "cache_dtype")}
+    vals.update(C=float(C), kernel=opts.kernel, degree=opts.degree, coef0=float(opts.coef0),
+                tol=float(opts.tol), cache_size=float(opts.cache_size),
+                max_iter=int(opts.max_iter), progress=False)
+    if solver in ("wss2", "platt"):
+        vals.update(selection=solver, shrinking=bool(opts.shrinking), random_state=seed)
+    elif solver == "irwls":
+        vals.update(random_state=seed)
+    else:
+        vals.update(engine="smo")
+    return FitOptions(**vals)
+
+
+def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, checked=True):
+    """The compiled C-SVC run (binary, or one-vs-one over ``k`` classes) of
+    the rows ``X`` (labels ``y_idx`` in 0..k-1, bounds ``U``) with the
+    family's options ``opts``, made directly by
+    :func:`svmlab._base.start_kernel_run` from the options
+    (:func:`compiled_options`) and the solver's run function
+    (:func:`svmlab.smo._estimator.smo_run`,
+    :func:`svmlab.decomposition.irwls.irwls_run`,
+    :func:`svmlab.decomposition.estimators.decomposition_run`), with no
+    estimator object.  Its runs name themselves after the estimator they
+    replace (``SMOClassifier``, ...), so every message reads as before.
+    X, y and the parameters were validated at the family estimator's start
+    (check_scale included): not twice; ``checked=False`` (rows not
+    validated as a classification problem: the probability folds)
+    validates them as the estimator's ``start`` did.  The solvers' own data
+    checks (``_check_extra``) read only parameters that these options leave
+    at values they accept (no working-set size), so none runs here.  The
+    bounds: a scalar ``C`` when every example has the same (the unweighted
+    solver path), else ``C = 1`` and ``U`` as sample weights."""
+    from .._base import start_kernel_run
+    from .._validation import check_classification
+
+    cls, make_run, cache_dtype = _direct(solver)
     same = bool(np.all(U == U[0]))
     C = float(U[0]) if same else 1.0
-    return (compiled_estimator(solver, opts, gamma, seed, C=C, n_jobs=n_jobs),
-            (None if same else U), C)
+    o = compiled_options(solver, opts, seed, C)
+    if sp.issparse(X) or not checked:
+        X, y_idx, classes = check_classification(X, y_idx)
+    else:
+        X, classes = np.ascontiguousarray(X), np.arange(k, dtype=y_idx.dtype)
+    run, _ = start_kernel_run(X, y_idx, classes, None if same else U, o, make_run,
+                              gamma=gamma, cache_dtype=cache_dtype, n_jobs=n_jobs,
+                              name=cls.__name__)
+    return run
 
 
 def _reason(r):
@@ -336,10 +417,9 @@ def solve_csvc_compiled(solver, opts, X, y_idx, k, U, gamma, seed):
     :class:`ProblemResult` over the pair's rows ``rows[p]`` (positions in X:
     class a's, then class b's), LIBSVM's sign (+1 for the pair's first
     class); ``opts`` as :func:`compiled_estimator` reads them."""
-    model, sw, _ = compiled_for(solver, opts, U, gamma, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        run = model.start(X, y_idx, sample_weight=sw)
+        run = start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, checked=False)
         run.progress = False
         run.run()
     results = compiled_results(run.result(), run, y_idx, k)
@@ -627,22 +707,15 @@ class _RowsSolving(Solving):
     def __init__(self, problem, opts, seed, threads):
         super().__init__(problem, 1)
         pb = problem
-        yk = pb.y_idx[pb.keep]
-        self.yk = yk
-        self.model, self.sw, _ = compiled_for(pb.solver, opts, pb.U[pb.keep], pb.gamma, seed,
-                                              n_jobs=threads)
+        self.yk = pb.y_idx[pb.keep]
+        self._opts, self._seed, self._threads = opts, seed, threads
         self.inner = None  # the compiled run, once made
 
     def open_part(self, i):
         pb, yk = self.problem, self.yk
         Xk = pb.Xt if len(pb.keep) == pb.Xt.shape[0] else pb.Xt[pb.keep]
-        if sp.issparse(Xk):
-            inner = self.model.start(Xk, yk, sample_weight=self.sw)
-        else:
-            # X, y and the parameters the inner estimator is made of were
-            # validated at the estimator's start (check_scale included): not twice
-            inner = self.model._start_checked(np.ascontiguousarray(Xk), yk,
-                                              np.arange(pb.k, dtype=yk.dtype), self.sw)
+        inner = start_compiled(pb.solver, self._opts, Xk, yk, pb.k, pb.U[pb.keep], pb.gamma,
+                               self._seed, n_jobs=self._threads)
         inner.progress = False
         self.inner = inner
         return inner
