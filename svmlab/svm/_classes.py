@@ -223,7 +223,7 @@ class SVR(RegressorMixin, BaseSVM):
     Parameters: ``kernel``, ``degree``, ``gamma``, ``coef0``, ``tol``, ``C``,
     ``epsilon`` (default 0.1), ``shrinking``, ``cache_size``, ``verbose``,
     ``max_iter`` as :class:`sklearn.svm.SVR`; ``solver`` ("auto", "wss2",
-    "full") and ``warm_start`` from svmlab.
+    "full", "blocked") and ``warm_start`` from svmlab.
     """
 
     _impl = "epsilon_svr"
