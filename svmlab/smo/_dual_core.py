@@ -908,7 +908,8 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
             for p in range(n_rest):
-                t = act[p] if na < l else p
+                # (identity rows reach here shrunk only: no select for them)
+                t = p if mapped is not None and na == l else act[p]
                 q = t
                 if mapped is not None:
                     if nh > 0:
