@@ -890,8 +890,26 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             pre_m = -np.inf
             pre_M = np.inf
             pre_i = np.int64(-1)
-            for p in range(na):
-                t = act[p] if na < l else p
+            n_rest = na
+            if mapped is None and na == l:
+                # unshrunk, identity rows: the same pass with ``t = p``,
+                # written out so that its loads need no select of the index
+                for t in range(l):
+                    g = G[t] + (d1 * R[s1, t] + d2 * R[s2, t])
+                    G[t] = g
+                    mf = yp[t] - g
+                    a = alpha[t]
+                    u = U[t]
+                    v = mf if in_up(y[t], a, u) else -np.inf
+                    if takes_i(v, pre_m):
+                        pre_m = v
+                        pre_i = t
+                    v = mf if in_low(y[t], a, u) else np.inf
+                    pre_M = v if v < pre_M else pre_M
+                n_rest = 0
+            for p in range(n_rest):
+                # (identity rows reach here shrunk only: no select for them)
+                t = p if mapped is not None and na == l else act[p]
                 q = t
                 if mapped is not None:
                     if nh > 0:
