@@ -27,8 +27,6 @@ for the chunking, decomposition and IRWLS estimators it does not use
 (docs/decisions/31f01-first-fit-in-a-fresh-process.md).
 """
 
-from importlib import import_module
-
 _LAZY = {
     "ChunkingClassifier": ".estimators",
     "DecompositionClassifier": ".estimators",
@@ -44,7 +42,12 @@ __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord
 
 def __getattr__(name):
     if name in _LAZY:
-        value = getattr(import_module(_LAZY[name], __name__), name)
+        # under the package's import lock (svmlab._load): threads touching
+        # these names at once in a fresh process would otherwise run
+        # scikit-learn's circular imports interleaved
+        from .. import _load
+
+        value = _load(__name__ + _LAZY[name], name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
