@@ -556,6 +556,12 @@ class BlockedDualRun(SolverRun):
 
     step_name = "outer step"
     first_chunk = 1 << 30
+    #: one BLAS thread, as LIBSVM computes: its GEMM blocks (a few hundred
+    #: rows) gained nothing from OpenBLAS's second thread on this project's
+    #: 2-core machines, whose spin-waits beside another busy process cost
+    #: 2.5 times the CPU of a fit (make_regression 5000 x 20: 0.75 against
+    #: 0.30 s; decision 31b01, as 28s01 found for the kernel rows)
+    blas_threads = 1
 
     def __init__(self, kernel, prob, *, tol=1e-3, cache_size=200.0, max_iter=-1,
                  cache_dtype="float32", q=None, progress=False, estimator=None):
