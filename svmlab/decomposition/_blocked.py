@@ -54,6 +54,7 @@ from .._jit import njit
 
 from .._kkt import in_low, violating_pair
 from .._wss2 import gain, takes_j
+from ..kernels.cache import plain_pages
 from ..smo._pairstep import pair_step_box
 from ._smo_engine import pair_update
 
@@ -144,7 +145,7 @@ class RowStore:
         item = self.dtype.itemsize
         cap = int(cache_mb * (1 << 20) // (item * max(n, 1)))
         self.cap = int(min(max(cap, q), n))
-        self.buf = np.empty((self.cap, n), self.dtype)
+        self.buf = plain_pages((self.cap, n), self.dtype)  # no huge pages
         self.slot_of = np.full(n, -1, np.int64)
         self.owner = np.full(self.cap, -1, np.int64)
         self.stamp = np.full(self.cap, -1, np.int64)

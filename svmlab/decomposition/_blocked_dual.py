@@ -50,14 +50,13 @@ defaults to :func:`default_working_set`.  Measurements against LIBSVM:
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
 
 from .._jit import njit
 from .._stepping import SolverRun
 from .._kkt import in_low, in_up, intercept, kkt_violation
 from .._wss2 import gain, takes_j
+from ..kernels.cache import plain_pages
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, select_working_set)
 from ._smo_engine import pair_update
@@ -306,25 +305,6 @@ def one_class_problem(n, nu):
     return np.ones(n), np.zeros(n), np.ones(n), np.arange(n, dtype=np.int64), a0
 
 
-def plain_pages(shape, dtype):
-    """An uninitialised C-contiguous array on ordinary pages: an anonymous
-    ``mmap`` (kept alive by the array), so that it carries no
-    transparent-huge-page advice.
-
-    Reason: NumPy advises huge pages for arrays of 4 MB or more; where the
-    kernel's ``defrag`` setting is ``madvise`` (this machine's), the first
-    touch of each 2 MB page of the row store may compact memory in the
-    page-fault handler, which cost up to 1.3 s of system time per fit here
-    (a 200 MB store filled once, docs/decisions/31b01) and bought nothing:
-    the user time was the same.  Small arrays keep ``np.empty``."""
-    shape = tuple(int(s) for s in shape)
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    if nbytes < (4 << 20):
-        return np.empty(shape, dtype)
-    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
-
-
 def _check(kernel, y, p, U, rows, alpha0, tol, q):
     n = kernel.n_samples
     y = np.ascontiguousarray(y, dtype=np.float64).ravel()
@@ -413,9 +393,10 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     half = max(q // 2, 1) if 3 <= q < l else 0
     yp = -y * p
     store = RowStore(kernel, n, float(cache_size), min(q, n), cache_dtype)
-    if not huge_pages:
-        # (the np.empty buffer it made is never touched: it costs nothing)
-        store.buf = plain_pages(store.buf.shape, store.dtype)
+    if huge_pages:
+        # NumPy's own allocation, with its huge-page advice (the store makes
+        # its buffer on ordinary pages, svmlab.kernels.cache.plain_pages)
+        store.buf = np.empty(store.buf.shape, store.dtype)
     u = np.zeros(n)
     mark = np.full(n, -1, np.int64)
     uniq = np.empty(max(q, 1), np.int64)

@@ -123,6 +123,30 @@ def check_cache_dtype(dtype):
     return dt
 
 
+def plain_pages(shape, dtype):
+    """An uninitialised C-contiguous array on ordinary pages: an anonymous
+    ``mmap`` (kept alive by the array), so that it carries no
+    transparent-huge-page advice.  The blocked decomposition's row stores
+    are made so (:class:`svmlab.decomposition._blocked.RowStore`).
+
+    Reason: NumPy advises huge pages for arrays of 4 MB or more; where the
+    kernel's ``defrag`` setting is ``madvise`` (this project's machines),
+    the first touch of each 2 MB page of a fresh row store may compact
+    memory in the page-fault handler: up to 1.3 s of system time per blocked
+    fit, for the same user time (docs/decisions/31b01).  The one-vs-one
+    caches keep NumPy's pages: one pair at a time was faster on huge pages
+    (fewer TLB misses; 10-class MNIST 5000, decision 31b01).  Small arrays
+    keep ``np.empty``."""
+    import mmap
+
+    shape = tuple(int(s) for s in shape)
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    if nbytes < (4 << 20):
+        return np.empty(shape, dtype)
+    return np.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).reshape(shape)
+
+
 def n_slots_for(n, cache_size_mb, itemsize=8):
     """Number of full rows of length n (values of ``itemsize`` bytes) that
     fit in ``cache_size_mb`` MB (at least 2, at most n)."""
