@@ -205,14 +205,15 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
                 X = X.copy()
                 X.sum_duplicates()
                 X.sort_indices()
-            if self.kernel != "precomputed":
-                # squared norms that overflow: refused before any work, in
-                # SVC's words first (SVC itself sees it after its fit)
-                try:
-                    check_scale(X)
-                except ValueError as exc:
-                    raise ValueError("The dual coefficients or intercepts are not finite for "
-                                     f"these data. {exc}") from None
+        if not callable(self.kernel) and self.kernel != "precomputed":
+            # squared norms that overflow: refused before any work, in
+            # SVC's words first (SVC itself sees it after its fit); on the
+            # plain-array path too (tests/test_untrusted_extreme.py)
+            try:
+                check_scale(X)
+            except ValueError as exc:
+                raise ValueError("The dual coefficients or intercepts are not finite for "
+                                 f"these data. {exc}") from None
         y = self._validate_targets(y)
         n = _num_samples(X)
         if self._impl != "one_class" and n != y.shape[0]:
