@@ -94,8 +94,11 @@ def test_max_iter_stops_with_a_warning(data):
                          q=8, max_iter=3)
     run.run()
     assert run.n_iter == 3 and not run.converged and run.stop_reason == "max_iter"
+    msg = run.warning_message()
+    # a run with no estimator names itself, never "NoneType"
+    assert msg.startswith("BlockedDualRun") and "NoneType" not in msg
     with pytest.warns(ConvergenceWarning, match="max_iter=3 outer steps"):
-        warnings.warn(run.warning_message(), ConvergenceWarning)
+        warnings.warn(msg, ConvergenceWarning)
     # a feasible state all the same
     a = run.result()["alpha"]
     assert np.all(a >= 0) and np.all(a <= prob.U + 1e-12)

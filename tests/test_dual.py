@@ -262,9 +262,10 @@ def test_max_iter_and_honest_stops():
     kernel = Kernel(X, "rbf", gamma=0.5)
     prob = _problem("nu_svr", np.zeros((len(y), len(y))), y, z)
     run = _run(kernel, prob, max_iter=7)
-    with pytest.warns(ConvergenceWarning, match="max_iter=7"):
+    with pytest.warns(ConvergenceWarning, match="^DualRun stopped after max_iter=7"):
         run.run()
         run.finish()
+    assert "NoneType" not in run.warning_message()
     assert run.n_iter == 7 and run.stop_reason == "max_iter" and not run.converged
     # the multipliers stay feasible: y'a and (nu) e'a of the start
     a = run.alpha

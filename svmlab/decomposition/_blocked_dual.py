@@ -59,7 +59,7 @@ from .._wss2 import gain, takes_j
 from ..kernels.cache import plain_pages
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, select_working_set)
-from ._smo_engine import pair_update
+from ._smo_engine import apply_pair, pair_update
 
 __all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem",
            "nu_svr_problem", "block_smo_nu", "plain_pages",
@@ -260,12 +260,7 @@ def _snap_pair(K, y, alpha, C, v, i, j):
             ai = 0.0
         else:
             aj = C[j]
-    di = y[i] * (ai - alpha[i])
-    dj = y[j] * (aj - alpha[j])
-    alpha[i] = ai
-    alpha[j] = aj
-    for k in range(v.shape[0]):
-        v[k] -= K[k, j] * dj + K[k, i] * di
+    apply_pair(K, y, alpha, v, i, j, ai, aj)
     return True
 
 
@@ -335,7 +330,8 @@ def _check(kernel, y, p, U, rows, alpha0, tol, q):
 
 
 def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache_size=200.0,
-                       max_outer=100000, cache_dtype="float32", nu=False, huge_pages=False):
+                       max_outer=100000, cache_dtype="float32", nu=False, huge_pages=False,
+                       return_r=False):
     """The generalised dual (module docstring) by the blocked decomposition.
 
     Parameters
@@ -370,10 +366,14 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
     huge_pages : bool
         Keep NumPy's huge-page advice for the row store (default: ordinary
         pages, :func:`plain_pages`; the switch exists for the measurement).
+    return_r : bool
+        Also return nu-SVR's ``r = (r1 + r2) / 2`` (NaN without ``nu``),
+        which NuSVR's ``epsilon_`` is, computed with rho from the same
+        per-class intercepts.
 
     Returns
     -------
-    (alpha, G, rho, n_outer, converged)
+    (alpha, G, rho, n_outer, converged), then ``r`` with ``return_r``
         ``G = Qa + p`` (l,), LIBSVM's gradient; ``rho`` LIBSVM's (decision
         ``sum_t a_t y_t K(x_r(t), x) - rho``); ``converged`` False after
         ``max_outer`` steps, a stall (a working set that could not move
@@ -476,9 +476,13 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
         r1 = -_part_intercept(v, y, alpha, U, pos)
         r2 = _part_intercept(v, y, alpha, U, neg)
         rho = 0.5 * (r1 - r2)
+        r = 0.5 * (r1 + r2)
     else:
         rho = -float(intercept(v, y, alpha, U))
+        r = float("nan")
     G = -y * v
+    if return_r:
+        return alpha, G, rho, step, bool(converged), r
     return alpha, G, rho, step, bool(converged)
 
 
@@ -546,7 +550,8 @@ class BlockedDualRun(SolverRun):
 
     def __init__(self, kernel, prob, *, tol=1e-3, cache_size=200.0, max_iter=-1,
                  cache_dtype="float32", q=None, progress=False, estimator=None):
-        super().__init__(estimator, max_iter=max_iter, progress=progress)
+        super().__init__(estimator, max_iter=max_iter, progress=progress,
+                         name="BlockedDualRun" if estimator is None else None)
         self.kernel = kernel
         self.prob = prob
         self.tol = float(tol)
@@ -557,15 +562,16 @@ class BlockedDualRun(SolverRun):
         self.alpha = np.array(prob.a0, dtype=np.float64)
         self.G = None
         self.rho = 0.0
+        self.r = float("nan")
 
     def _solve(self, max_outer):
         pb = self.prob
-        alpha, G, rho, n_outer, conv = solve_blocked_dual(
+        alpha, G, rho, n_outer, conv, r = solve_blocked_dual(
             self.kernel, np.asarray(pb.y, np.float64), np.asarray(pb.p, np.float64),
             np.asarray(pb.U, np.float64), np.asarray(pb.idx, np.int64), self.alpha,
             tol=self.tol, q=self.q, cache_size=self.cache_size, max_outer=int(max_outer),
-            cache_dtype=self.cache_dtype, nu=bool(pb.nu))
-        self.alpha, self.G, self.rho = alpha, G, float(rho)
+            cache_dtype=self.cache_dtype, nu=bool(pb.nu), return_r=True)
+        self.alpha, self.G, self.rho, self.r = alpha, G, float(rho), float(r)
         if conv:
             self.converged = True
         elif n_outer < max_outer:
@@ -586,33 +592,18 @@ class BlockedDualRun(SolverRun):
 
     def result(self):
         pb = self.prob
-        y = np.asarray(pb.y, np.float64)
-        U = np.asarray(pb.U, np.float64)
         if self.G is None:  # no step taken: the start's gradient
             self._solve(0)
         G = self.G
-        v = -y * G
-        r = float("nan")
-        if pb.nu:
-            pos = y > 0
-            r1 = -_part_intercept(v, y, self.alpha, U, pos)
-            r2 = _part_intercept(v, y, self.alpha, U, ~pos)
-            r = 0.5 * (r1 + r2)
         p = np.asarray(pb.p, np.float64)
         return {
             "alpha": self.alpha.copy(),
             "G": G.copy(),
             "rho": self.rho,
-            "r": r,
+            "r": self.r,
             "intercept": -self.rho,
             "objective": float(0.5 * np.dot(self.alpha, G + p)),
             "n_iter": int(self.n_iter),
             "converged": bool(self.converged),
             "stop_reason": self.stop_reason,
         }
-
-    def warning_message(self):
-        msg = super().warning_message()
-        if msg is not None and self.estimator is None:
-            msg = msg.replace("NoneType", "BlockedDualRun", 1)
-        return msg

@@ -299,7 +299,8 @@ class DualRun(SolverRun):
                                cache_size=cache_size, cache_dtype=cache_dtype,
                                full_kernel=full_kernel, shrinking=shrinking)
         self.n_samples = self.state.l
-        super().__init__(estimator, max_iter=max_iter, progress=progress)
+        super().__init__(estimator, max_iter=max_iter, progress=progress,
+                         name="DualRun" if estimator is None else None)
 
     # -- the state ---------------------------------------------------------
     @property
@@ -372,12 +373,6 @@ class DualRun(SolverRun):
             "cache_misses": self.cache_misses,
             "kernel_evaluations": self.kernel_evaluations,
         }
-
-    def warning_message(self):
-        msg = super().warning_message()
-        if msg is not None and self.estimator is None:
-            msg = msg.replace("NoneType", "DualRun", 1)
-        return msg
 
     def finish(self):
         """Warn how the run ended (ConvergenceWarning) and store the fit on
