@@ -573,19 +573,23 @@ def _select_nu(kd, cd, rowfull, nu, mapped, na, pre, ext, nh, y, yp, U, kdiag, i
                         best = scratch[t]
                         j = t
                 continue
+            uo = np.uint64(o)
             for p in range(k if c == 0 else na - k):
                 p2 = p if c == 0 else k + p
                 t = p2 if full else act[p2]
-                v = yp[t] - G[t]
-                if in_low(yc, alpha[t], U[t]) and mc - v > 0.0:
-                    g = wss2_gain(mc, v, Kcc, kdiag[t], R[sc, t - o])
+                # (uint64 indices: no negative-index wraparound)
+                ut = np.uint64(t)
+                v = yp[ut] - G[ut]
+                if in_low(yc, alpha[ut], U[ut]) and mc - v > 0.0:
+                    g = wss2_gain(mc, v, Kcc, kdiag[ut], R[sc, ut - uo])
                     if takes_j(g, best):
                         best = g
                         j = t
     else:
         for p in range(na):
             t = act[p]
-            if y[t] > 0:
+            ut = np.uint64(t)
+            if y[ut] > 0:
                 if ip < 0:
                     continue
                 mc = mp
@@ -597,10 +601,10 @@ def _select_nu(kd, cd, rowfull, nu, mapped, na, pre, ext, nh, y, yp, U, kdiag, i
                 mc = mn
                 ic = i_n
                 sc = sn
-            v = yp[t] - G[t]
-            if in_low(y[t], alpha[t], U[t]) and mc - v > 0.0:
-                q = idx[t] if mapped is not None else t
-                g = wss2_gain(mc, v, kdiag[ic], kdiag[t], R[sc, q])
+            v = yp[ut] - G[ut]
+            if in_low(y[ut], alpha[ut], U[ut]) and mc - v > 0.0:
+                uq = np.uint64(idx[ut]) if mapped is not None else ut
+                g = wss2_gain(mc, v, kdiag[ic], kdiag[ut], R[sc, uq])
                 if takes_j(g, best):
                     best = g
                     j = t
@@ -658,6 +662,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     nh = np.int64(0)
     if mapped is not None:
         nh = _svr_half(idx, y)
+    unh = np.uint64(nh)
     prefetch = False
     if blocks is not None and blocks:
         prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
@@ -744,16 +749,19 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # only (gain_or_nan's NaN never takes j: the same j and
                 # best as the scratch and the scan below)
                 for p in range(na):
+                    # (indices as uint64: no negative-index wraparound on
+                    # each load; act holds indices in [0, l))
                     t = act[p]
-                    v = yp[t] - G[t]
-                    if in_low(y[t], alpha[t], U[t]) and m - v > 0.0:
-                        q = t
+                    ut = np.uint64(t)
+                    v = yp[ut] - G[ut]
+                    if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
+                        uq = ut
                         if mapped is not None:
                             if nh > 0:
-                                q = t - nh if t >= nh else t
+                                uq = ut - unh if ut >= unh else ut
                             else:
-                                q = idx[t]
-                        g = wss2_gain(m, v, Kii, kdiag[t], R[s1, q])
+                                uq = np.uint64(idx[ut])
+                        g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
                         if takes_j(g, best):
                             best = g
                             j = t
@@ -855,15 +863,18 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     cM = np.inf
                     yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
+                    uo = np.uint64(o)
                     for p in range(k if c == 0 else na - k):
                         p2 = p if c == 0 else k + p
                         t = act[p2] if na < l else p2
-                        q = t - o
-                        g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                        G[t] = g
-                        mf = yp[t] - g
-                        a = alpha[t]
-                        u = U[t]
+                        # (uint64 indices: no negative-index wraparound)
+                        ut = np.uint64(t)
+                        uq = ut - uo
+                        g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                        G[ut] = g
+                        mf = yp[ut] - g
+                        a = alpha[ut]
+                        u = U[ut]
                         if in_up(yc, a, u) and takes_i(mf, cm):
                             cm = mf
                             ci = t
@@ -877,10 +888,11 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
                 for p in range(na):
                     t = act[p]
-                    q = idx[t] if mapped is not None else t
-                    g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                    G[t] = g
-                    ext = _extremes_with(ext, t, yp[t] - g, y[t], alpha[t], U[t], nu)
+                    ut = np.uint64(t)
+                    uq = np.uint64(idx[ut]) if mapped is not None else ut
+                    g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                    G[ut] = g
+                    ext = _extremes_with(ext, t, yp[ut] - g, y[ut], alpha[ut], U[ut], nu)
                 pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
             pre = True
         else:
@@ -908,24 +920,26 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
             for p in range(n_rest):
-                # (identity rows reach here shrunk only: no select for them)
+                # (identity rows reach here shrunk only: no select for them;
+                # indices as uint64: no negative-index wraparound per load)
                 t = p if mapped is not None and na == l else act[p]
-                q = t
+                ut = np.uint64(t)
+                uq = ut
                 if mapped is not None:
                     if nh > 0:
-                        q = t - nh if t >= nh else t
+                        uq = ut - unh if ut >= unh else ut
                     else:
-                        q = idx[t]
-                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                G[t] = g
-                mf = yp[t] - g
-                a = alpha[t]
-                u = U[t]
-                v = mf if in_up(y[t], a, u) else -np.inf
+                        uq = np.uint64(idx[ut])
+                g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                G[ut] = g
+                mf = yp[ut] - g
+                a = alpha[ut]
+                u = U[ut]
+                v = mf if in_up(y[ut], a, u) else -np.inf
                 if takes_i(v, pre_m):
                     pre_m = v
                     pre_i = t
-                v = mf if in_low(y[t], a, u) else np.inf
+                v = mf if in_low(y[ut], a, u) else np.inf
                 pre_M = v if v < pre_M else pre_M
             pre = True
         # ---- Gbar (the sum over the variables at their bound) ----
