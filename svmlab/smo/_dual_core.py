@@ -167,32 +167,6 @@ def _svr_half(idx, y):
     return np.int64(n)
 
 
-@njit(cache=True, inline="always")
-def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx, nh, R, c_slot, c_prev, c_next, c_meta):
-    """:func:`svmlab.smo._core.gbar_change` for a mapped problem (inlined,
-    the cache hit written out and the row read in place: see
-    :func:`dual_run`; ``nh``: :func:`_svr_half`)."""
-    l = Gbar.shape[1]
-    if ist[IS_N_ACTIVE] == l:
-        e = idx[t]
-        s = c_slot[e]
-        if s >= 0:
-            lru_hit(c_prev, c_next, c_meta, s)
-        else:
-            get_row(kd, cd, e)
-            s = c_slot[e]
-        if nh > 0:
-            for h in range(2):
-                o = h * nh
-                for q in range(nh):
-                    Gbar[0, o + q] += c * R[s, q]
-        else:
-            for q in range(l):
-                Gbar[0, q] += c * R[s, idx[q]]
-    else:
-        Gbar[1, t] += c
-
-
 @njit(cache=True)
 def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row):
     """:func:`svmlab.smo._core.reconstruct_gradient` for a mapped problem:
@@ -932,20 +906,43 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 pre_M = v if v < pre_M else pre_M
             pre = True
         # ---- Gbar (the sum over the variables at their bound) ----
-        if (ai >= Ui) != (ain >= Ui):
-            c = Ui * yi if ain >= Ui else -Ui * yi
-            if mapped is not None:
-                _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
-                                    c_next, c_meta)
-            else:
-                gbar_change(kd, cd, i, c, Gbar, ist)
-        if (aj >= Uj) != (ajn >= Uj):
-            c = Uj * yj if ajn >= Uj else -Uj * yj
-            if mapped is not None:
-                _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
-                                    c_next, c_meta)
-            else:
-                gbar_change(kd, cd, j, c, Gbar, ist)
+        if mapped is None:
+            if (ai >= Ui) != (ain >= Ui):
+                gbar_change(kd, cd, i, Ui * yi if ain >= Ui else -Ui * yi, Gbar, ist)
+            if (aj >= Uj) != (ajn >= Uj):
+                gbar_change(kd, cd, j, Uj * yj if ajn >= Uj else -Uj * yj, Gbar, ist)
+        else:
+            # (svmlab.smo._core.gbar_change for a mapped problem, written
+            # out: the cached row read in place through its slot, and no
+            # helper taking arrays -- its reference-count updates at every
+            # call, decision record 32s01; nh: _svr_half)
+            for side in range(2):
+                tb = i if side == 0 else j
+                ub = Ui if side == 0 else Uj
+                yb = yi if side == 0 else yj
+                a_was = ai if side == 0 else aj
+                a_now = ain if side == 0 else ajn
+                if (a_was >= ub) == (a_now >= ub):
+                    continue
+                cb = ub * yb if a_now >= ub else -ub * yb
+                if na < l:
+                    Gbar[1, tb] += cb
+                    continue
+                eb = idx[tb]
+                sb = c_slot[eb]
+                if sb >= 0:
+                    lru_hit(c_prev, c_next, c_meta, sb)
+                else:
+                    get_row(kd, cd, eb)
+                    sb = c_slot[eb]
+                if nh > 0:
+                    for h in range(2):
+                        o = h * nh
+                        for q in range(nh):
+                            Gbar[0, o + q] += cb * R[sb, q]
+                else:
+                    for q in range(l):
+                        Gbar[0, q] += cb * R[sb, idx[q]]
         # ---- the free count ----
         ist[IS_NB] += (int(0.0 < ain < Ui) - int(0.0 < ai < Ui)
                        + int(0.0 < ajn < Uj) - int(0.0 < aj < Uj))
