@@ -46,7 +46,13 @@ runtime), and a handful of those per step was about half of a step on
 a small active set (decision record 30d01).  With the SVR forms' layout
 (:func:`_svr_half`) the loops walk each kernel row in order, the nu forms
 one class at a time, and a shrunk WSS 2 scores only its candidates
-(decision record 31r01).  A miss of ``i``'s row with float32 rows of dense input
+(decision record 31r01).  Helpers that take arrays and branch or loop
+(the nu forms' selection, the mapped problems' ``Gbar`` update) are
+written out in the body too: numba's inlining gives an inlined helper's
+array arguments reference-count updates at every call, which its pruning
+does not remove; and the loops over the active set index with uint64, so
+that no load pays numba's negative-index wraparound (decision record
+32s01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
