@@ -46,7 +46,13 @@ runtime), and a handful of those per step was about half of a step on
 a small active set (decision record 30d01).  With the SVR forms' layout
 (:func:`_svr_half`) the loops walk each kernel row in order, the nu forms
 one class at a time, and a shrunk WSS 2 scores only its candidates
-(decision record 31r01).  A miss of ``i``'s row with float32 rows of dense input
+(decision record 31r01).  Helpers that take arrays and branch or loop
+(the nu forms' selection, the mapped problems' ``Gbar`` update) are
+written out in the body too: numba's inlining gives an inlined helper's
+array arguments reference-count updates at every call, which its pruning
+does not remove; and the loops over the active set index with uint64, so
+that no load pays numba's negative-index wraparound (decision record
+32s01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -165,47 +171,6 @@ def _svr_half(idx, y):
         if idx[t] != t or idx[t + n] != t or not y[t] > 0 or y[t + n] > 0:
             return np.int64(0)
     return np.int64(n)
-
-
-@njit(cache=True, inline="always")
-def _first_at_least(act, na, nh):
-    """The first position ``p < na`` of the sorted active list with
-    ``act[p] >= nh`` (``na`` if none): where the negative class starts."""
-    lo = np.int64(0)
-    hi = na
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if act[mid] < nh:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True, inline="always")
-def _gbar_change_mapped(kd, cd, t, c, Gbar, ist, idx, nh, R, c_slot, c_prev, c_next, c_meta):
-    """:func:`svmlab.smo._core.gbar_change` for a mapped problem (inlined,
-    the cache hit written out and the row read in place: see
-    :func:`dual_run`; ``nh``: :func:`_svr_half`)."""
-    l = Gbar.shape[1]
-    if ist[IS_N_ACTIVE] == l:
-        e = idx[t]
-        s = c_slot[e]
-        if s >= 0:
-            lru_hit(c_prev, c_next, c_meta, s)
-        else:
-            get_row(kd, cd, e)
-            s = c_slot[e]
-        if nh > 0:
-            for h in range(2):
-                o = h * nh
-                for q in range(nh):
-                    Gbar[0, o + q] += c * R[s, q]
-        else:
-            for q in range(l):
-                Gbar[0, q] += c * R[s, idx[q]]
-    else:
-        Gbar[1, t] += c
 
 
 @njit(cache=True)
@@ -498,119 +463,6 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
     rec[DUAL_LAYOUT] = DUAL_ID
 
 
-@njit(cache=True, inline="always")
-def _select_nu(kd, cd, rowfull, nu, mapped, na, pre, ext, nh, y, yp, U, kdiag, idx, tol,
-               alpha, G, act, ist, R, c_slot, c_prev, c_next, c_meta, scratch):
-    """LIBSVM's ``Solver_NU`` selection: ``i`` per class (the maximal ``v``
-    over I_up of each class, first index), ``j`` the partner of best WSS 2
-    gain over both classes (each candidate scored against its own class's
-    ``i``; last index on ties; ``nu`` is True, passed on).  Returns
-    ``(i, j, m, M, gap, gain, stop, si)`` (``gap`` the larger class
-    violation; ``si`` the cache slot of ``i``'s row): ``stop`` 1 when both
-    classes' violations are within ``tol`` (the caller unshrinks or ends),
-    2 when no partner exists.  ``pre``: the first loop's values ``ext``
-    (:func:`_extremes`' tuple) were computed by the previous step's gradient
-    update.  Inlined into the loop, rows read in place through their slots
-    (see :func:`dual_run`)."""
-    l = alpha.shape[0]
-    if pre:
-        mp, ip, Mp, mn, i_n, Mn = ext
-    else:
-        mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
-    gap = max(mp - Mp, mn - Mn)
-    if gap <= tol:
-        return ip, ip, 0.0, 0.0, gap, 0.0, 1, np.int64(-1)
-    # the rows of both i's (the positive one fetched first); the second
-    # fetch never evicts the first (the two most recent rows stay)
-    sp = np.int64(-1)
-    sn = np.int64(-1)
-    for c in range(2):
-        t = ip if c == 0 else i_n
-        if t < 0:
-            continue
-        e = idx[t] if mapped is not None else t
-        s = c_slot[e]
-        if s >= 0:
-            lru_hit(c_prev, c_next, c_meta, s)
-        else:
-            if mapped is not None:
-                get_row(kd, cd, e)
-            else:
-                fetch_row(kd, cd, t, act, ist, rowfull)
-            s = c_slot[e]
-        if c == 0:
-            sp = s
-        else:
-            sn = s
-    if sp >= 0:
-        sp = c_slot[idx[ip] if mapped is not None else ip]
-    # the gain only for the candidates (in I_low with v_t below its class's
-    # m; gain_or_nan's NaN never takes j: the same j and best); with the SVR
-    # forms' layout one class at a time (act[:k] positive; _svr_half)
-    j = np.int64(-1)
-    best = np.inf
-    if nh > 0:
-        k = _first_at_least(act, na, nh) if na < l else nh
-        for c in range(2):
-            ic = ip if c == 0 else i_n
-            if ic < 0:
-                continue
-            mc = mp if c == 0 else mn
-            sc = sp if c == 0 else sn
-            yc = 1.0 if c == 0 else -1.0
-            o = 0 if c == 0 else nh
-            Kcc = kdiag[ic]
-            full = na == l
-            if full:
-                # unshrunk: the class's gains branch-free into the scratch
-                # over a contiguous row (vectorised), then the scan
-                for q in range(nh):
-                    t = o + q
-                    scratch[t] = gain_or_nan(in_low(yc, alpha[t], U[t]), mc, yp[t] - G[t],
-                                             Kcc, kdiag[t], R[sc, q])
-                for t in range(o, o + nh):
-                    if takes_j(scratch[t], best):
-                        best = scratch[t]
-                        j = t
-                continue
-            for p in range(k if c == 0 else na - k):
-                p2 = p if c == 0 else k + p
-                t = p2 if full else act[p2]
-                v = yp[t] - G[t]
-                if in_low(yc, alpha[t], U[t]) and mc - v > 0.0:
-                    g = wss2_gain(mc, v, Kcc, kdiag[t], R[sc, t - o])
-                    if takes_j(g, best):
-                        best = g
-                        j = t
-    else:
-        for p in range(na):
-            t = act[p]
-            if y[t] > 0:
-                if ip < 0:
-                    continue
-                mc = mp
-                ic = ip
-                sc = sp
-            else:
-                if i_n < 0:
-                    continue
-                mc = mn
-                ic = i_n
-                sc = sn
-            v = yp[t] - G[t]
-            if in_low(y[t], alpha[t], U[t]) and mc - v > 0.0:
-                q = idx[t] if mapped is not None else t
-                g = wss2_gain(mc, v, kdiag[ic], kdiag[t], R[sc, q])
-                if takes_j(g, best):
-                    best = g
-                    j = t
-    if j < 0:
-        return ip, j, 0.0, 0.0, gap, 0.0, 2, np.int64(-1)
-    if y[j] > 0:
-        return ip, j, mp, Mp, gap, best, 0, sp
-    return i_n, j, mn, Mn, gap, best, 0, sn
-
-
 @njit(cache=True)
 def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     """Advance by up to ``kmax`` successful pair steps; return how many were
@@ -658,6 +510,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     nh = np.int64(0)
     if mapped is not None:
         nh = _svr_half(idx, y)
+    unh = np.uint64(nh)
     prefetch = False
     if blocks is not None and blocks:
         prefetch = kd.dense.shape[1] >= PREFETCH_MIN_FEATURES
@@ -680,16 +533,137 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             _shrink(rows, pb, it, nu, mapped, blocks)
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
+        # the nu forms with the SVR layout: the negative class starts at
+        # act[k_pos] (the active list is in index order; a binary search
+        # written out: see the nu selection below for why not a helper)
+        k_pos = nh
+        if nu is not None and nh > 0 and na < l:
+            lo = np.int64(0)
+            hi = na
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if act[mid] < nh:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            k_pos = lo
         # ---- selection: i (and m, M), then j ----
         # (rows are read in place, ``R[slot, idx[t]]``: a row view, or a
         # row gathered into a buffer, would cost reference-count updates or
         # a pass over the active set at every step)
         if nu is not None:
-            i, j, m, M, gap, best, stop_now, s1 = _select_nu(
-                kd, cd, rowfull, nu, mapped, na, pre,
-                (pre_m, pre_i, pre_M, pn_m, pn_i, pn_M), nh, y, yp, U, kdiag, idx, tol,
-                alpha, G, act, ist, R, c_slot, c_prev, c_next, c_meta, full)
+            # LIBSVM's Solver_NU selection: i per class (the maximal v over
+            # I_up of each class, first index), j the partner of best WSS 2
+            # gain over both classes (each candidate scored against its own
+            # class's i; last index on ties); stop_now 1 when both classes'
+            # violations are within tol, 2 when no partner exists; s1 the
+            # slot of i's row.  Written out here, not as a helper: an inlined
+            # helper that takes arrays and loops costs numba reference-count
+            # updates of each array at every call (decision record 32s01)
+            if pre:
+                mp, ip, Mp, mn, i_n, Mn = pre_m, pre_i, pre_M, pn_m, pn_i, pn_M
+            else:
+                mp, ip, Mp, mn, i_n, Mn = _extremes(yp, y, U, alpha, G, act, na, nu)
             pre = False
+            gap = max(mp - Mp, mn - Mn)
+            i = ip
+            j = ip
+            m = 0.0
+            M = 0.0
+            best = 0.0
+            stop_now = 1
+            s1 = np.int64(-1)
+            if gap > tol:
+                # the rows of both i's (the positive one fetched first); the
+                # second fetch never evicts the first
+                sp = np.int64(-1)
+                sn = np.int64(-1)
+                for cls in range(2):
+                    tc = ip if cls == 0 else i_n
+                    if tc < 0:
+                        continue
+                    ec = idx[tc] if mapped is not None else tc
+                    sc = c_slot[ec]
+                    if sc >= 0:
+                        lru_hit(c_prev, c_next, c_meta, sc)
+                    else:
+                        if mapped is not None:
+                            get_row(kd, cd, ec)
+                        else:
+                            fetch_row(kd, cd, tc, act, ist, rowfull)
+                        sc = c_slot[ec]
+                    if cls == 0:
+                        sp = sc
+                    else:
+                        sn = sc
+                if sp >= 0:
+                    sp = c_slot[idx[ip] if mapped is not None else ip]
+                j = np.int64(-1)
+                best = np.inf
+                if nh > 0:
+                    for cls in range(2):
+                        ic = ip if cls == 0 else i_n
+                        if ic < 0:
+                            continue
+                        mc = mp if cls == 0 else mn
+                        sc = sp if cls == 0 else sn
+                        yc = 1.0 if cls == 0 else -1.0
+                        o = 0 if cls == 0 else nh
+                        Kcc = kdiag[ic]
+                        if na == l:
+                            # unshrunk: the class's gains branch-free into
+                            # the scratch over a contiguous row, then the scan
+                            for q in range(nh):
+                                t = o + q
+                                full[t] = gain_or_nan(in_low(yc, alpha[t], U[t]), mc,
+                                                      yp[t] - G[t], Kcc, kdiag[t], R[sc, q])
+                            for t in range(o, o + nh):
+                                if takes_j(full[t], best):
+                                    best = full[t]
+                                    j = t
+                            continue
+                        uo = np.uint64(o)
+                        for p in range(k_pos if cls == 0 else na - k_pos):
+                            t = act[p if cls == 0 else k_pos + p]
+                            # (uint64 indices: no negative-index wraparound)
+                            ut = np.uint64(t)
+                            v = yp[ut] - G[ut]
+                            if in_low(yc, alpha[ut], U[ut]) and mc - v > 0.0:
+                                g = wss2_gain(mc, v, Kcc, kdiag[ut], R[sc, ut - uo])
+                                if takes_j(g, best):
+                                    best = g
+                                    j = t
+                else:
+                    for p in range(na):
+                        t = act[p]
+                        ut = np.uint64(t)
+                        if y[ut] > 0:
+                            if ip < 0:
+                                continue
+                            mc = mp
+                            ic = ip
+                            sc = sp
+                        else:
+                            if i_n < 0:
+                                continue
+                            mc = mn
+                            ic = i_n
+                            sc = sn
+                        v = yp[ut] - G[ut]
+                        if in_low(y[ut], alpha[ut], U[ut]) and mc - v > 0.0:
+                            uq = np.uint64(idx[ut]) if mapped is not None else ut
+                            g = wss2_gain(mc, v, kdiag[ic], kdiag[ut], R[sc, uq])
+                            if takes_j(g, best):
+                                best = g
+                                j = t
+                if j < 0:
+                    i = ip
+                    best = 0.0
+                    stop_now = 2
+                elif y[j] > 0:
+                    i, m, M, stop_now, s1 = ip, mp, Mp, 0, sp
+                else:
+                    i, m, M, stop_now, s1 = i_n, mn, Mn, 0, sn
         else:
             if pre:
                 m, M, i = pre_m, pre_M, pre_i
@@ -744,16 +718,19 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # only (gain_or_nan's NaN never takes j: the same j and
                 # best as the scratch and the scan below)
                 for p in range(na):
+                    # (indices as uint64: no negative-index wraparound on
+                    # each load; act holds indices in [0, l))
                     t = act[p]
-                    v = yp[t] - G[t]
-                    if in_low(y[t], alpha[t], U[t]) and m - v > 0.0:
-                        q = t
+                    ut = np.uint64(t)
+                    v = yp[ut] - G[ut]
+                    if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
+                        uq = ut
                         if mapped is not None:
                             if nh > 0:
-                                q = t - nh if t >= nh else t
+                                uq = ut - unh if ut >= unh else ut
                             else:
-                                q = idx[t]
-                        g = wss2_gain(m, v, Kii, kdiag[t], R[s1, q])
+                                uq = np.uint64(idx[ut])
+                        g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
                         if takes_j(g, best):
                             best = g
                             j = t
@@ -848,22 +825,25 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # the SVR forms' layout: the positive class is act[:k],
                 # the negative act[k:na], each tracked on its own (each
                 # class's values in the same order as the mixed pass)
-                k = _first_at_least(act, na, nh) if na < l else nh
+                k = k_pos
                 for c in range(2):
                     cm = -np.inf
                     ci = np.int64(-1)
                     cM = np.inf
                     yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
+                    uo = np.uint64(o)
                     for p in range(k if c == 0 else na - k):
                         p2 = p if c == 0 else k + p
                         t = act[p2] if na < l else p2
-                        q = t - o
-                        g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                        G[t] = g
-                        mf = yp[t] - g
-                        a = alpha[t]
-                        u = U[t]
+                        # (uint64 indices: no negative-index wraparound)
+                        ut = np.uint64(t)
+                        uq = ut - uo
+                        g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                        G[ut] = g
+                        mf = yp[ut] - g
+                        a = alpha[ut]
+                        u = U[ut]
                         if in_up(yc, a, u) and takes_i(mf, cm):
                             cm = mf
                             ci = t
@@ -877,10 +857,11 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
                 for p in range(na):
                     t = act[p]
-                    q = idx[t] if mapped is not None else t
-                    g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                    G[t] = g
-                    ext = _extremes_with(ext, t, yp[t] - g, y[t], alpha[t], U[t], nu)
+                    ut = np.uint64(t)
+                    uq = np.uint64(idx[ut]) if mapped is not None else ut
+                    g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                    G[ut] = g
+                    ext = _extremes_with(ext, t, yp[ut] - g, y[ut], alpha[ut], U[ut], nu)
                 pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
             pre = True
         else:
@@ -908,41 +889,66 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
             for p in range(n_rest):
-                # (identity rows reach here shrunk only: no select for them)
+                # (identity rows reach here shrunk only: no select for them;
+                # indices as uint64: no negative-index wraparound per load)
                 t = p if mapped is not None and na == l else act[p]
-                q = t
+                ut = np.uint64(t)
+                uq = ut
                 if mapped is not None:
                     if nh > 0:
-                        q = t - nh if t >= nh else t
+                        uq = ut - unh if ut >= unh else ut
                     else:
-                        q = idx[t]
-                g = G[t] + (d1 * R[s1, q] + d2 * R[s2, q])
-                G[t] = g
-                mf = yp[t] - g
-                a = alpha[t]
-                u = U[t]
-                v = mf if in_up(y[t], a, u) else -np.inf
+                        uq = np.uint64(idx[ut])
+                g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                G[ut] = g
+                mf = yp[ut] - g
+                a = alpha[ut]
+                u = U[ut]
+                v = mf if in_up(y[ut], a, u) else -np.inf
                 if takes_i(v, pre_m):
                     pre_m = v
                     pre_i = t
-                v = mf if in_low(y[t], a, u) else np.inf
+                v = mf if in_low(y[ut], a, u) else np.inf
                 pre_M = v if v < pre_M else pre_M
             pre = True
         # ---- Gbar (the sum over the variables at their bound) ----
-        if (ai >= Ui) != (ain >= Ui):
-            c = Ui * yi if ain >= Ui else -Ui * yi
-            if mapped is not None:
-                _gbar_change_mapped(kd, cd, i, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
-                                    c_next, c_meta)
-            else:
-                gbar_change(kd, cd, i, c, Gbar, ist)
-        if (aj >= Uj) != (ajn >= Uj):
-            c = Uj * yj if ajn >= Uj else -Uj * yj
-            if mapped is not None:
-                _gbar_change_mapped(kd, cd, j, c, Gbar, ist, idx, nh, R, c_slot, c_prev,
-                                    c_next, c_meta)
-            else:
-                gbar_change(kd, cd, j, c, Gbar, ist)
+        if mapped is None:
+            if (ai >= Ui) != (ain >= Ui):
+                gbar_change(kd, cd, i, Ui * yi if ain >= Ui else -Ui * yi, Gbar, ist)
+            if (aj >= Uj) != (ajn >= Uj):
+                gbar_change(kd, cd, j, Uj * yj if ajn >= Uj else -Uj * yj, Gbar, ist)
+        else:
+            # (svmlab.smo._core.gbar_change for a mapped problem, written
+            # out: the cached row read in place through its slot, and no
+            # helper taking arrays -- its reference-count updates at every
+            # call, decision record 32s01; nh: _svr_half)
+            for side in range(2):
+                tb = i if side == 0 else j
+                ub = Ui if side == 0 else Uj
+                yb = yi if side == 0 else yj
+                a_was = ai if side == 0 else aj
+                a_now = ain if side == 0 else ajn
+                if (a_was >= ub) == (a_now >= ub):
+                    continue
+                cb = ub * yb if a_now >= ub else -ub * yb
+                if na < l:
+                    Gbar[1, tb] += cb
+                    continue
+                eb = idx[tb]
+                sb = c_slot[eb]
+                if sb >= 0:
+                    lru_hit(c_prev, c_next, c_meta, sb)
+                else:
+                    get_row(kd, cd, eb)
+                    sb = c_slot[eb]
+                if nh > 0:
+                    for h in range(2):
+                        o = h * nh
+                        for q in range(nh):
+                            Gbar[0, o + q] += cb * R[sb, q]
+                else:
+                    for q in range(l):
+                        Gbar[0, q] += cb * R[sb, idx[q]]
         # ---- the free count ----
         ist[IS_NB] += (int(0.0 < ain < Ui) - int(0.0 < ai < Ui)
                        + int(0.0 < ajn < Uj) - int(0.0 < aj < Uj))
