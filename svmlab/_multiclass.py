@@ -265,25 +265,35 @@ class ParallelParts:
         self._prepare_workers(n_workers)
         lock = threading.Lock()
         queue = iter(todo)
-        runs, taken, errors = {}, [0] * n_workers, []
+        runs, closed, taken, errors = {}, {}, [0] * n_workers, []
         failed = threading.Event()
 
         def halt():
             return failed.is_set() or self._stop_requested()
+
+        def finish(i):
+            # a finished part is closed in its worker and its run dropped
+            # before the worker opens the next: its caches' memory then
+            # serves the next part (svmlab.kernels._pool, decision 32j01)
+            r = runs[i]
+            if r.finished:
+                closed[i] = (r.result(), r.stop_reason, r.n_iter, r.warning_message())
+                del runs[i]
 
         def work(w):
             try:
                 if w == 0 and first is not None:
                     runs[start] = first
                     taken[w] += self._drive(first, halt)
+                    finish(start)
                 while not halt():
                     with lock:
                         i = next(queue, None)
                     if i is None:
                         return
-                    r = self._open_part_in(i, w)
-                    runs[i] = r
-                    taken[w] += self._drive(r, halt)
+                    runs[i] = self._open_part_in(i, w)
+                    taken[w] += self._drive(runs[i], halt)
+                    finish(i)
             except BaseException as exc:  # re-raised by the main thread
                 errors.append(exc)
                 failed.set()
@@ -310,6 +320,9 @@ class ParallelParts:
             raise errors[0]
         self.cur = None
         self._open_runs = {}
+        for i in sorted(closed):
+            (self.part_results[i], self.part_reasons[i], self.part_n_iter[i],
+             self.part_messages[i]) = closed[i]
         for i in sorted(runs):
             r = runs[i]
             if r.finished:
@@ -426,18 +439,24 @@ class MulticlassRun(ParallelParts, SequentialRun):
         Xs = k.X
         a0, a1 = int(self.coff[a]), int(self.coff[a + 1])
         b0, b1 = int(self.coff[b]), int(self.coff[b + 1])
+        store = self.store if store is None else store
         # the pair's rows are two runs of the class-ordered set: copied as
-        # two slices (dense X; a CSR matrix by its row index)
-        Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
-              else Xs[self._pos[p]])
+        # two slices (dense X, into memory the store's earlier pairs used:
+        # decision 32j01; a CSR matrix by its row index)
+        if isinstance(Xs, np.ndarray) and Xs.dtype == np.float64 and Xs.ndim == 2 \
+                and Xs.flags.c_contiguous and o.kernel != "precomputed":
+            Xp = store.pair_rows(Xs, a, b)
+        else:
+            Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
+                  else Xs[self._pos[p]])
         na = a1 - a0
         yp = np.ones(na + b1 - b0)
         yp[na:] = -1.0
         Cvp = np.concatenate((self.Cv[a0:a1], self.Cv[b0:b1]))
         kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
         if o.cache_dtype == "float32":
-            kp.ensure_float32()
-        (self.store if store is None else store).attach(kp, a, b)
+            store.pair_float32(kp)  # kp.ensure_float32() in the store's memory
+        store.attach(kp, a, b)
         with blas_thread_limit(self.pair_threads):
             run = self._make_run(Xp, yp, kp, o.with_bounds(Cvp))
         run.progress = False

@@ -148,6 +148,18 @@ def _load():
     return "n/a" if la is None else f"{la[0]:.2f}"
 
 
+def _usage():
+    """``[user s, system s, minor page faults]`` of this process so far (all
+    threads; zeros where ``resource`` is missing): the system time of a fit
+    is mostly the kernel zeroing fresh pages (docs/decisions/32j01)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Windows
+        return np.zeros(3)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return np.array([ru.ru_utime, ru.ru_stime, float(ru.ru_minflt)])
+
+
 def _njobs_cases(ctx):
     """``(case, X, y, params)``: digits (all 1797), MNIST test (5000; smoke
     1000) and Fashion-MNIST training images (10000; smoke 1500), 10 classes
@@ -207,7 +219,8 @@ def run_n_jobs(ctx):
     (``dual_coef_``, ``intercept_``, ``support_``), the median time of
     each, the process's CPU seconds per fit (all threads: on a machine
     whose scheduler shares the CPU per session, two threads get no more
-    than one), and the share of an ``n_jobs=1`` fit spent in compiled code
+    than one) with its user and system seconds and minor page faults
+    (:func:`_usage`), and the share of an ``n_jobs=1`` fit spent in compiled code
     with the speedup two free cores could give it (:func:`compiled_share`)."""
     from ..svm import SVC, NuSVC
 
@@ -228,13 +241,16 @@ def run_n_jobs(ctx):
                 load0 = _load()
                 times = {1: [], 2: []}
                 cpu = {1: [], 2: []}
+                usage = {1: [], 2: []}
                 models = {}
                 try:
                     for _ in range(1 if ctx.smoke else NJOBS_REPEATS):
                         for j in (1, 2):
                             c0 = time.process_time()
+                            u0 = _usage()
                             models[j], secs = timed(cls(n_jobs=j, **kw).fit, X, y)
                             cpu[j].append(time.process_time() - c0)
+                            usage[j].append(_usage() - u0)
                             times[j].append(secs)
                 except Exception as exc:  # report, keep going
                     ctx.fail(f"{label}: raised {type(exc).__name__}: {exc}")
@@ -250,6 +266,11 @@ def run_n_jobs(ctx):
                         and np.array_equal(a.support_, b.support_))
             if not same:
                 ctx.log(f"MODEL MISMATCH: {label}: n_jobs=2 gave another model")
+            ctx.log(f"{label}: per fit (median) " + "; ".join(
+                f"n_jobs={j} wall {np.median(times[j]):.2f} s, user "
+                f"{np.median([u[0] for u in usage[j]]):.2f} s, system "
+                f"{np.median([u[1] for u in usage[j]]):.2f} s, "
+                f"{int(np.median([u[2] for u in usage[j]]))} page faults" for j in (1, 2)))
             for j in (1, 2):
                 m = models[j]
                 ctx.emit(Result(case=label, solver=f"svmlab {name} n_jobs={j}",
@@ -264,4 +285,13 @@ def run_n_jobs(ctx):
                                        # CPU seconds of the process per fit
                                        # (all threads): what the fit got
                                        "cpu_s": round(float(np.median(cpu[j])), 3),
+                                       # of which user and system (kernel)
+                                       # seconds, and the page faults
+                                       # (decision 32j01)
+                                       "user_s": round(float(np.median(
+                                           [u[0] for u in usage[j]])), 3),
+                                       "sys_s": round(float(np.median(
+                                           [u[1] for u in usage[j]])), 3),
+                                       "minor_faults": int(np.median(
+                                           [u[2] for u in usage[j]])),
                                        "converged": bool(m.converged_)}))

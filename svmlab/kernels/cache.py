@@ -40,7 +40,8 @@ import numpy as np
 from .._jit import njit
 
 from ._blocks import kernel_block, kernel_block_gemm
-from ._rows import (Kernel, KernelData, _binary_row, kernel_row, kernel_row_against,
+from ._pool import BufferPool
+from ._rows import (PRECOMPUTED, Kernel, KernelData, _binary_row, kernel_row, kernel_row_against,
                     kernel_row_subset)
 
 __all__ = ["CacheData", "KernelCache", "SharedRows", "SharedRowStore", "cache_from_buffer",
@@ -154,15 +155,23 @@ def n_slots_for(n, cache_size_mb, itemsize=8):
     return int(min(max(k, 2), max(n, 1)))
 
 
-def new_cache(n, cache_size_mb, row_len=None, dtype=np.float64, shared=None):
+def new_cache(n, cache_size_mb, row_len=None, dtype=np.float64, shared=None, pool=None,
+              reserve=0):
     """Arrays of an empty cache for row keys ``0..n-1``; rows hold
     ``row_len`` values (default n: full rows; fewer for rows against a
     subset, :func:`get_row_against`) of ``dtype`` (float64 or float32);
-    ``shared`` as in :func:`cache_from_buffer`."""
+    ``shared`` as in :func:`cache_from_buffer`.  ``pool``: a
+    :class:`svmlab.kernels._pool.BufferPool` the rows' memory comes from
+    and returns to when the cache's ``rows`` array is garbage (a fresh
+    buffer gets ``reserve`` bytes at least); None: ``np.empty``."""
     dt = check_cache_dtype(dtype)
     row_len = n if row_len is None else row_len
     m = min(n_slots_for(row_len, cache_size_mb, dt.itemsize), max(n, 1))
-    return cache_from_buffer(np.empty((m, row_len), dtype=dt), n, shared)
+    if pool is None:
+        rows = np.empty((m, row_len), dtype=dt)
+    else:
+        rows = pool.empty((m, row_len), dt, reserve=reserve)
+    return cache_from_buffer(rows, n, shared)
 
 
 def cache_from_buffer(rows, n, shared=None):
@@ -541,15 +550,20 @@ class KernelCache:
         # store (SharedRowStore.attach): misses are then served from it, and
         # this cache gets the store's pair share of the memory
         self.shared = None
+        self._pool, self._reserve = None, 0
         link = getattr(kernel, "shared_rows", None)
         if link is not None:
             store, (a, b) = link
             if store.dtype == self.dtype:
                 self.shared = store.view(a, b)
                 cache_size = min(float(cache_size), store.pair_cache_mb)
+                # the rows in the memory the store's earlier pair caches
+                # used (at most pair_cache_bytes; decision 32j01: no fresh
+                # pages per pair)
+                self._pool, self._reserve = store.pool, store.pair_cache_bytes
         self.cache_size = cache_size
         self.data = new_cache(kernel.n_samples, cache_size, dtype=self.dtype,
-                              shared=self.shared)
+                              shared=self.shared, pool=self._pool, reserve=self._reserve)
 
     @property
     def n_slots(self):
@@ -593,8 +607,9 @@ class KernelCache:
         if self.full:
             self.data = full_cache(self.kernel, self.dtype)
             return
+        self.data = None  # the old rows go back to the pool first
         self.data = new_cache(self.kernel.n_samples, self.cache_size, dtype=self.dtype,
-                              shared=self.shared)
+                              shared=self.shared, pool=self._pool, reserve=self._reserve)
 
 
 class SharedRowStore:
@@ -661,6 +676,87 @@ class SharedRowStore:
         m = int(min(max(int(mb * (1 << 20) // (self.dtype.itemsize * width)), 2), N * k))
         self._lru = cache_from_buffer(np.empty((m, width), dtype=self.dtype), N * k)
         self._views = []
+        self._pool = None
+        self._pair_bytes = None
+        self._xpools = {}
+
+    @property
+    def pair_cache_bytes(self):
+        """The largest pair cache's rows in bytes: ``min(n_slots, n) * n *
+        itemsize`` over the pairs (n the pair's rows) at ``pair_cache_mb``;
+        the size of the buffer :attr:`pool` hands every pair cache."""
+        if self._pair_bytes is None:
+            sizes = np.diff(self.coff)
+            n = (sizes[:, None] + sizes[None, :])[np.triu_indices(len(sizes), 1)]
+            it = self.dtype.itemsize
+            most = 0
+            for v in np.unique(n):
+                most = max(most, min(n_slots_for(int(v), self.pair_cache_mb, it), int(v))
+                           * int(v) * it)
+            self._pair_bytes = int(most)
+        return self._pair_bytes
+
+    @property
+    def pool(self):
+        """The memory of the pair caches made through this store
+        (:class:`svmlab.kernels._pool.BufferPool`): a pair's cache rows go
+        back to it when the pair's run is dropped and serve the next pair,
+        so a store's pairs, one after the other (one worker's), fault in
+        one buffer of :attr:`pair_cache_bytes` instead of one per pair.
+        Keeps at most that one buffer free; released with the store (the
+        fit's run)."""
+        if self._pool is None:
+            self._pool = BufferPool(self.pair_cache_bytes)
+        return self._pool
+
+    def _largest_pair(self):
+        sizes = np.sort(np.diff(self.coff))
+        return int(sizes[-1] + sizes[-2]) if len(sizes) > 1 else int(sizes[-1])
+
+    def _rows_pool(self, key, itemsize, d):
+        """The pool of the pairs' copies of X (``key``: "x" float64, "x32"
+        float32): one buffer of the largest pair's ``n d`` values kept."""
+        pool = self._xpools.get(key)
+        if pool is None:
+            pool = self._xpools[key] = BufferPool(self._largest_pair() * d * itemsize)
+        return pool
+
+    def pair_rows(self, X, a, b):
+        """Pair (a, b)'s training rows, class a's then class b's, of the
+        class-ordered dense float64 C-contiguous ``X`` (``class_offsets``'
+        order), as a new C-contiguous array in memory the store's earlier
+        pairs used (a :class:`~svmlab.kernels._pool.BufferPool` keeping one
+        buffer of the largest pair's size): a worker thread's pairs then do
+        not map, fault in and unmap a fresh heap each (decision 32j01).  The
+        array is the pair :class:`Kernel`'s ``X`` itself (``Kernel`` keeps a
+        C-contiguous float64 array as it is), so its memory is in use as
+        long as that kernel is alive."""
+        c = self.coff
+        a0, a1, b0, b1 = int(c[a]), int(c[a + 1]), int(c[b]), int(c[b + 1])
+        na = a1 - a0
+        d = X.shape[1]
+        out = self._rows_pool("x", 8, d).empty((na + b1 - b0, d), np.float64,
+                                               reserve=self._largest_pair() * d * 8)
+        out[:na] = X[a0:a1]
+        out[na:] = X[b0:b1]
+        return out
+
+    def pair_float32(self, kernel):
+        """``kernel.ensure_float32()`` for a pair's kernel over dense rows,
+        with the float32 copy (``data.dense32``, the same values: one
+        float64-to-float32 cast) in a buffer of the store's earlier pairs
+        (see :meth:`pair_rows`); other inputs as ``ensure_float32``.
+        Returns ``kernel``."""
+        d = kernel.data
+        if d.sparse or d.binary or d.ktype == PRECOMPUTED or d.dense.shape[0] == 0 \
+                or d.dense32.shape[0] == d.dense.shape[0]:
+            return kernel.ensure_float32()
+        n, f = d.dense.shape
+        x32 = self._rows_pool("x32", 4, f).empty((n, f), np.float32,
+                                                 reserve=self._largest_pair() * f * 4)
+        x32[...] = d.dense
+        kernel.data = d._replace(dense32=x32)
+        return kernel
 
     @property
     def n_slots(self):
