@@ -387,6 +387,12 @@ class MulticlassRun(ParallelParts, SequentialRun):
         self.step_name = self.cur.step_name
         self.tol_name = self.cur.tol_name
         self.steps_per_task = self.cur.steps_per_task
+        # the lean fast path (_advance_lean) takes pairs whose runs are SMO
+        # with WSS 2 on a row cache of this run's store
+        from .smo._estimator import SMORun
+        cur = self.cur
+        self._lean_pairs = (type(cur) is SMORun and cur.dual is not None
+                            and not cur.cache.full and cur.cache.shared is not None)
 
     # -- pairs ------------------------------------------------------------------
     def pair_rows(self, p):
@@ -418,6 +424,147 @@ class MulticlassRun(ParallelParts, SequentialRun):
 
     def _open_part_in(self, p, w):
         return self._open_part(p, self._stores[w])
+
+    # -- the lean fast path ------------------------------------------------------
+    def _lean_ok(self):
+        """Whether :meth:`_advance` may take the lean path: ``run()`` without
+        scikit-learn callback tasks (``parallel_ok``), pairs one after the
+        other (``workers == 1``), every pair an :class:`svmlab.smo.SMORun`
+        with WSS 2 on a row cache (the first pair's run says which), and the
+        running pair not yet stepped."""
+        if not (self.parallel_ok and self.workers <= 1 and self._lean_pairs):
+            return False
+        cur = self.cur
+        return cur is None or cur.n_iter == 0
+
+    def _lean_state(self, p):
+        """Pair p's ``(kernel, cache, DualState)``: what its
+        :class:`svmlab.smo.SMORun` would hold (the same arrays, made by the
+        same calls: :class:`svmlab.kernels.Kernel`,
+        :class:`svmlab.kernels.KernelCache` over this run's store,
+        :class:`svmlab.smo._dual.DualState` as ``SMORun._init_dual`` makes
+        it), without the run object around them."""
+        from .kernels.cache import KernelCache
+        from .smo._dual import DualState
+
+        o = self.opts
+        a, b = self.pairs[p]
+        k = self.kernel
+        Xs = k.X
+        a0, a1 = int(self.coff[a]), int(self.coff[a + 1])
+        b0, b1 = int(self.coff[b]), int(self.coff[b + 1])
+        Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
+              else Xs[self._pos[p]])
+        na = a1 - a0
+        yp = np.ones(na + b1 - b0)
+        yp[na:] = -1.0
+        Cvp = np.concatenate((self.Cv[a0:a1], self.Cv[b0:b1]))
+        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
+        if o.cache_dtype == "float32":
+            kp.ensure_float32()
+        self.store.attach(kp, a, b)
+        cache = KernelCache(kp, o.cache_size, dtype=np.dtype(o.cache_dtype))
+        C = float(o.C)
+        d = DualState(kp, yp, -1.0, C if bool(np.all(Cvp == C)) else Cvp, tol=float(o.tol),
+                      cache=cache, shrinking=bool(o.shrinking), eps=1e-12, check=False)
+        return kp, cache, d
+
+    def _lean_run_of(self, p, state, steps):
+        """The :class:`svmlab.smo.SMORun` of pair p holding the lean path's
+        ``state`` after ``steps`` steps (for a pair that did not converge or
+        was interrupted: its stop reason, message and further steps are then
+        the run's own)."""
+        kp, cache, d = state
+        r = self._open_part(p)
+        r.kernel, r.cache, r.kd, r.cd, r.dual = kp, cache, d.kd, d.cd, d
+        r.alpha, r.G, r.Gbar, r.fst, r.ist = d.alpha, d.G, d.Gbar, d.fst, d.ist
+        r.active, r.act, r.full, r.rowfull = d.active, d.act, d.full, d.rowfull
+        r.kdiag = d.kdiag
+        r.n_iter = int(steps)
+        return r
+
+    def _advance_lean(self):
+        """Every remaining pair to its end, each without its run object:
+        the arrays of :meth:`_lean_state` advanced by the compiled WSS 2 loop
+        (:func:`svmlab.smo._dual_core.dual_run`, in the chunks
+        :meth:`svmlab._stepping.SolverRun.run` would take: chunk ends never
+        change the iterates), and a converged pair's result (multipliers,
+        LIBSVM's intercept, cache counts) read off the arrays: the model is
+        the run-by-run path's bit for bit.  A pair that stalls, reaches its
+        step limit or is interrupted (Ctrl-C, seen between chunks) is handed
+        to its :class:`svmlab.smo.SMORun` (:meth:`_lean_run_of`), which
+        then gives its stop reason and message (or continues).  Returns the
+        steps taken."""
+        from .smo._core import IS_DONE
+        from .smo._dual_core import dual_run
+
+        cap = 20000
+        eager = _stepping._jit_mode() == "eager"
+        taken = 0
+        with blas_thread_limit(self.pair_threads):
+            while self.part < self.n_parts:
+                p = self.part
+                cur = self.cur
+                if cur is not None:
+                    if cur.n_iter:
+                        return taken  # stepped: the run-by-run path goes on
+                    state = (cur.kernel, cur.cache, cur.dual)
+                    self.cur = None
+                else:
+                    state = self._lean_state(p)
+                d = state[2]
+                args = d._state(False)
+                sw = d.switches
+                ist = d.ist
+                limit = int(self._limits[p])
+                # SMORun.first_chunk's size, grown as SolverRun.run grows it
+                size = min(cap, max(64, (1 << 22) // max(int(d.l), 1)))
+                probe = not eager
+                steps = 0
+                k = -1
+                halted = False
+                while ist[IS_DONE] == 0 and steps < limit:
+                    want = min(1 if probe else size, limit - steps)
+                    t0 = time.perf_counter()
+                    k = int(dual_run(*args, int(want), *sw))
+                    dt = time.perf_counter() - t0
+                    steps += k
+                    size = _stepping.next_chunk_size(size, k, dt, cap, 8, probe)
+                    probe = False
+                    if k == 0:
+                        break
+                    if self._stop_requested() and ist[IS_DONE] == 0:
+                        halted = True
+                        break
+                taken += steps
+                if ist[IS_DONE] == 1:
+                    cache = state[1]
+                    self.part_results[p] = {
+                        "alpha": d.alpha.copy(),
+                        "intercept": -d.intercepts()[0],
+                        "cache_hits": cache.hits,
+                        "cache_misses": cache.misses,
+                        "kernel_evaluations": cache.kernel_evaluations,
+                    }
+                    self.part_reasons[p] = "converged"
+                    self.part_n_iter[p] = steps
+                    self.part_messages[p] = None
+                    self.part += 1
+                    continue
+                # stalled, out of steps or interrupted: the pair's own run
+                r = self._lean_run_of(p, state, steps)
+                self.cur = r
+                if ist[IS_DONE] != 0:
+                    r._end_of_run()
+                elif k == 0 and not halted and steps < limit:
+                    r._mark_stalled()
+                if halted:
+                    return taken
+                self._close()
+        self.done = True
+        if all(r == "converged" for r in self.part_reasons):
+            self.converged = True
+        return taken
 
     def _open_part(self, p, store=None):
         o = self.opts
@@ -454,6 +601,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
                         pair=(self.classes[a], self.classes[b]), classes=(a, b), record=rec)
 
     # -- SolverRun ---------------------------------------------------------------
+    def _advance(self, max_steps):
+        if self._lean_ok() and not self.done:
+            return self._advance_lean()
+        return super()._advance(max_steps)
+
     @property
     def step_limit(self):
         return int(sum(self._limits))
