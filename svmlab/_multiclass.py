@@ -383,13 +383,21 @@ class MulticlassRun(ParallelParts, SequentialRun):
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(n) for n in self._pos.sizes]
         self.max_iter = P * mi if mi >= 0 else -1
+        # the lean fast path (_advance_lean) takes pairs whose runs are SMO
+        # with WSS 2 on a row cache of this run's store: those made by
+        # smo_run (SVC's rows backend), whose first run is then made only
+        # when a path needs it (step(), a callback, n_jobs > 1)
+        from .smo._estimator import SMORun, smo_run
+        self._lean_pairs = make_run is smo_run and opts.selection == "wss2"
+        if self._lean_pairs:
+            self.step_name = SMORun.step_name
+            self.tol_name = SMORun.tol_name
+            self.steps_per_task = SMORun.steps_per_task
+            return
         self._current()  # validates the first pair's run (and gives step_name etc.)
         self.step_name = self.cur.step_name
         self.tol_name = self.cur.tol_name
         self.steps_per_task = self.cur.steps_per_task
-        # the lean fast path (_advance_lean) takes pairs whose runs are SMO
-        # with WSS 2 on a row cache of this run's store
-        from .smo._estimator import SMORun
         cur = self.cur
         self._lean_pairs = (type(cur) is SMORun and cur.dual is not None
                             and not cur.cache.full and cur.cache.shared is not None)
@@ -483,6 +491,94 @@ class MulticlassRun(ParallelParts, SequentialRun):
         r.n_iter = int(steps)
         return r
 
+    def _driver_ok(self):
+        """Whether the pairs may run several to a compiled call
+        (:func:`svmlab.smo._ovo.ovo_pairs`): dense float64 rows with a named
+        kernel and a float64 row cache."""
+        ok = getattr(self, "_drv_ok", None)
+        if ok is None:
+            k = self.kernel
+            ok = (isinstance(k.X, np.ndarray) and not k.binary and k.kernel != "precomputed"
+                  and self.opts.cache_dtype == "float64" and self.store.dtype == np.float64
+                  and k.data.dense32.shape[0] == 0 and k.data.dense.dtype == np.float64)
+            self._drv_ok = ok
+        return ok
+
+    def _driver_args(self):
+        """The arrays :func:`svmlab.smo._ovo.ovo_pairs` reads and writes (made
+        once per run)."""
+        from .kernels.cache import n_slots_for
+
+        o = self.opts
+        P = len(self.pairs)
+        sizes = np.asarray(self._pos.sizes, dtype=np.int64)
+        C = float(o.C)
+        eq = np.asarray(self.Cv, dtype=np.float64) == C
+        cls_eq = [bool(eq[self.coff[c]:self.coff[c + 1]].all()) for c in range(len(self.coff) - 1)]
+        pa = np.array([a for a, _ in self.pairs], dtype=np.int64)
+        pb = np.array([b for _, b in self.pairs], dtype=np.int64)
+        mb = min(float(o.cache_size), self.store.pair_cache_mb)
+        slots = np.array([min(n_slots_for(int(n), mb, 8), max(int(n), 1)) for n in sizes],
+                         dtype=np.int64)
+        # each pair's allowance in one call: 8 of SMORun's first chunks (a
+        # pair that needs more goes to its own run, which chunks it)
+        allow = 8 * np.maximum(64, (1 << 22) // np.maximum(sizes, 1))
+        limits = np.minimum(np.asarray(self._limits, dtype=np.int64), allow)
+        offsets = np.zeros(P + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return dict(
+            kd=self.kernel.data, tmpl=self.store.view(0, 1), pa=pa, pb=pb,
+            kdiag_all=np.ascontiguousarray(self.kernel.diag(), dtype=np.float64),
+            Cv=np.ascontiguousarray(self.Cv, dtype=np.float64), C=C,
+            uniform=np.array([cls_eq[a] and cls_eq[b] for a, b in self.pairs], dtype=np.bool_),
+            tol=float(o.tol), eps=1e-12, shrinking=bool(o.shrinking), want_rec=False,
+            limits=limits, slots=slots, offsets=offsets, alpha_out=np.zeros(int(offsets[-1])),
+            n_iter=np.zeros(P, dtype=np.int64), done=np.zeros(P, dtype=np.int64),
+            icpt=np.zeros(P), counts=np.zeros((P, 3), dtype=np.int64),
+            budget=int(allow.max()))
+
+    def _advance_driver(self):
+        """Pairs from the running one on through
+        :func:`svmlab.smo._ovo.ovo_pairs` (several per compiled call; the
+        same steps and model as their runs): records each converged pair's
+        result and stops at the first that did not converge in its
+        allowance, or when Ctrl-C was noted between calls.  Returns the
+        steps of the converged pairs."""
+        from .smo._ovo import ovo_pairs
+
+        a = getattr(self, "_drv", None)
+        if a is None:
+            a = self._drv = self._driver_args()
+        taken = 0
+        while self.part < self.n_parts:
+            p0 = self.part
+            stop, _ = ovo_pairs(a["kd"], a["tmpl"], a["pa"], a["pb"], int(p0), a["kdiag_all"],
+                                a["Cv"], a["C"], a["uniform"], a["tol"], a["eps"],
+                                a["shrinking"], a["want_rec"], a["limits"], a["slots"],
+                                a["offsets"], a["alpha_out"], a["n_iter"], a["done"],
+                                a["icpt"], a["counts"], a["budget"])
+            off, done, n_iter, counts = a["offsets"], a["done"], a["n_iter"], a["counts"]
+            for p in range(p0, int(stop)):
+                if not done[p]:
+                    break
+                self.part_results[p] = {
+                    "alpha": a["alpha_out"][off[p]:off[p + 1]].copy(),
+                    "intercept": float(a["icpt"][p]),
+                    "cache_hits": int(counts[p, 0]),
+                    "cache_misses": int(counts[p, 1]),
+                    "kernel_evaluations": int(counts[p, 2]),
+                }
+                self.part_reasons[p] = "converged"
+                self.part_n_iter[p] = int(n_iter[p])
+                self.part_messages[p] = None
+                taken += int(n_iter[p])
+                self.part += 1
+            if self.part == int(stop) < self.n_parts and not done[self.part]:
+                return taken  # this pair goes to its own run
+            if self._stop_requested():
+                return taken
+        return taken
+
     def _advance_lean(self):
         """Every remaining pair to its end, each without its run object:
         the arrays of :meth:`_lean_state` advanced by the compiled WSS 2 loop
@@ -503,6 +599,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
         taken = 0
         with blas_thread_limit(self.pair_threads):
             while self.part < self.n_parts:
+                if self.cur is None and self._driver_ok():
+                    taken += self._advance_driver()
+                    if self.part >= self.n_parts:
+                        break
+                    if self._stop_requested():
+                        return taken
+                    # a pair the driver did not run to convergence: its own run below
                 p = self.part
                 cur = self.cur
                 if cur is not None:
@@ -619,13 +722,20 @@ class MulticlassRun(ParallelParts, SequentialRun):
         fit, and each end costs a second call (tens of microseconds of
         argument dispatch) and a round of the driver's Python."""
         cur = self.cur
-        return int(cur.first_chunk) if cur is not None else SolverRun.first_chunk
+        if cur is not None:
+            return int(cur.first_chunk)
+        if self._lean_pairs and self.part < self.n_parts:
+            # the running pair's SMORun.first_chunk, before its run is made
+            return max(64, (1 << 22) // max(int(self._pos.sizes[self.part]), 1))
+        return SolverRun.first_chunk
 
     @property
     def chunk_growth(self):
         """The running pair's growth of a short chunk (see :attr:`first_chunk`)."""
         cur = self.cur
-        return cur.chunk_growth if cur is not None else SolverRun.chunk_growth
+        if cur is not None:
+            return cur.chunk_growth
+        return 8 if self._lean_pairs else SolverRun.chunk_growth
 
     def warning_message(self):
         reason = self.stop_reason
