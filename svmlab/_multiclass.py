@@ -507,19 +507,23 @@ class MulticlassRun(ParallelParts, SequentialRun):
     def _driver_args(self):
         """The arrays :func:`svmlab.smo._ovo.ovo_pairs` reads and writes (made
         once per run)."""
-        from .kernels.cache import n_slots_for
-
         o = self.opts
         P = len(self.pairs)
         sizes = np.asarray(self._pos.sizes, dtype=np.int64)
         C = float(o.C)
-        eq = np.asarray(self.Cv, dtype=np.float64) == C
-        cls_eq = [bool(eq[self.coff[c]:self.coff[c + 1]].all()) for c in range(len(self.coff) - 1)]
-        pa = np.array([a for a, _ in self.pairs], dtype=np.int64)
-        pb = np.array([b for _, b in self.pairs], dtype=np.int64)
+        Cv = np.ascontiguousarray(self.Cv, dtype=np.float64)
+        eq = Cv == C
+        if eq.all():
+            uniform = np.ones(P, dtype=np.bool_)
+        else:
+            cls_eq = np.logical_and.reduceat(eq, self.coff[:-1])
+            uniform = np.array([cls_eq[a] and cls_eq[b] for a, b in self.pairs], dtype=np.bool_)
+        pa, pb = np.ascontiguousarray(np.array(self.pairs, dtype=np.int64).T)
+        # each pair's cache slots, as KernelCache gives them over the store
+        # (svmlab.kernels.cache.n_slots_for of the pair's share)
         mb = min(float(o.cache_size), self.store.pair_cache_mb)
-        slots = np.array([min(n_slots_for(int(n), mb, 8), max(int(n), 1)) for n in sizes],
-                         dtype=np.int64)
+        rows_fit = (mb * (1 << 20)) // (8.0 * np.maximum(sizes, 1))
+        slots = np.minimum(np.maximum(rows_fit, 2), np.maximum(sizes, 1)).astype(np.int64)
         # each pair's allowance in one call: 8 of SMORun's first chunks (a
         # pair that needs more goes to its own run, which chunks it)
         allow = 8 * np.maximum(64, (1 << 22) // np.maximum(sizes, 1))
@@ -529,8 +533,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         return dict(
             kd=self.kernel.data, tmpl=self.store.view(0, 1), pa=pa, pb=pb,
             kdiag_all=np.ascontiguousarray(self.kernel.diag(), dtype=np.float64),
-            Cv=np.ascontiguousarray(self.Cv, dtype=np.float64), C=C,
-            uniform=np.array([cls_eq[a] and cls_eq[b] for a, b in self.pairs], dtype=np.bool_),
+            Cv=Cv, C=C, uniform=uniform,
             tol=float(o.tol), eps=1e-12, shrinking=bool(o.shrinking), want_rec=False,
             limits=limits, slots=slots, offsets=offsets, alpha_out=np.zeros(int(offsets[-1])),
             n_iter=np.zeros(P, dtype=np.int64), done=np.zeros(P, dtype=np.int64),
@@ -604,6 +607,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
                     if self.part >= self.n_parts:
                         break
                     if self._stop_requested():
+                        self.interrupted = True  # Ctrl-C: the pairs reached are kept
                         return taken
                     # a pair the driver did not run to convergence: its own run below
                 p = self.part
@@ -662,6 +666,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
                 elif k == 0 and not halted and steps < limit:
                     r._mark_stalled()
                 if halted:
+                    self.interrupted = True
                     return taken
                 self._close()
         self.done = True
