@@ -33,7 +33,13 @@ Decisions (the details SVC leaves to LIBSVM):
   (``fit`` without callbacks) runs that many pairs at once in threads
   (:class:`ParallelParts`); every other path takes them one after the
   other, and the model is the same bit for bit for any ``n_jobs``
-  (docs/decisions/28j01-parallel-pairs.md).
+  (docs/decisions/28j01-parallel-pairs.md).  SVC's pairs (SMO with WSS 2,
+  made by :func:`svmlab.smo._estimator.smo_run`) on that fast path with one
+  worker run without their run objects, with the same steps and model
+  (:meth:`MulticlassRun._advance_lean`): dense float64 rows several pairs
+  per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
+  by pair on the arrays their runs would hold; a pair that does not
+  converge is handed to its run (docs/decisions/32o01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
