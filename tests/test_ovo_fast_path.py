@@ -85,6 +85,25 @@ def test_fast_paths_give_the_run_by_run_model(sets, monkeypatch, case):
         assert w == ref_w, path
 
 
+def test_smo_classifier_pairs_take_the_fast_path_with_the_same_model(sets, monkeypatch):
+    """SMOClassifier(selection="wss2") on three classes: its pairs' runs are
+    SMORuns too (made by its _make_run), so the fast paths take them; the
+    model and the kernel evaluations are the run-by-run path's."""
+    from svmlab.smo import SMOClassifier
+
+    X, y = sets["iris"]
+    calls = []
+    original = _ovo.ovo_pairs
+    monkeypatch.setattr(_ovo, "ovo_pairs", lambda *a: calls.append(1) or original(*a))
+    fast = SMOClassifier(selection="wss2", progress=False).fit(X, y)
+    assert calls
+    ref, _ = _fit(lambda: SMOClassifier(selection="wss2", progress=False), X, y, "runs",
+                  monkeypatch)
+    for name in ("dual_coef_", "intercept_", "support_", "n_iter_"):
+        assert np.array_equal(getattr(fast, name), getattr(ref, name)), name
+    assert fast.kernel_evaluations_ == ref.kernel_evaluations_
+
+
 def test_the_default_fit_runs_the_pairs_in_compiled_calls(sets, monkeypatch):
     """iris: one call of ovo_pairs runs all three pairs (so the test above
     compares the compiled driver, not a path that silently fell back)."""
