@@ -36,7 +36,8 @@ Decisions (the details SVC leaves to LIBSVM):
   (docs/decisions/28j01-parallel-pairs.md).  SVC's pairs (SMO with WSS 2,
   made by :func:`svmlab.smo._estimator.smo_run`) on that fast path with one
   worker run without their run objects, with the same steps and model
-  (:meth:`MulticlassRun._advance_lean`): dense float64 rows several pairs
+  (:class:`svmlab.smo._ovo.FastPairs`, which the run maker carries as
+  ``make_run.ovo_fast_path``): dense float64 rows several pairs
   per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
   by pair on the arrays their runs would hold; a pair that does not
   converge is handed to its run (docs/decisions/32o01).
@@ -389,24 +390,22 @@ class MulticlassRun(ParallelParts, SequentialRun):
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(n) for n in self._pos.sizes]
         self.max_iter = P * mi if mi >= 0 else -1
-        # the lean fast path (_advance_lean) takes pairs whose runs are SMO
-        # with WSS 2 on a row cache of this run's store: those made by
-        # smo_run (SVC's rows backend), whose first run is then made only
-        # when a path needs it (step(), a callback, n_jobs > 1)
-        from .smo._estimator import SMORun, smo_run
-        self._lean_pairs = make_run is smo_run and opts.selection == "wss2"
+        # the fast path of the pairs' solver, when it has one: the run maker
+        # carries it (``make_run.ovo_fast_path``, e.g. svmlab.smo._ovo.FastPairs
+        # for SMO with WSS 2); the first pair's run is then made only when a
+        # path needs it (step(), a callback, n_jobs > 1)
+        fast = getattr(make_run, "ovo_fast_path", None)
+        self._fast = fast if fast is not None and fast.accepts(opts) else None
+        self._lean_pairs = self._fast is not None
         if self._lean_pairs:
-            self.step_name = SMORun.step_name
-            self.tol_name = SMORun.tol_name
-            self.steps_per_task = SMORun.steps_per_task
+            self.step_name = self._fast.step_name
+            self.tol_name = self._fast.tol_name
+            self.steps_per_task = self._fast.steps_per_task
             return
         self._current()  # validates the first pair's run (and gives step_name etc.)
         self.step_name = self.cur.step_name
         self.tol_name = self.cur.tol_name
         self.steps_per_task = self.cur.steps_per_task
-        cur = self.cur
-        self._lean_pairs = (type(cur) is SMORun and cur.dual is not None
-                            and not cur.cache.full and cur.cache.shared is not None)
 
     # -- pairs ------------------------------------------------------------------
     def pair_rows(self, p):
@@ -441,244 +440,15 @@ class MulticlassRun(ParallelParts, SequentialRun):
 
     # -- the lean fast path ------------------------------------------------------
     def _lean_ok(self):
-        """Whether :meth:`_advance` may take the lean path: ``run()`` without
-        scikit-learn callback tasks (``parallel_ok``), pairs one after the
-        other (``workers == 1``), every pair an :class:`svmlab.smo.SMORun`
-        with WSS 2 on a row cache (the first pair's run says which), and the
-        running pair not yet stepped."""
+        """Whether :meth:`_advance` may take the pairs' fast path
+        (``self._fast.advance``): the pairs' run maker has one, ``run()``
+        without scikit-learn callback tasks (``parallel_ok``), pairs one
+        after the other (``workers == 1``), and the running pair not yet
+        stepped."""
         if not (self.parallel_ok and self.workers <= 1 and self._lean_pairs):
             return False
         cur = self.cur
         return cur is None or cur.n_iter == 0
-
-    def _lean_state(self, p):
-        """Pair p's ``(kernel, cache, DualState)``: what its
-        :class:`svmlab.smo.SMORun` would hold (the same arrays, made by the
-        same calls: :class:`svmlab.kernels.Kernel`,
-        :class:`svmlab.kernels.KernelCache` over this run's store,
-        :class:`svmlab.smo._dual.DualState` as ``SMORun._init_dual`` makes
-        it), without the run object around them."""
-        from .kernels.cache import KernelCache
-        from .smo._dual import DualState
-
-        o = self.opts
-        a, b = self.pairs[p]
-        k = self.kernel
-        Xs = k.X
-        a0, a1 = int(self.coff[a]), int(self.coff[a + 1])
-        b0, b1 = int(self.coff[b]), int(self.coff[b + 1])
-        Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
-              else Xs[self._pos[p]])
-        na = a1 - a0
-        yp = np.ones(na + b1 - b0)
-        yp[na:] = -1.0
-        Cvp = np.concatenate((self.Cv[a0:a1], self.Cv[b0:b1]))
-        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
-        if o.cache_dtype == "float32":
-            kp.ensure_float32()
-        self.store.attach(kp, a, b)
-        cache = KernelCache(kp, o.cache_size, dtype=np.dtype(o.cache_dtype))
-        C = float(o.C)
-        d = DualState(kp, yp, -1.0, C if bool(np.all(Cvp == C)) else Cvp, tol=float(o.tol),
-                      cache=cache, shrinking=bool(o.shrinking), eps=1e-12, check=False)
-        return kp, cache, d
-
-    def _lean_run_of(self, p, state, steps):
-        """The :class:`svmlab.smo.SMORun` of pair p holding the lean path's
-        ``state`` after ``steps`` steps (for a pair that did not converge or
-        was interrupted: its stop reason, message and further steps are then
-        the run's own)."""
-        kp, cache, d = state
-        r = self._open_part(p)
-        r.kernel, r.cache, r.kd, r.cd, r.dual = kp, cache, d.kd, d.cd, d
-        r.alpha, r.G, r.Gbar, r.fst, r.ist = d.alpha, d.G, d.Gbar, d.fst, d.ist
-        r.active, r.act, r.full, r.rowfull = d.active, d.act, d.full, d.rowfull
-        r.kdiag = d.kdiag
-        r.n_iter = int(steps)
-        return r
-
-    def _driver_ok(self):
-        """Whether the pairs may run several to a compiled call
-        (:func:`svmlab.smo._ovo.ovo_pairs`): dense float64 rows with a named
-        kernel and a float64 row cache."""
-        ok = getattr(self, "_drv_ok", None)
-        if ok is None:
-            k = self.kernel
-            ok = (isinstance(k.X, np.ndarray) and not k.binary and k.kernel != "precomputed"
-                  and self.opts.cache_dtype == "float64" and self.store.dtype == np.float64
-                  and k.data.dense32.shape[0] == 0 and k.data.dense.dtype == np.float64)
-            self._drv_ok = ok
-        return ok
-
-    def _driver_args(self):
-        """The arrays :func:`svmlab.smo._ovo.ovo_pairs` reads and writes (made
-        once per run)."""
-        o = self.opts
-        P = len(self.pairs)
-        sizes = np.asarray(self._pos.sizes, dtype=np.int64)
-        C = float(o.C)
-        Cv = np.ascontiguousarray(self.Cv, dtype=np.float64)
-        eq = Cv == C
-        if eq.all():
-            uniform = np.ones(P, dtype=np.bool_)
-        else:
-            cls_eq = np.logical_and.reduceat(eq, self.coff[:-1])
-            uniform = np.array([cls_eq[a] and cls_eq[b] for a, b in self.pairs], dtype=np.bool_)
-        pa, pb = np.ascontiguousarray(np.array(self.pairs, dtype=np.int64).T)
-        # each pair's cache slots, as KernelCache gives them over the store
-        # (svmlab.kernels.cache.n_slots_for of the pair's share)
-        mb = min(float(o.cache_size), self.store.pair_cache_mb)
-        rows_fit = (mb * (1 << 20)) // (8.0 * np.maximum(sizes, 1))
-        slots = np.minimum(np.maximum(rows_fit, 2), np.maximum(sizes, 1)).astype(np.int64)
-        # each pair's allowance in one call: 8 of SMORun's first chunks (a
-        # pair that needs more goes to its own run, which chunks it)
-        allow = 8 * np.maximum(64, (1 << 22) // np.maximum(sizes, 1))
-        limits = np.minimum(np.asarray(self._limits, dtype=np.int64), allow)
-        offsets = np.zeros(P + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        return dict(
-            kd=self.kernel.data, tmpl=self.store.view(0, 1), pa=pa, pb=pb,
-            kdiag_all=np.ascontiguousarray(self.kernel.diag(), dtype=np.float64),
-            Cv=Cv, C=C, uniform=uniform,
-            tol=float(o.tol), eps=1e-12, shrinking=bool(o.shrinking), want_rec=False,
-            limits=limits, slots=slots, offsets=offsets, alpha_out=np.zeros(int(offsets[-1])),
-            n_iter=np.zeros(P, dtype=np.int64), done=np.zeros(P, dtype=np.int64),
-            icpt=np.zeros(P), counts=np.zeros((P, 3), dtype=np.int64),
-            budget=int(allow.max()))
-
-    def _advance_driver(self):
-        """Pairs from the running one on through
-        :func:`svmlab.smo._ovo.ovo_pairs` (several per compiled call; the
-        same steps and model as their runs): records each converged pair's
-        result and stops at the first that did not converge in its
-        allowance, or when Ctrl-C was noted between calls.  Returns the
-        steps of the converged pairs."""
-        from .smo._ovo import ovo_pairs
-
-        a = getattr(self, "_drv", None)
-        if a is None:
-            a = self._drv = self._driver_args()
-        taken = 0
-        while self.part < self.n_parts:
-            p0 = self.part
-            stop, _ = ovo_pairs(a["kd"], a["tmpl"], a["pa"], a["pb"], int(p0), a["kdiag_all"],
-                                a["Cv"], a["C"], a["uniform"], a["tol"], a["eps"],
-                                a["shrinking"], a["want_rec"], a["limits"], a["slots"],
-                                a["offsets"], a["alpha_out"], a["n_iter"], a["done"],
-                                a["icpt"], a["counts"], a["budget"])
-            off, done, n_iter, counts = a["offsets"], a["done"], a["n_iter"], a["counts"]
-            for p in range(p0, int(stop)):
-                if not done[p]:
-                    break
-                self.part_results[p] = {
-                    "alpha": a["alpha_out"][off[p]:off[p + 1]].copy(),
-                    "intercept": float(a["icpt"][p]),
-                    "cache_hits": int(counts[p, 0]),
-                    "cache_misses": int(counts[p, 1]),
-                    "kernel_evaluations": int(counts[p, 2]),
-                }
-                self.part_reasons[p] = "converged"
-                self.part_n_iter[p] = int(n_iter[p])
-                self.part_messages[p] = None
-                taken += int(n_iter[p])
-                self.part += 1
-            if self.part == int(stop) < self.n_parts and not done[self.part]:
-                return taken  # this pair goes to its own run
-            if self._stop_requested():
-                return taken
-        return taken
-
-    def _advance_lean(self):
-        """Every remaining pair to its end, each without its run object:
-        the arrays of :meth:`_lean_state` advanced by the compiled WSS 2 loop
-        (:func:`svmlab.smo._dual_core.dual_run`, in the chunks
-        :meth:`svmlab._stepping.SolverRun.run` would take: chunk ends never
-        change the iterates), and a converged pair's result (multipliers,
-        LIBSVM's intercept, cache counts) read off the arrays: the model is
-        the run-by-run path's bit for bit.  A pair that stalls, reaches its
-        step limit or is interrupted (Ctrl-C, seen between chunks) is handed
-        to its :class:`svmlab.smo.SMORun` (:meth:`_lean_run_of`), which
-        then gives its stop reason and message (or continues).  Returns the
-        steps taken."""
-        from .smo._core import IS_DONE
-        from .smo._dual_core import dual_run
-
-        cap = 20000
-        eager = _stepping._jit_mode() == "eager"
-        taken = 0
-        with blas_thread_limit(self.pair_threads):
-            while self.part < self.n_parts:
-                if self.cur is None and self._driver_ok():
-                    taken += self._advance_driver()
-                    if self.part >= self.n_parts:
-                        break
-                    if self._stop_requested():
-                        self.interrupted = True  # Ctrl-C: the pairs reached are kept
-                        return taken
-                    # a pair the driver did not run to convergence: its own run below
-                p = self.part
-                cur = self.cur
-                if cur is not None:
-                    if cur.n_iter:
-                        return taken  # stepped: the run-by-run path goes on
-                    state = (cur.kernel, cur.cache, cur.dual)
-                    self.cur = None
-                else:
-                    state = self._lean_state(p)
-                d = state[2]
-                args = d._state(False)
-                sw = d.switches
-                ist = d.ist
-                limit = int(self._limits[p])
-                # SMORun.first_chunk's size, grown as SolverRun.run grows it
-                size = min(cap, max(64, (1 << 22) // max(int(d.l), 1)))
-                probe = not eager
-                steps = 0
-                k = -1
-                halted = False
-                while ist[IS_DONE] == 0 and steps < limit:
-                    want = min(1 if probe else size, limit - steps)
-                    t0 = time.perf_counter()
-                    k = int(dual_run(*args, int(want), *sw))
-                    dt = time.perf_counter() - t0
-                    steps += k
-                    size = _stepping.next_chunk_size(size, k, dt, cap, 8, probe)
-                    probe = False
-                    if k == 0:
-                        break
-                    if self._stop_requested() and ist[IS_DONE] == 0:
-                        halted = True
-                        break
-                taken += steps
-                if ist[IS_DONE] == 1:
-                    cache = state[1]
-                    self.part_results[p] = {
-                        "alpha": d.alpha.copy(),
-                        "intercept": -d.intercepts()[0],
-                        "cache_hits": cache.hits,
-                        "cache_misses": cache.misses,
-                        "kernel_evaluations": cache.kernel_evaluations,
-                    }
-                    self.part_reasons[p] = "converged"
-                    self.part_n_iter[p] = steps
-                    self.part_messages[p] = None
-                    self.part += 1
-                    continue
-                # stalled, out of steps or interrupted: the pair's own run
-                r = self._lean_run_of(p, state, steps)
-                self.cur = r
-                if ist[IS_DONE] != 0:
-                    r._end_of_run()
-                elif k == 0 and not halted and steps < limit:
-                    r._mark_stalled()
-                if halted:
-                    self.interrupted = True
-                    return taken
-                self._close()
-        self.done = True
-        if all(r == "converged" for r in self.part_reasons):
-            self.converged = True
-        return taken
 
     def _open_part(self, p, store=None):
         o = self.opts
@@ -717,7 +487,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
     # -- SolverRun ---------------------------------------------------------------
     def _advance(self, max_steps):
         if self._lean_ok() and not self.done:
-            return self._advance_lean()
+            return self._fast.advance(self)
         return super()._advance(max_steps)
 
     @property
@@ -736,8 +506,8 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if cur is not None:
             return int(cur.first_chunk)
         if self._lean_pairs and self.part < self.n_parts:
-            # the running pair's SMORun.first_chunk, before its run is made
-            return max(64, (1 << 22) // max(int(self._pos.sizes[self.part]), 1))
+            # the running pair's, before its run is made
+            return int(self._fast.first_chunk(self._pos.sizes[self.part]))
         return SolverRun.first_chunk
 
     @property
@@ -746,7 +516,7 @@ class MulticlassRun(ParallelParts, SequentialRun):
         cur = self.cur
         if cur is not None:
             return cur.chunk_growth
-        return 8 if self._lean_pairs else SolverRun.chunk_growth
+        return self._fast.chunk_growth if self._lean_pairs else SolverRun.chunk_growth
 
     def warning_message(self):
         reason = self.stop_reason

@@ -1,6 +1,6 @@
 """The one-vs-one fast paths of a C-SVC fit (svmlab._multiclass, svmlab.smo._ovo):
 several pairs per compiled call (``ovo_pairs``), or each pair's arrays
-without its run object (``_advance_lean``), must give the model of the
+without its run object (``FastPairs.advance``), must give the model of the
 run-by-run path (each pair's SMORun, the path of ``step()`` and callbacks)
 bit for bit, hand a pair that does not converge to its own run (its
 warning), and keep the pairs reached on Ctrl-C."""
@@ -38,7 +38,7 @@ def _fit(make, X, y, path, monkeypatch, **fit_kw):
     (a callback: every step recorded)."""
     with monkeypatch.context() as m:
         if path in ("lean", "runs"):
-            m.setattr(_multiclass.MulticlassRun, "_driver_ok", lambda self: False)
+            m.setattr(_ovo.FastPairs, "_driver_ok", lambda self, mc: False)
         if path == "runs":
             m.setattr(_multiclass.MulticlassRun, "_lean_ok", lambda self: False)
         with warnings.catch_warnings(record=True) as w:
@@ -130,11 +130,11 @@ def test_a_pair_over_its_allowance_goes_to_its_own_run(sets, monkeypatch):
     driver takes the pairs after it: the same model."""
     X, y = sets["wine"]
     ref, _ = _fit(SVC, X, y, "runs", monkeypatch)
-    original = _multiclass.MulticlassRun._driver_args
+    original = _ovo.FastPairs._driver_args
     stops = []
 
-    def small(self):
-        a = original(self)
+    def small(self, mc):
+        a = original(self, mc)
         a["limits"][1] = 2  # pair 1 gets two steps in the driver
         return a
 
@@ -145,7 +145,7 @@ def test_a_pair_over_its_allowance_goes_to_its_own_run(sets, monkeypatch):
         stops.append(int(out[0]))
         return out
 
-    monkeypatch.setattr(_multiclass.MulticlassRun, "_driver_args", small)
+    monkeypatch.setattr(_ovo.FastPairs, "_driver_args", small)
     monkeypatch.setattr(_ovo, "ovo_pairs", spy)
     est = SVC().fit(X, y)
     _same(est, ref)
@@ -159,7 +159,7 @@ def test_interpreted_driver_equals_compiled(sets):
     run = SVC().start(X, y).cur
     outs = []
     for fn in (_ovo.ovo_pairs, _jit.interpreted(_ovo.ovo_pairs)):
-        a = dict(run._driver_args())
+        a = dict(run._fast._driver_args(run))
         for key in ("alpha_out", "n_iter", "done", "icpt", "counts"):
             a[key] = np.zeros_like(a[key])
         a["tmpl"] = run.store.view(0, 1)
@@ -183,10 +183,10 @@ def test_interrupt_between_driver_calls_keeps_the_pairs_reached(sets, monkeypatc
     flight ends, the pairs it finished are kept, the fit is 'interrupted'."""
     X, y = sets["wine"]
     full = SVC().fit(X, y)
-    original = _multiclass.MulticlassRun._driver_args
+    original = _ovo.FastPairs._driver_args
 
-    def one_pair_per_call(self):
-        a = original(self)
+    def one_pair_per_call(self, mc):
+        a = original(self, mc)
         a["budget"] = 1
         return a
 
@@ -201,7 +201,7 @@ def test_interrupt_between_driver_calls_keeps_the_pairs_reached(sets, monkeypatc
             time.sleep(0.2)
         return out
 
-    monkeypatch.setattr(_multiclass.MulticlassRun, "_driver_args", one_pair_per_call)
+    monkeypatch.setattr(_ovo.FastPairs, "_driver_args", one_pair_per_call)
     monkeypatch.setattr(_ovo, "ovo_pairs", spy)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
         est = SVC().fit(X, y)
