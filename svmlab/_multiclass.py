@@ -33,7 +33,14 @@ Decisions (the details SVC leaves to LIBSVM):
   (``fit`` without callbacks) runs that many pairs at once in threads
   (:class:`ParallelParts`); every other path takes them one after the
   other, and the model is the same bit for bit for any ``n_jobs``
-  (docs/decisions/28j01-parallel-pairs.md).
+  (docs/decisions/28j01-parallel-pairs.md).  SVC's pairs (SMO with WSS 2,
+  made by :func:`svmlab.smo._estimator.smo_run`) on that fast path with one
+  worker run without their run objects, with the same steps and model
+  (:class:`svmlab.smo._ovo.FastPairs`, which the run maker carries as
+  ``make_run.ovo_fast_path``): dense float64 rows several pairs
+  per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
+  by pair on the arrays their runs would hold; a pair that does not
+  converge is handed to its run (docs/decisions/32o01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -396,6 +403,18 @@ class MulticlassRun(ParallelParts, SequentialRun):
         mi = int(opts.max_iter)
         self._limits = [mi if mi >= 0 else iteration_cap(n) for n in self._pos.sizes]
         self.max_iter = P * mi if mi >= 0 else -1
+        # the fast path of the pairs' solver, when it has one: the run maker
+        # carries it (``make_run.ovo_fast_path``, e.g. svmlab.smo._ovo.FastPairs
+        # for SMO with WSS 2); the first pair's run is then made only when a
+        # path needs it (step(), a callback, n_jobs > 1)
+        fast = getattr(make_run, "ovo_fast_path", None)
+        self._fast = fast if fast is not None and fast.accepts(opts) else None
+        self._lean_pairs = self._fast is not None
+        if self._lean_pairs:
+            self.step_name = self._fast.step_name
+            self.tol_name = self._fast.tol_name
+            self.steps_per_task = self._fast.steps_per_task
+            return
         self._current()  # validates the first pair's run (and gives step_name etc.)
         self.step_name = self.cur.step_name
         self.tol_name = self.cur.tol_name
@@ -431,6 +450,18 @@ class MulticlassRun(ParallelParts, SequentialRun):
 
     def _open_part_in(self, p, w):
         return self._open_part(p, self._stores[w])
+
+    # -- the lean fast path ------------------------------------------------------
+    def _lean_ok(self):
+        """Whether :meth:`_advance` may take the pairs' fast path
+        (``self._fast.advance``): the pairs' run maker has one, ``run()``
+        without scikit-learn callback tasks (``parallel_ok``), pairs one
+        after the other (``workers == 1``), and the running pair not yet
+        stepped."""
+        if not (self.parallel_ok and self.workers <= 1 and self._lean_pairs):
+            return False
+        cur = self.cur
+        return cur is None or cur.n_iter == 0
 
     def _open_part(self, p, store=None):
         o = self.opts
@@ -473,6 +504,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
                         pair=(self.classes[a], self.classes[b]), classes=(a, b), record=rec)
 
     # -- SolverRun ---------------------------------------------------------------
+    def _advance(self, max_steps):
+        if self._lean_ok() and not self.done:
+            return self._fast.advance(self)
+        return super()._advance(max_steps)
+
     @property
     def step_limit(self):
         return int(sum(self._limits))
@@ -486,13 +522,20 @@ class MulticlassRun(ParallelParts, SequentialRun):
         fit, and each end costs a second call (tens of microseconds of
         argument dispatch) and a round of the driver's Python."""
         cur = self.cur
-        return int(cur.first_chunk) if cur is not None else SolverRun.first_chunk
+        if cur is not None:
+            return int(cur.first_chunk)
+        if self._lean_pairs and self.part < self.n_parts:
+            # the running pair's, before its run is made
+            return int(self._fast.first_chunk(self._pos.sizes[self.part]))
+        return SolverRun.first_chunk
 
     @property
     def chunk_growth(self):
         """The running pair's growth of a short chunk (see :attr:`first_chunk`)."""
         cur = self.cur
-        return cur.chunk_growth if cur is not None else SolverRun.chunk_growth
+        if cur is not None:
+            return cur.chunk_growth
+        return self._fast.chunk_growth if self._lean_pairs else SolverRun.chunk_growth
 
     def warning_message(self):
         reason = self.stop_reason

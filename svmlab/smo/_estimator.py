@@ -66,6 +66,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _core as core
 from . import _platt as platt
 from ._dual import DualState
+from ._ovo import FastPairs
 from ._records import R_BUFFER, SMOStep, decode_record, smo_step_of
 from .._base import BaseKernelSVC
 from .._stepping import FitOptions, SolverRun
@@ -605,3 +606,10 @@ class SMOClassifier(BaseKernelSVC):
         ``start`` resolved ``cache_dtype_`` and the bounds)."""
         return smo_run(X, y, kernel, FitOptions.of(self) if opts is None else opts,
                        estimator=self)
+
+
+# the one-vs-one fast path of SMO's WSS 2 pairs (svmlab.smo._ovo): carried by
+# the run makers, so the shared one-vs-one run finds it without importing
+# this room (svmlab._multiclass reads ``make_run.ovo_fast_path``)
+smo_run.ovo_fast_path = FastPairs(SMORun)
+SMOClassifier._make_run.ovo_fast_path = smo_run.ovo_fast_path
