@@ -148,3 +148,21 @@ def test_svc_on_dense_data_with_many_zeros_matches_libsvm(rng):
 
     np.testing.assert_allclose(duals(ours), duals(ref), rtol=1e-6)
     assert np.mean(ours.predict(X) == ref.predict(X)) > 0.99
+
+
+def test_pickle_and_copy_leave_the_transpose_out(rng):
+    import copy
+    import pickle
+
+    X = _sparse_dense(rng, n=300, d=50)
+    k = Kernel(X, "rbf", gamma=0.2)
+    r = k.row(5).copy()
+    assert k.data.tstate[0] == 1
+    blob = pickle.dumps(k)
+    assert len(blob) < 1.3 * X.nbytes  # the data once, not data and transpose
+    for k2 in (pickle.loads(blob), copy.copy(k)):
+        assert k2.data.denseT.shape == (50, 300) and k2.data.tstate[0] == 0
+        assert k2.data.denseT is not k.data.denseT
+        np.testing.assert_array_equal(k2.row(5), r)
+        np.testing.assert_array_equal(k2.data.denseT, X.T)
+    assert k.data.tstate[0] == 1  # the original keeps its filled transpose

@@ -1110,6 +1110,25 @@ class Kernel:
                                            table=table,
                                            bwork=np.zeros(self.n_samples, np.int32))
 
+    def __getstate__(self):
+        """Pickled (and copied, :func:`copy.copy`) without the transpose's
+        values: a fitted model's kernel of its support vectors would
+        otherwise double the file with an array that is rebuilt on first
+        use; a fresh unfilled one is allocated on loading."""
+        state = self.__dict__.copy()
+        d = self.data
+        if d.denseT.shape[0] > 0:
+            state["data"] = d._replace(denseT=np.zeros((0, 0)), tstate=np.zeros(1, np.int64))
+            state["_transpose_dropped"] = True
+        return state
+
+    def __setstate__(self, state):
+        dropped = state.pop("_transpose_dropped", False)
+        self.__dict__.update(state)
+        if dropped:
+            n, d = self.data.dense.shape
+            self.data = self.data._replace(**self._transpose_space(n, d))
+
     @staticmethod
     def _transpose_space(n, d):
         """The fields of a transpose that is filled on its first use
