@@ -37,7 +37,13 @@ tuple, which solvers pass straight into their ``@njit`` loops.
 Rows are float64 or float32 (the type of ``out``).  float64 rows: a full
 row is one matrix-vector product, a subset row sums each entry in feature
 order (the two may differ in the last bits), and every rbf value takes the
-same exp, :func:`exp_nonpos`.  float32 rows (a float32 cache,
+same exp, :func:`exp_nonpos`.  Dense data with many zeros (at most
+:data:`TRANSPOSE_MAX_DENSITY` nonzeros, MNIST-like images) keep their
+transpose too, filled on first use (``n d`` more floats): a float64 row of
+x_i with few nonzeros is then a sum over x_i's nonzero features of
+contiguous rows of the transpose (:func:`feature_major_dots`), in feature
+order, so that it equals the subset row's sums bit for bit; a subset row
+sums over x_i's nonzeros only.  float32 rows (a float32 cache,
 LIBSVM's ``Qfloat``) of dense input use the float32 copy of the data
 (``KernelData.dense32``, :meth:`Kernel.ensure_float32`): SGEMV for a full
 row, the vectorised :func:`dot32` entry by entry for a subset, and the
@@ -112,6 +118,12 @@ class KernelData(NamedTuple):
     training set and the chosen indices for a subset
     (:meth:`Kernel.subset_data`).  ``sqnorm`` then holds the diagonal.
     Empty for the other kernels.
+
+    ``denseT`` (d x n, C-contiguous float64) is the transpose of ``dense``
+    for the feature-major row products of data with many zeros
+    (:func:`transposed_ready`), filled on first use (``tstate[0]`` becomes
+    1), an empty (0 x 0) placeholder when the data have too few zeros
+    (:data:`TRANSPOSE_MAX_DENSITY`) or are not dense.
     """
 
     sparse: bool
@@ -133,6 +145,8 @@ class KernelData(NamedTuple):
     bwork: np.ndarray = np.zeros(0, np.int32)
     dense32: np.ndarray = np.zeros((0, 0), np.float32)
     cols: np.ndarray = np.zeros(0, np.int64)
+    denseT: np.ndarray = np.zeros((0, 0))
+    tstate: np.ndarray = np.zeros(1, np.int64)
 
 
 def is_dense_data(kd):
@@ -595,23 +609,167 @@ def _sparse_row_against(kd, i, kd2, out):
         w[kd.indices[p]] = 0.0
 
 
+#: dense data whose fraction of nonzero entries is at most this keep their
+#: transpose (``KernelData.denseT``) for the feature-major row products, and
+#: a row with at most this fraction of nonzeros is computed through it
+#: (docs/decisions/32m01-feature-major-rows-of-sparse-dense-data.md)
+TRANSPOSE_MAX_DENSITY = 0.75
+
+
+@njit(cache=True)
+def transposed_ready(kd):
+    """Whether ``kd.denseT`` holds the transpose of ``kd.dense``: False when
+    it is the empty placeholder; filled here on the first call (32 x 32
+    tiles), then ``kd.tstate[0] = 1``.  A kernel whose rows are never
+    computed (a one-vs-one pair served from the shared store) never pays
+    for the copy.  Two threads sharing the data may both fill it: they write
+    the same values, and the state is set only after a complete fill."""
+    XT = kd.denseT
+    X = kd.dense
+    n, d = X.shape
+    if n == 0 or XT.shape[0] != d or XT.shape[1] != n:
+        return False
+    if kd.tstate[0] == 0:
+        for i0 in range(0, n, 32):
+            i1 = min(i0 + 32, n)
+            for f0 in range(0, d, 32):
+                f1 = min(f0 + 32, d)
+                for f in range(f0, f1):
+                    for i in range(i0, i1):
+                        XT[f, i] = X[i, f]
+        kd.tstate[0] = 1
+    return True
+
+
+@njit(cache=True, inline="always")
+def _nonzeros(x, nz):
+    """Positions of the nonzero entries of ``x`` into ``nz``, in increasing
+    order; returns how many."""
+    k = 0
+    for f in range(x.shape[0]):
+        if x[f] != 0.0:
+            nz[k] = f
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _few_nonzeros(k, d):
+    """Whether a row with k nonzeros of d is sparse enough for the
+    products over its nonzeros (:data:`TRANSPOSE_MAX_DENSITY`)."""
+    return k <= TRANSPOSE_MAX_DENSITY * d
+
+
+@njit(cache=True)
+def feature_major_dots(x, nz, k, XT, lo, hi, out):
+    """``out[t] = <x, z_{lo+t}>`` for ``t < hi - lo``, where ``XT`` is the
+    transpose of the rows z (feature-major, d x n) and ``nz[:k]`` the
+    nonzero positions of ``x`` in increasing order.
+
+    Each entry is the sequential float64 sum over the features in
+    increasing order with the zero products of ``x`` left out: bit for bit
+    the per-entry sums of the subset rows (:func:`_dense_sums`; adding a
+    product ``0 * z`` of finite z changes no sum).  The work is
+    ``k (hi - lo)`` multiply-adds over contiguous rows of ``XT`` (four
+    features per pass over ``out``, vectorised across the entries), against
+    ``d (hi - lo)`` for the GEMV: MNIST's rows have about 18% nonzeros."""
+    m = hi - lo
+    for t in range(m):
+        out[t] = 0.0
+    q = 0
+    while q + 4 <= k:
+        f0, f1, f2, f3 = nz[q], nz[q + 1], nz[q + 2], nz[q + 3]
+        a0, a1, a2, a3 = x[f0], x[f1], x[f2], x[f3]
+        r0 = XT[f0, lo:hi]
+        r1 = XT[f1, lo:hi]
+        r2 = XT[f2, lo:hi]
+        r3 = XT[f3, lo:hi]
+        for t in range(m):
+            out[t] = (((out[t] + a0 * r0[t]) + a1 * r1[t]) + a2 * r2[t]) + a3 * r3[t]
+        q += 4
+    while q < k:
+        f0 = nz[q]
+        a0 = x[f0]
+        r0 = XT[f0, lo:hi]
+        for t in range(m):
+            out[t] += a0 * r0[t]
+        q += 1
+
+
+@njit(cache=True)
+def _transposed_dots(kd, i, kd2, lo, hi, out):
+    """``out[t] = <x_i, z_{lo+t}>`` (x_i row i of ``kd``, z the rows of
+    ``kd2``) through ``kd2``'s transpose when it has one and x_i has few
+    nonzeros (:func:`feature_major_dots`); returns False, ``out``
+    untouched, otherwise."""
+    if not transposed_ready(kd2):
+        return False
+    x = kd.dense[i]
+    d = x.shape[0]
+    nz = np.empty(d, np.int64)
+    k = _nonzeros(x, nz)
+    if not _few_nonzeros(k, d):
+        return False
+    feature_major_dots(x, nz, k, kd2.denseT, lo, hi, out)
+    return True
+
+
+@njit(cache=True)
+def _finish64(kd, sqi, sq2, out):
+    """Inner products in the float64 ``out`` to kernel values in place
+    (rbf: the vectorised exp :func:`rbf_exp_row64`)."""
+    n = out.shape[0]
+    if kd.ktype == RBF:
+        rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
+    elif kd.ktype != LINEAR:
+        for j in range(n):
+            out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
+                                kd.degree)
+
+
+@njit(cache=True)
+def kernel_row_range(kd, g, lo, hi, out):
+    """``out[p] = K(x_g, x_{lo+p})`` for the rows ``lo..hi-1`` of ``kd``
+    (one class of a class-ordered set: the one-vs-one store's class blocks,
+    :class:`svmlab.kernels.cache.SharedRowStore`).  Bit-packed rows by
+    their column range; dense float64 rows of data with many zeros through
+    the transpose (:func:`feature_major_dots`); otherwise
+    :func:`kernel_row_against` with a view of those rows as the other side
+    (a GEMV for dense rows; the view's arrays keep ``kd``'s types, so no
+    second compiled copy of the row functions is made; every field is
+    passed, as numba fills in no default of a named tuple)."""
+    if kd.binary:
+        _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
+        return
+    if not kd.sparse and kd.ktype != PRECOMPUTED and is_float64(out):
+        if _transposed_dots(kd, g, kd, lo, hi, out):
+            _finish64(kd, kd.sqnorm[g], kd.sqnorm[lo:hi], out)
+            return
+    sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
+                     kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
+                     kd.binary, kd.bits, kd.brows[lo:hi], kd.bcount[lo:hi],
+                     kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi],
+                     kd.cols[lo:hi] if kd.cols.shape[0] > 0 else kd.cols,
+                     kd.denseT[0:0], kd.tstate)
+    kernel_row_against(kd, g, sub, out)
+
+
 @njit(cache=True)
 def _dense_row_against(kd, i, kd2, out):
     """:func:`kernel_row_against` for dense input: a float64 row is one GEMV
-    and the transform (rbf: the vectorised exp); a float32 row one SGEMV on
+    and the transform (rbf: the vectorised exp), or, when ``kd2`` keeps its
+    transpose and x_i has few nonzeros, the products over x_i's nonzeros
+    (:func:`feature_major_dots`, the per-entry sums of the subset rows);
+    a float32 row one SGEMV on
     the float32 copy when both sides have it (else the float64 GEMV), the
     transform in float64 from the inner product, rounded once."""
     n = out.shape[0]
     sqi = kd.sqnorm[i]
     sq2 = kd2.sqnorm
     if is_float64(out):
-        out[:] = np.dot(kd2.dense, kd.dense[i])
-        if kd.ktype == RBF:
-            rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
-        elif kd.ktype != LINEAR:
-            for j in range(n):
-                out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
-                                    kd.degree)
+        if not _transposed_dots(kd, i, kd2, 0, n, out):
+            out[:] = np.dot(kd2.dense, kd.dense[i])
+        _finish64(kd, sqi, sq2, out)
         return
     if kd.dense32.shape[0] == kd.dense.shape[0] and kd2.dense32.shape[0] == n and n > 0 \
             and kd.dense32.shape[1] == kd.dense.shape[1]:
@@ -675,7 +833,36 @@ def _dense_sums(X, i, idx, m, tb):
     """
     xi = X[i]
     d = xi.shape[0]
+    nz = np.empty(d, np.int64)
+    k = _nonzeros(xi, nz)
     m4 = m - m % 4
+    if _few_nonzeros(k, d):
+        # the same sums over x_i's nonzeros only (a product 0 * x of finite
+        # x adds nothing): MNIST's rows have about 18% nonzeros
+        xv = np.empty(k)
+        for q in range(k):
+            xv[q] = xi[nz[q]]
+        for t in range(0, m4, 4):
+            r0, r1, r2, r3 = X[idx[t]], X[idx[t + 1]], X[idx[t + 2]], X[idx[t + 3]]
+            s0 = s1 = s2 = s3 = 0.0
+            for q in range(k):
+                f = nz[q]
+                a = xv[q]
+                s0 += a * r0[f]
+                s1 += a * r1[f]
+                s2 += a * r2[f]
+                s3 += a * r3[f]
+            tb[t] = s0
+            tb[t + 1] = s1
+            tb[t + 2] = s2
+            tb[t + 3] = s3
+        for t in range(m4, m):
+            xj = X[idx[t]]
+            s = 0.0
+            for q in range(k):
+                s += xv[q] * xj[nz[q]]
+            tb[t] = s
+        return
     for t in range(0, m4, 4):
         j0, j1, j2, j3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
         s0 = s1 = s2 = s3 = 0.0
@@ -910,6 +1097,9 @@ class Kernel:
             )
         self.X = X
         self.binary = self._use_bits(X, binary)
+        if not sp.issparse(X) and not self.binary and X.size > 0 \
+                and np.count_nonzero(X) <= TRANSPOSE_MAX_DENSITY * X.size:
+            self.data = self.data._replace(**self._transpose_space(X.shape[0], X.shape[1]))
         if self.binary:
             brows = pack_rows(X)
             bits = np.ascontiguousarray(brows.T)
@@ -919,6 +1109,32 @@ class Kernel:
             self.data = self.data._replace(binary=True, bits=bits, brows=brows, bcount=bcount,
                                            table=table,
                                            bwork=np.zeros(self.n_samples, np.int32))
+
+    def __getstate__(self):
+        """Pickled (and copied, :func:`copy.copy`) without the transpose's
+        values: a fitted model's kernel of its support vectors would
+        otherwise double the file with an array that is rebuilt on first
+        use; a fresh unfilled one is allocated on loading."""
+        state = self.__dict__.copy()
+        d = self.data
+        if d.denseT.shape[0] > 0:
+            state["data"] = d._replace(denseT=np.zeros((0, 0)), tstate=np.zeros(1, np.int64))
+            state["_transpose_dropped"] = True
+        return state
+
+    def __setstate__(self, state):
+        dropped = state.pop("_transpose_dropped", False)
+        self.__dict__.update(state)
+        if dropped:
+            n, d = self.data.dense.shape
+            self.data = self.data._replace(**self._transpose_space(n, d))
+
+    @staticmethod
+    def _transpose_space(n, d):
+        """The fields of a transpose that is filled on its first use
+        (:func:`transposed_ready`): an uninitialised d x n array (no page of
+        it touched until then) and its state."""
+        return dict(denseT=np.empty((d, n)), tstate=np.zeros(1, np.int64))
 
     def _init_precomputed(self, G):
         """The data of a precomputed kernel: the Gram matrix itself (dense,
@@ -989,6 +1205,8 @@ class Kernel:
             sub = d._replace(dense=np.ascontiguousarray(d.dense[idx]))
             if d.dense32.shape[0] == d.dense.shape[0] and d.dense.shape[0] > 0:
                 sub = sub._replace(dense32=np.ascontiguousarray(d.dense32[idx]))
+            if d.denseT.shape[0] > 0:
+                sub = sub._replace(**self._transpose_space(len(idx), d.dense.shape[1]))
         sub = sub._replace(sqnorm=np.ascontiguousarray(d.sqnorm[idx]))
         if d.binary:
             brows = np.ascontiguousarray(d.brows[idx])

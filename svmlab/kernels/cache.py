@@ -41,8 +41,8 @@ from .._jit import njit
 
 from ._blocks import kernel_block, kernel_block_gemm
 from ._pool import BufferPool
-from ._rows import (PRECOMPUTED, Kernel, KernelData, _binary_row, kernel_row, kernel_row_against,
-                    kernel_row_subset)
+from ._rows import (PRECOMPUTED, Kernel, KernelData, kernel_row, kernel_row_against,
+                    kernel_row_range, kernel_row_subset)
 
 __all__ = ["CacheData", "KernelCache", "SharedRows", "SharedRowStore", "cache_from_buffer",
            "check_cache_dtype", "fill_block", "fill_block_gemm", "full_cache", "full_kernel_fits", "get_row",
@@ -280,20 +280,10 @@ def get_row(kd, cd, i):
 @njit(cache=True)
 def _class_block(kd, g, lo, hi, out):
     """``out[p] = K(x_g, x_{lo+p})`` for the rows ``lo..hi-1`` of ``kd``
-    (one class of the class-ordered set): :func:`kernel_row_against` with a
-    view of those rows as the other side (a GEMV for dense rows, the same
-    arithmetic as the pair's own row over the same rows); bit-packed rows by
-    their column range (the view's arrays all keep ``kd``'s types, so no
-    second compiled copy of the row functions is made)."""
-    if kd.binary:
-        _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
-        return
-    sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
-                     kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
-                     kd.binary, kd.bits, kd.brows[lo:hi], kd.bcount[lo:hi],
-                     kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi],
-                     kd.cols[lo:hi] if kd.cols.shape[0] > 0 else kd.cols)
-    kernel_row_against(kd, g, sub, out)
+    (one class of the class-ordered set):
+    :func:`svmlab.kernels._rows.kernel_row_range` (the arithmetic of the
+    pair's own row over the same rows)."""
+    kernel_row_range(kd, g, lo, hi, out)
 
 
 @njit(cache=True)

@@ -46,7 +46,7 @@ from .. import _stepping
 from .._jit import njit
 from .._kkt import intercept
 from .._stepping import blas_thread_limit
-from ..kernels._rows import Kernel, KernelData
+from ..kernels._rows import TRANSPOSE_MAX_DENSITY, Kernel, KernelData
 from ..kernels.cache import CacheData, KernelCache, SharedRows
 from ._core import ACTIVE, FS_SIZE, IS_DONE, IS_N_ACTIVE, IS_SHRINK_COUNTER, IS_SIZE
 from ._dual import DualState
@@ -117,9 +117,21 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         sq = np.empty(n)
         sq[:na] = kd.sqnorm[a0:a1]
         sq[na:] = kd.sqnorm[b0:b1]
+        # the pair's transpose as Kernel(Xp) decides it (svmlab.kernels._rows:
+        # kept, unfilled, for rows with at most TRANSPOSE_MAX_DENSITY nonzeros)
+        nnz = 0
+        for t in range(n):
+            for f in range(d):
+                if Xp[t, f] != 0.0:
+                    nnz += 1
+        if not kd.binary and n * d > 0 and nnz <= TRANSPOSE_MAX_DENSITY * (n * d):
+            XT = np.empty((d, n))
+        else:
+            XT = np.zeros((0, 0))
         kdp = KernelData(kd.sparse, Xp, kd.indptr, kd.indices, kd.data, sq, kd.ktype,
                          kd.gamma, kd.coef0, kd.degree, kd.work, kd.binary, kd.bits,
-                         kd.brows, kd.bcount, kd.table, kd.bwork, kd.dense32, kd.cols)
+                         kd.brows, kd.bcount, kd.table, kd.bwork, kd.dense32, kd.cols,
+                         XT, np.zeros(1, np.int64))
         gmap = np.empty(n, np.int64)
         for t in range(na):
             gmap[t] = a0 + t
