@@ -207,3 +207,37 @@ def test_block_smo_nu_meets_both_classes_stop():
             u, lo = up & mask, low & mask
             if u.any() and lo.any():
                 assert vt[u].max() - vt[lo].min() <= 1e-4 + 1e-9
+
+
+def test_dual_jit_equals_no_jit():
+    """solve_blocked_dual (epsilon-SVR and nu-SVR, float64 rows) with
+    numba's JIT off, so that the compiled loops run as Python: the same
+    outer steps and the same multipliers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np;"
+        "from svmlab.kernels import Kernel;"
+        "from svmlab.decomposition._blocked_dual import solve_blocked_dual, svr_problem, nu_svr_problem;"
+        "rng = np.random.default_rng(6); X = rng.normal(size=(90, 3)); z = np.sin(X[:, 0]) + 0.1 * rng.normal(size=90);"
+        "k = Kernel(X, 'rbf', 0.5); out = {};"
+        "r = solve_blocked_dual(k, *svr_problem(z, 3.0, 0.05), q=12, cache_dtype='float64', tol=1e-5);"
+        "out['svr'] = [r[3], r[0].tolist()];"
+        "r = solve_blocked_dual(k, *nu_svr_problem(z, 3.0, 0.4), q=12, cache_dtype='float64', nu=True, tol=1e-5);"
+        "out['nu'] = [r[3], r[0].tolist()];"
+        "print(json.dumps(out))"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    outs = []
+    for jit_off in ("0", "1"):
+        env = dict(os.environ, NUMBA_DISABLE_JIT=jit_off)
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        outs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for key in ("svr", "nu"):
+        assert outs[0][key][0] == outs[1][key][0] > 1
+        np.testing.assert_allclose(outs[0][key][1], outs[1][key][1], rtol=0, atol=1e-12)

@@ -200,8 +200,8 @@ class RowStore:
         previous outer step's block): only the rows ``h:`` of the new
         samples are gathered or computed, and ``out[:h, h:]`` is their
         mirror (``K`` symmetric).  A quarter of the gather of a half-kept
-        set, and the kept samples never need a row.  Returns the slots of
-        ``B[h:]``."""
+        set, and the kept samples never need a row.  ``out`` may be float64
+        or the store's dtype.  Returns the slots of ``B[h:]``."""
         m = len(B)
         Bn = B[h:]
         slots = self.slot_of[Bn]
@@ -391,7 +391,7 @@ def gather_block_sorted(buf, slots, at, Bs, perm, out):
         The working set's samples, sorted.
     perm : int64 array (q,)
         Position in B of each entry of ``Bs`` (``B[perm] == Bs``).
-    out : float64 array (q, q)
+    out : float64 or float32 array (q, q)
         Filled in place (the other rows are left as they are).
     """
     q = Bs.shape[0]
@@ -448,13 +448,13 @@ def _partner(m, i, K, D, v, low):
     a strided read of ``K[t, t]`` and the sign test of
     :func:`svmlab._kkt.in_low` per entry otherwise); ``K[i, t]`` is read
     along row i (``K`` symmetric)."""
-    Kii = K[i, i]
+    Kii = D[i]
     ri = K[i]
     j = -1
     best = np.inf
     for t in range(v.shape[0]):
         if v[t] < m and low[t]:
-            g = gain(m, v[t], Kii, D[t], ri[t])
+            g = gain(m, v[t], Kii, D[t], np.float64(ri[t]))
             if takes_j(g, best):
                 best = g
                 j = t
@@ -462,47 +462,22 @@ def _partner(m, i, K, D, v, low):
 
 
 @njit(cache=True, inline="always")
-def _scan(v, up, low):
-    """:func:`svmlab._kkt.violating_pair` (``m, i, M``; first index on ties)
-    from the kept I_up / I_low flags."""
-    m = -np.inf
-    M = np.inf
-    i = -1
-    for k in range(v.shape[0]):
-        a = v[k] if up[k] else -np.inf
-        if a > m:
-            m = a
-            i = k
-        b = v[k] if low[k] else np.inf
-        if b < M:
-            M = b
-    return m, i, M
-
-
-@njit(cache=True, inline="always")
-def _move_scan(rj, ri, dj, di, v, up, low):
-    """``v -= rj dj + ri di`` (:func:`svmlab.decomposition._smo_engine.apply_pair`'s
-    update, the same arithmetic, with the rows ``K[j]``, ``K[i]`` read for
-    the columns of the symmetric block: contiguous) and :func:`_scan` of the new ``v`` in the
-    same pass: one pass over the block per pair step instead of two.  The
-    running maximum's branch is taken rarely (predictable); which variable
-    is in I_up is a select on the kept flags, not a branch on its sign and
-    bounds (a misprediction for every other entry of an SVR block, where the
-    signs alternate)."""
-    m = -np.inf
-    M = np.inf
-    i = -1
+def _move_fill(rj, ri, dj, di, v, up, low, vu, vl):
+    """``v -= rj dj + ri di``
+    (:func:`svmlab.decomposition._smo_engine.apply_pair`'s update, the same
+    arithmetic, with the rows ``K[j]``, ``K[i]`` read for the columns of the
+    symmetric block: contiguous); then ``vu = v`` on I_up, ``-inf``
+    elsewhere, and ``vl = v`` on I_low, ``+inf`` elsewhere, from the kept
+    flags.  The loop has no branch (selects only), so it vectorises; the
+    maximal violating pair is then ``argmax vu`` (first index on ties, as
+    :func:`svmlab._kkt.violating_pair`) and ``min vl``.  A loop that kept
+    the running maximum itself, or tested each variable's sign and bounds,
+    took 1.7 times as long per pair step (docs/decisions/32b01)."""
     for k in range(v.shape[0]):
         vk = v[k] - (rj[k] * dj + ri[k] * di)
         v[k] = vk
-        a = vk if up[k] else -np.inf
-        if a > m:
-            m = a
-            i = k
-        b = vk if low[k] else np.inf
-        if b < M:
-            M = b
-    return m, i, M
+        vu[k] = vk if up[k] else -np.inf
+        vl[k] = vk if low[k] else np.inf
 
 
 @njit(cache=True)
@@ -519,16 +494,18 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
 
     Each pair step is LIBSVM's maximal violating ``i``, its WSS2 partner
     and Platt's step; the I_up / I_low flags are kept per variable (two
-    change per step) and the ``v`` update of one step shares its pass with
-    the next step's scan (:func:`_move_scan`), so a step reads the block
-    twice, along rows.  The choices and values are those of the plain loop
+    change per step) and the ``v`` update of one step fills the masked
+    copies the next step's choice of i reads (:func:`_move_fill`), so a
+    step reads the block along rows only.  The choices and values are those of the plain loop
     (``violating_pair``, ``pair_update``), bit for bit when ``K`` is
     exactly symmetric (docs/decisions/32b01).
 
     Parameters
     ----------
-    K : float64 array (q, q)
-        ``K[B, B]``, symmetric (the pair steps read rows for columns).
+    K : float64 or float32 array (q, q)
+        ``K[B, B]``, symmetric (the pair steps read rows for columns);
+        float32 when the row store holds float32 rows (the same values, half
+        the bytes to gather and read); the arithmetic is float64 either way.
     y : float64 array (q,)
         Labels +1 / -1.
     alpha : float64 array (q,)
@@ -558,13 +535,22 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
         D[t] = K[t, t]
         up[t] = in_up(y[t], alpha[t], C[t])
         low[t] = in_low(y[t], alpha[t], C[t])
-    # i: argmax v over I_up (first order); m - M the violation
-    m, i, M = _scan(v, up, low)
-    gap0 = m - M if i >= 0 and M < np.inf else 0.0
+    vu = np.empty(q)
+    vl = np.empty(q)
+    for t in range(q):
+        vu[t] = v[t] if up[t] else -np.inf
+        vl[t] = v[t] if low[t] else np.inf
+    gap0 = -1.0
     steps = 0
     stuck = False
     while steps < max_steps:
-        if i < 0 or M == np.inf or m - M <= eps:
+        # i: argmax v over I_up (first order); m - M the violation
+        i = np.argmax(vu)
+        m = vu[i]
+        M = vl.min()
+        if gap0 < 0.0:
+            gap0 = m - M if m > -np.inf and M < np.inf else 0.0
+        if m == -np.inf or M == np.inf or m - M <= eps:
             break
         j = _partner(m, i, K, D, v, low)
         if j < 0:
@@ -572,7 +558,7 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
             break
         moved, aj, ai, _, _, _, _ = pair_step_box(
             y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
-            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
+            D[j], np.float64(K[j, i]), D[i], C[j], C[i], 1e-12,
         )
         if not moved:
             stuck = True
@@ -585,7 +571,7 @@ def block_smo(K, y, alpha, C, v, eps, max_steps):
         low[i] = in_low(y[i], ai, C[i])
         up[j] = in_up(y[j], aj, C[j])
         low[j] = in_low(y[j], aj, C[j])
-        m, i, M = _move_scan(K[j], K[i], dj, di, v, up, low)
+        _move_fill(K[j], K[i], dj, di, v, up, low, vu, vl)
         steps += 1
     return steps, gap0, stuck
 

@@ -174,8 +174,8 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
     of a bound.  Stops when both classes' violations are ``<= eps``, after
     ``max_steps`` pair steps, or when no pair moves.  ``K`` is symmetric
     (rows are read for columns).  As in ``block_smo`` the I_up / I_low flags
-    are kept per variable and the ``v`` update and the next step's scan
-    share one pass (:func:`_move_scan_nu`).  Parameters and returns as
+    are kept per variable and the choice of the pairs reads masked copies
+    of ``v`` (:func:`_fill_nu`, no branch per variable).  Parameters and returns as
     ``block_smo``'s (steps, violation at the start, stuck)."""
     q = y.shape[0]
     if max_steps <= 0:
@@ -189,11 +189,26 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
         up[t] = in_up(y[t], alpha[t], C[t])
         low[t] = in_low(y[t], alpha[t], C[t])
         pos[t] = y[t] > 0
-    mp, ip, Mp, mn, jn, Mn = _move_scan_nu(K[0], K[0], 0.0, 0.0, v, up, low, pos, False)
+    vup = np.empty(q)
+    vun = np.empty(q)
+    vlp = np.empty(q)
+    vln = np.empty(q)
     gap0 = -1.0
     steps = 0
     stuck = False
     while steps < max_steps:
+        # per class: i = argmax v over I_up (first index on ties), min over I_low
+        _fill_nu(v, up, low, pos, vup, vun, vlp, vln)
+        ip = np.argmax(vup)
+        mp = vup[ip]
+        if mp == -np.inf:
+            ip = -1
+        jn = np.argmax(vun)
+        mn = vun[jn]
+        if mn == -np.inf:
+            jn = -1
+        Mp = vlp.min()
+        Mn = vln.min()
         gp = mp - Mp if (ip >= 0 and Mp < np.inf) else 0.0
         gn = mn - Mn if (jn >= 0 and Mn < np.inf) else 0.0
         gap = max(gp, gn)
@@ -211,11 +226,11 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
             if pos[t]:
                 if ip < 0 or v[t] >= mp:
                     continue
-                g = gain(mp, v[t], D[ip], D[t], rp[t])
+                g = gain(mp, v[t], D[ip], D[t], np.float64(rp[t]))
             else:
                 if jn < 0 or v[t] >= mn:
                     continue
-                g = gain(mn, v[t], D[jn], D[t], rn[t])
+                g = gain(mn, v[t], D[jn], D[t], np.float64(rn[t]))
             if takes_j(g, best):
                 best = g
                 j = t
@@ -225,7 +240,7 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
         i = ip if y[j] > 0 else jn
         moved, aj, ai, _, _, _, _ = pair_step_box(
             y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
-            K[j, j], K[j, i], K[i, i], C[j], C[i], 1e-12,
+            D[j], np.float64(K[j, i]), D[i], C[j], C[i], 1e-12,
         )
         if not moved:
             moved, ai, aj = _snap_values(y, alpha, C, i, j)
@@ -240,47 +255,34 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
         low[i] = in_low(y[i], ai, C[i])
         up[j] = in_up(y[j], aj, C[j])
         low[j] = in_low(y[j], aj, C[j])
-        mp, ip, Mp, mn, jn, Mn = _move_scan_nu(K[j], K[i], dj, di, v, up, low, pos, True)
+        _move_nu(K[j], K[i], dj, di, v)
         steps += 1
     return steps, gap0, stuck
 
 
 @njit(cache=True, inline="always")
-def _move_scan_nu(rj, ri, dj, di, v, up, low, pos, move):
-    """With ``move``, ``v -= rj dj + ri di`` (the pair step's update, as
-    :func:`svmlab.decomposition._smo_engine.apply_pair` computes it, rows
-    of the symmetric block read for its columns);
-    then, in the same pass, per class the largest ``v`` over I_up (first
-    index on ties) and the smallest over I_low: ``(mp, ip, Mp, mn, jn,
-    Mn)``, ``-inf, -1`` / ``inf`` for an empty list."""
-    mp = -np.inf
-    mn = -np.inf
-    Mp = np.inf
-    Mn = np.inf
-    ip = -1
-    jn = -1
+def _fill_nu(v, up, low, pos, vup, vun, vlp, vln):
+    """Per class, ``v`` where the variable is in I_up (``vup``, ``vun``; else
+    ``-inf``) and in I_low (``vlp``, ``vln``; else ``+inf``), from the kept
+    flags: selects only (the loop vectorises), as ``block_smo``'s
+    :func:`svmlab.decomposition._blocked._move_fill`."""
     for k in range(v.shape[0]):
         vk = v[k]
-        if move:
-            vk = vk - (rj[k] * dj + ri[k] * di)
-            v[k] = vk
         a = vk if up[k] else -np.inf
         b = vk if low[k] else np.inf
-        ap = a if pos[k] else -np.inf
-        an = -np.inf if pos[k] else a
-        bp = b if pos[k] else np.inf
-        bn = np.inf if pos[k] else b
-        if ap > mp:
-            mp = ap
-            ip = k
-        if an > mn:
-            mn = an
-            jn = k
-        if bp < Mp:
-            Mp = bp
-        if bn < Mn:
-            Mn = bn
-    return mp, ip, Mp, mn, jn, Mn
+        vup[k] = a if pos[k] else -np.inf
+        vun[k] = -np.inf if pos[k] else a
+        vlp[k] = b if pos[k] else np.inf
+        vln[k] = np.inf if pos[k] else b
+
+
+@njit(cache=True, inline="always")
+def _move_nu(rj, ri, dj, di, v):
+    """``v -= rj dj + ri di`` (the pair step's update, as
+    :func:`svmlab.decomposition._smo_engine.apply_pair` computes it, rows
+    of the symmetric block read for its columns)."""
+    for k in range(v.shape[0]):
+        v[k] = v[k] - (rj[k] * dj + ri[k] * di)
 
 
 @njit(cache=True)
@@ -461,7 +463,9 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
         add_changed_rows(store.buf, slots, np.ascontiguousarray(c0[rr]), u)
     v = np.empty(l)
     keep = np.zeros(0, np.int64)
-    Kbb = np.empty((q, q))
+    # K[B, B] in the store's type: float32 rows give float32 values, which
+    # the sub-problem reads as float64 (the same values, half the bytes)
+    Kbb = np.empty((q, q), store.dtype)
     excl = np.zeros(l, bool)
     pos = y > 0
     neg = ~pos
