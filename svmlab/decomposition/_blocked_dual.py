@@ -59,7 +59,7 @@ from .._wss2 import gain, takes_j
 from ..kernels.cache import plain_pages
 from ._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE, RowStore, add_changed_rows,
                        block_smo, select_working_set)
-from ._smo_engine import apply_pair, pair_update
+from ..smo._pairstep import pair_step_box
 
 __all__ = ["solve_blocked_dual", "dual_v", "fold_rows", "svr_problem", "one_class_problem",
            "nu_svr_problem", "block_smo_nu", "plain_pages",
@@ -169,35 +169,46 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
     the partner j is WSS 2's best (smallest :func:`svmlab._wss2.gain`, last
     index on ties) over both classes' candidates ``t`` in I_low with
     ``v_t < m_{class(t)}``, scored against its class's ``i``; the pair step
-    is Platt's (:func:`pair_update`).  Stops when both classes' violations
-    are ``<= eps``, after ``max_steps`` pair steps, or when no pair moves.
-    Parameters and returns as ``block_smo``'s (steps, violation at the
-    start, stuck)."""
+    is Platt's (:func:`svmlab.smo._pairstep.pair_step_box`), or
+    :func:`_snap_values` where Platt's step refuses a move within rounding
+    of a bound.  Stops when both classes' violations are ``<= eps``, after
+    ``max_steps`` pair steps, or when no pair moves.  ``K`` is symmetric
+    (rows are read for columns).  As in ``block_smo`` the I_up / I_low flags
+    are kept per variable and the choice of the pairs reads masked copies
+    of ``v`` (:func:`_fill_nu`, no branch per variable).  Parameters and returns as
+    ``block_smo``'s (steps, violation at the start, stuck)."""
+    q = y.shape[0]
+    if max_steps <= 0:
+        return 0, -1.0, False
+    D = np.empty(q)
+    up = np.empty(q, np.bool_)
+    low = np.empty(q, np.bool_)
+    pos = np.empty(q, np.bool_)
+    for t in range(q):
+        D[t] = K[t, t]
+        up[t] = in_up(y[t], alpha[t], C[t])
+        low[t] = in_low(y[t], alpha[t], C[t])
+        pos[t] = y[t] > 0
+    vup = np.empty(q)
+    vun = np.empty(q)
+    vlp = np.empty(q)
+    vln = np.empty(q)
     gap0 = -1.0
     steps = 0
     stuck = False
-    q = y.shape[0]
     while steps < max_steps:
-        mp = -np.inf
-        mn = -np.inf
-        Mp = np.inf
-        Mn = np.inf
-        ip = -1
-        jn = -1
-        for t in range(q):
-            vt = v[t]
-            if y[t] > 0:
-                if in_up(y[t], alpha[t], C[t]) and vt > mp:
-                    mp = vt
-                    ip = t
-                if in_low(y[t], alpha[t], C[t]) and vt < Mp:
-                    Mp = vt
-            else:
-                if in_up(y[t], alpha[t], C[t]) and vt > mn:
-                    mn = vt
-                    jn = t
-                if in_low(y[t], alpha[t], C[t]) and vt < Mn:
-                    Mn = vt
+        # per class: i = argmax v over I_up (first index on ties), min over I_low
+        _fill_nu(v, up, low, pos, vup, vun, vlp, vln)
+        ip = np.argmax(vup)
+        mp = vup[ip]
+        if mp == -np.inf:
+            ip = -1
+        jn = np.argmax(vun)
+        mn = vun[jn]
+        if mn == -np.inf:
+            jn = -1
+        Mp = vlp.min()
+        Mn = vln.min()
         gp = mp - Mp if (ip >= 0 and Mp < np.inf) else 0.0
         gn = mn - Mn if (jn >= 0 and Mn < np.inf) else 0.0
         gap = max(gp, gn)
@@ -207,17 +218,19 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
             break
         best = np.inf
         j = -1
+        rp = K[ip] if ip >= 0 else K[0]
+        rn = K[jn] if jn >= 0 else K[0]
         for t in range(q):
-            if not in_low(y[t], alpha[t], C[t]):
+            if not low[t]:
                 continue
-            if y[t] > 0:
+            if pos[t]:
                 if ip < 0 or v[t] >= mp:
                     continue
-                g = gain(mp, v[t], K[ip, ip], K[t, t], K[ip, t])
+                g = gain(mp, v[t], D[ip], D[t], np.float64(rp[t]))
             else:
                 if jn < 0 or v[t] >= mn:
                     continue
-                g = gain(mn, v[t], K[jn, jn], K[t, t], K[jn, t])
+                g = gain(mn, v[t], D[jn], D[t], np.float64(rn[t]))
             if takes_j(g, best):
                 best = g
                 j = t
@@ -225,20 +238,60 @@ def block_smo_nu(K, y, alpha, C, v, eps, max_steps):
             stuck = True
             break
         i = ip if y[j] > 0 else jn
-        if not pair_update(K, y, alpha, C, v, i, j) and not _snap_pair(K, y, alpha, C, v, i, j):
+        moved, aj, ai, _, _, _, _ = pair_step_box(
+            y[j], y[i], alpha[j], alpha[i], -v[j], -v[i], 0.0,
+            D[j], np.float64(K[j, i]), D[i], C[j], C[i], 1e-12,
+        )
+        if not moved:
+            moved, ai, aj = _snap_values(y, alpha, C, i, j)
+        if not moved:
             stuck = True
             break
+        dj = y[j] * (aj - alpha[j])
+        di = y[i] * (ai - alpha[i])
+        alpha[j] = aj
+        alpha[i] = ai
+        up[i] = in_up(y[i], ai, C[i])
+        low[i] = in_low(y[i], ai, C[i])
+        up[j] = in_up(y[j], aj, C[j])
+        low[j] = in_low(y[j], aj, C[j])
+        _move_nu(K[j], K[i], dj, di, v)
         steps += 1
     return steps, gap0, stuck
 
 
+@njit(cache=True, inline="always")
+def _fill_nu(v, up, low, pos, vup, vun, vlp, vln):
+    """Per class, ``v`` where the variable is in I_up (``vup``, ``vun``; else
+    ``-inf``) and in I_low (``vlp``, ``vln``; else ``+inf``), from the kept
+    flags: selects only (the loop vectorises), as ``block_smo``'s
+    :func:`svmlab.decomposition._blocked._move_fill`."""
+    for k in range(v.shape[0]):
+        vk = v[k]
+        a = vk if up[k] else -np.inf
+        b = vk if low[k] else np.inf
+        vup[k] = a if pos[k] else -np.inf
+        vun[k] = -np.inf if pos[k] else a
+        vlp[k] = b if pos[k] else np.inf
+        vln[k] = np.inf if pos[k] else b
+
+
+@njit(cache=True, inline="always")
+def _move_nu(rj, ri, dj, di, v):
+    """``v -= rj dj + ri di`` (the pair step's update, as
+    :func:`svmlab.decomposition._smo_engine.apply_pair` computes it, rows
+    of the symmetric block read for its columns)."""
+    for k in range(v.shape[0]):
+        v[k] = v[k] - (rj[k] * dj + ri[k] * di)
+
+
 @njit(cache=True)
-def _snap_pair(K, y, alpha, C, v, i, j):
-    """The pair (i, j) of one class whose step :func:`pair_update` refused
-    because one end is within rounding (``1e-12 C``) of the bound it moves
-    to: move it onto that bound, the other end by the same amount (the
-    class sum is kept), as LIBSVM's clipped update does.  Returns whether
-    it moved (False: the room is larger than rounding; a real stall)."""
+def _snap_values(y, alpha, C, i, j):
+    """The pair (i, j) of one class whose step Platt's step refused because
+    one end is within rounding (``1e-12 C``) of the bound it moves to: that
+    end onto its bound, the other end by the same amount (the class sum is
+    kept), as LIBSVM's clipped update does.  Returns ``(moved, ai, aj)``
+    (not moved: the room is larger than rounding; a real stall)."""
     if y[i] > 0:
         room = min(C[i] - alpha[i], alpha[j])
         s = room
@@ -246,7 +299,7 @@ def _snap_pair(K, y, alpha, C, v, i, j):
         room = min(alpha[i], C[j] - alpha[j])
         s = -room
     if not (room > 0.0) or room > 1e-12 * max(C[i], C[j]):
-        return False
+        return False, alpha[i], alpha[j]
     ai = alpha[i] + s
     aj = alpha[j] - s
     # the limiting end lands exactly on its bound
@@ -260,8 +313,7 @@ def _snap_pair(K, y, alpha, C, v, i, j):
             ai = 0.0
         else:
             aj = C[j]
-    apply_pair(K, y, alpha, v, i, j, ai, aj)
-    return True
+    return True, ai, aj
 
 
 def nu_svr_problem(z, C, nu):
@@ -411,12 +463,15 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
         add_changed_rows(store.buf, slots, np.ascontiguousarray(c0[rr]), u)
     v = np.empty(l)
     keep = np.zeros(0, np.int64)
-    Kbb = np.empty((q, q))
+    # K[B, B] in the store's type: float32 rows give float32 values, which
+    # the sub-problem reads as float64 (the same values, half the bytes)
+    Kbb = np.empty((q, q), store.dtype)
     excl = np.zeros(l, bool)
     pos = y > 0
     neg = ~pos
     converged = False
     step = 0
+    m_prev = 0
     while step < max_outer:
         dual_v(yp, u, rows, v)
         gap = _violation(v, y, alpha, U, nu, pos)
@@ -443,8 +498,13 @@ def solve_blocked_dual(kernel, y, p, U, rows, alpha0, *, tol=1e-3, q=None, cache
             break
         step += 1
         rB = rows[B]
+        h = len(keep)
+        if h:
+            # K[keep, keep] is the previous block's last h rows and columns
+            Kbb[:h, :h] = Kbb[m_prev - h:m_prev, m_prev - h:m_prev].copy()
         K = Kbb[:m, :m]
-        store.block_BB(rB, step, K)
+        store.block_BB_kept(rB, h, step, K)
+        m_prev = m
         aB = alpha[B]
         a_new = aB.copy()
         vB = v[B]
