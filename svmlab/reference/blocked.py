@@ -8,7 +8,8 @@ violating pair (:func:`svmlab.reference.subproblem.max_violating_pair`, the
 first index on ties), WSS 2's partner
 (:func:`svmlab.reference.wss2.select_j`, the last index on ties), the
 working-set ranking of the compiled code
-(:func:`svmlab.decomposition._blocked.select_working_set`) and Platt's
+(:func:`svmlab.decomposition._blocked.select_working_set`, in its NumPy
+statement ``select_working_set_np``) and Platt's
 analytic pair step (:func:`svmlab.smo._pairstep.pair_step_box`).  It
 reaches the compiled run's optimum; it does not replay its steps (the
 compiled code gathers rows in float32 where the cache asks for it).
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from svmlab.decomposition._blocked import (INNER_FRACTION, INNER_STEPS_PER_EXAMPLE,
-                                           select_working_set)
+from svmlab.decomposition._blocked import INNER_FRACTION, INNER_STEPS_PER_EXAMPLE
+from svmlab.decomposition._blocked import select_working_set_np as select_working_set
 from svmlab.reference.subproblem import max_violating_pair, up_low
 from svmlab.reference.wss2 import select_j
 from svmlab.smo._pairstep import pair_step_box
