@@ -46,6 +46,23 @@ def test_transpose_kept_only_for_data_with_many_zeros(rng):
     assert Kernel(Xb, "rbf", gamma=0.1).data.denseT.shape == (0, 0)
 
 
+def test_no_transpose_above_the_byte_cap(rng, monkeypatch):
+    """Data whose transpose would exceed TRANSPOSE_MAX_BYTES keep none (the
+    memory would double) and give the same rows through the GEMV."""
+    from svmlab.kernels import _rows
+
+    X = _sparse_dense(rng)
+    with_t = Kernel(X, "rbf", gamma=0.1)
+    monkeypatch.setattr(_rows, "TRANSPOSE_MAX_BYTES", 8 * X.size - 8)
+    assert not _rows.keeps_transpose(*X.shape, np.count_nonzero(X))
+    k = Kernel(X, "rbf", gamma=0.1)
+    assert k.data.denseT.shape == (0, 0)
+    for i in (0, 3, 9):
+        np.testing.assert_allclose(k.row(i), with_t.row(i), rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(_rows, "TRANSPOSE_MAX_BYTES", 8 * X.size)
+    assert Kernel(X, "rbf", gamma=0.1).data.denseT.shape == (X.shape[1], X.shape[0])
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
 def test_rows_through_the_transpose(kernel, rng):
     X = _sparse_dense(rng)

@@ -614,6 +614,21 @@ def _sparse_row_against(kd, i, kd2, out):
 #: a row with at most this fraction of nonzeros is computed through it
 #: (docs/decisions/32m01-feature-major-rows-of-sparse-dense-data.md)
 TRANSPOSE_MAX_DENSITY = 0.75
+#: ... and whose transpose takes at most this many bytes (``8 n d``): the
+#: transpose doubles the memory of the data, so above this (a 60000 x 784
+#: MNIST training set: 376 MB) the rows stay GEMVs; sets that large take the
+#: blocked solver's float32 blocks, which never read the transpose
+TRANSPOSE_MAX_BYTES = 256 << 20
+
+
+def keeps_transpose(n, d, nnz):
+    """Whether dense float64 data of ``n`` rows, ``d`` features and ``nnz``
+    nonzero entries keep a transpose (:data:`TRANSPOSE_MAX_DENSITY`,
+    :data:`TRANSPOSE_MAX_BYTES`): one rule for :class:`Kernel` and the
+    one-vs-one driver's pair kernels (:mod:`svmlab.smo._ovo`, which states it in
+    compiled code)."""
+    size = n * d
+    return 0 < size and 8 * size <= TRANSPOSE_MAX_BYTES and nnz <= TRANSPOSE_MAX_DENSITY * size
 
 
 @njit(cache=True)
@@ -1097,8 +1112,8 @@ class Kernel:
             )
         self.X = X
         self.binary = self._use_bits(X, binary)
-        if not sp.issparse(X) and not self.binary and X.size > 0 \
-                and np.count_nonzero(X) <= TRANSPOSE_MAX_DENSITY * X.size:
+        if not sp.issparse(X) and not self.binary and 0 < 8 * X.size <= TRANSPOSE_MAX_BYTES \
+                and keeps_transpose(X.shape[0], X.shape[1], np.count_nonzero(X)):
             self.data = self.data._replace(**self._transpose_space(X.shape[0], X.shape[1]))
         if self.binary:
             brows = pack_rows(X)
