@@ -497,11 +497,14 @@ def _fill(U, total):
     bound in order until their sum is ``total`` (LIBSVM's greedy start)."""
     a = np.zeros_like(U)
     left = float(total)
-    for t in range(len(U)):
+    # Python floats (the same float64 arithmetic, without NumPy's scalar
+    # overhead at every step)
+    for t, u in enumerate(np.asarray(U, dtype=np.float64).tolist()):
         if left <= 0:
             break
-        a[t] = min(U[t], left)
-        left -= a[t]
+        v = min(u, left)
+        a[t] = v
+        left -= v
     return a
 
 
@@ -521,9 +524,10 @@ def epsilon_svr(K, z, C, epsilon, weight=None):
     z = np.asarray(z, dtype=np.float64)
     n = len(z)
     U = float(C) * _weights(n, weight)
-    return DualProblem(K, np.r_[np.arange(n), np.arange(n)], np.r_[np.ones(n), -np.ones(n)],
-                       np.r_[epsilon - z, epsilon + z], np.r_[U, U], np.zeros(2 * n), False,
-                       "epsilon_svr")
+    return DualProblem(K, np.concatenate((np.arange(n), np.arange(n))),
+                       np.concatenate((np.ones(n), -np.ones(n))),
+                       np.concatenate((epsilon - z, epsilon + z)), np.concatenate((U, U)),
+                       np.zeros(2 * n), False, "epsilon_svr")
 
 
 def one_class(K, nu, weight=None):
@@ -557,8 +561,9 @@ def nu_svr(K, z, C, nu, weight=None):
     n = len(z)
     U = float(C) * _weights(n, weight)
     half = _fill(U, 0.5 * nu * U.sum())
-    return DualProblem(K, np.r_[np.arange(n), np.arange(n)], np.r_[np.ones(n), -np.ones(n)],
-                       np.r_[-z, z], np.r_[U, U], np.r_[half, half], True, "nu_svr")
+    return DualProblem(K, np.concatenate((np.arange(n), np.arange(n))),
+                       np.concatenate((np.ones(n), -np.ones(n))), np.concatenate((-z, z)),
+                       np.concatenate((U, U)), np.concatenate((half, half)), True, "nu_svr")
 
 
 def model(prob, res, n=None):
