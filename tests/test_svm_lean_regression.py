@@ -55,6 +55,10 @@ def test_bad_targets_still_refused():
     X, y = _data()
     with pytest.raises(ValueError):
         SVR().fit(X, y.astype(np.complex128))
+    # a callable kernel: X and y are not validated together, the targets'
+    # own check refuses complex values
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        SVR(kernel=lambda A, B: A @ B.T).fit(X, y.astype(np.complex128))
     with pytest.raises(ValueError):
         SVR().fit(X, np.where(np.arange(len(y)) == 3, np.nan, y))
     with pytest.raises(ValueError):
