@@ -497,14 +497,11 @@ def _fill(U, total):
     bound in order until their sum is ``total`` (LIBSVM's greedy start)."""
     a = np.zeros_like(U)
     left = float(total)
-    # Python floats (the same float64 arithmetic, without NumPy's scalar
-    # overhead at every step)
-    for t, u in enumerate(np.asarray(U, dtype=np.float64).tolist()):
+    for t in range(len(U)):
         if left <= 0:
             break
-        v = min(u, left)
-        a[t] = v
-        left -= v
+        a[t] = min(U[t], left)
+        left -= a[t]
     return a
 
 
