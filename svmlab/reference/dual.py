@@ -521,9 +521,10 @@ def epsilon_svr(K, z, C, epsilon, weight=None):
     z = np.asarray(z, dtype=np.float64)
     n = len(z)
     U = float(C) * _weights(n, weight)
-    return DualProblem(K, np.r_[np.arange(n), np.arange(n)], np.r_[np.ones(n), -np.ones(n)],
-                       np.r_[epsilon - z, epsilon + z], np.r_[U, U], np.zeros(2 * n), False,
-                       "epsilon_svr")
+    return DualProblem(K, np.concatenate((np.arange(n), np.arange(n))),
+                       np.concatenate((np.ones(n), -np.ones(n))),
+                       np.concatenate((epsilon - z, epsilon + z)), np.concatenate((U, U)),
+                       np.zeros(2 * n), False, "epsilon_svr")
 
 
 def one_class(K, nu, weight=None):
@@ -557,8 +558,9 @@ def nu_svr(K, z, C, nu, weight=None):
     n = len(z)
     U = float(C) * _weights(n, weight)
     half = _fill(U, 0.5 * nu * U.sum())
-    return DualProblem(K, np.r_[np.arange(n), np.arange(n)], np.r_[np.ones(n), -np.ones(n)],
-                       np.r_[-z, z], np.r_[U, U], np.r_[half, half], True, "nu_svr")
+    return DualProblem(K, np.concatenate((np.arange(n), np.arange(n))),
+                       np.concatenate((np.ones(n), -np.ones(n))), np.concatenate((-z, z)),
+                       np.concatenate((U, U)), np.concatenate((half, half)), True, "nu_svr")
 
 
 def model(prob, res, n=None):

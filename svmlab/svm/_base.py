@@ -263,7 +263,12 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         return float(self.gamma)
 
     def _validate_targets(self, y):
-        """SVR and one-class: float targets (classifiers override)."""
+        """SVR and one-class: float targets (classifiers override).  A 1-D
+        real numeric array is column_or_1d's answer already (its dataframe
+        probes were about 80 us of a small regression fit); anything else
+        goes through it, with its warnings and errors."""
+        if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "fiub":
+            return np.ascontiguousarray(y, dtype=np.float64)
         return column_or_1d(y, warn=True).astype(np.float64, copy=False)
 
     def _bounds(self, y, w):
@@ -541,12 +546,16 @@ class BaseSVC(BaseSVM):
         # (one scan of the labels per class, not two per pair)
         by_class = [keep[np.flatnonzero(yk == c)] for c in range(k)]
         rows = [np.concatenate([by_class[a], by_class[b]]) for a, b in pairs]
-        signs = []
-        for r, (a, b) in zip(rows, pairs):
-            sg = np.ones(len(r))
-            sg[len(by_class[a]):] = -1.0
-            signs.append(sg)
         bk = _solve.select_backend(self, self._impl, kern.kind)
+        # each pair's +1/-1 over its rows: read by the full and dual
+        # backends only (the compiled C-SVC runs order their own rows)
+        signs = None
+        if bk is not _solve.ROWS:
+            signs = []
+            for r, (a, b) in zip(rows, pairs):
+                sg = np.ones(len(r))
+                sg[len(by_class[a]):] = -1.0
+                signs.append(sg)
         seed = check_random_state(self.random_state).randint(1, 2**31 - 2)
         # the cores for the pairs (scikit-learn's n_jobs, read here, in the
         # caller's joblib.parallel_config context)

@@ -309,7 +309,8 @@ def compiled_estimator(solver, opts, gamma, seed, C=1.0, n_jobs=None):
     raise ValueError(f"no compiled C-SVC estimator for solver={solver!r}")
 
 
-#: per compiled estimator class, its parameters' defaults (read once)
+#: per compiled estimator class, its parameters' defaults over FitOptions' fields
+#: (read once)
 _DEFAULTS = {}
 
 
@@ -344,13 +345,15 @@ def compiled_options(solver, opts, seed, C):
     from .._stepping import FitOptions
 
     cls, _, _ = _direct(solver)
-    dflt = _DEFAULTS.get(cls)
-    if dflt is None:
+    base = _DEFAULTS.get(cls)
+    if base is None:
+        # the class's defaults over FitOptions' fields, once per class
         dflt = {k: p.default for k, p in inspect.signature(cls.__init__).parameters.items()
                 if p.default is not inspect.Parameter.empty}
-        _DEFAULTS[cls] = dflt
-    vals = {f.name: dflt.get(f.name, f.default) for f in dataclasses.fields(FitOptions)
-            if f.name not in ("Cv", "cache_dtype")}
+        base = {f.name: dflt.get(f.name, f.default) for f in dataclasses.fields(FitOptions)
+                if f.name not in ("Cv", "cache_dtype")}
+        _DEFAULTS[cls] = base
+    vals = dict(base)
     vals.update(C=float(C), kernel=opts.kernel, degree=opts.degree, coef0=float(opts.coef0),
                 tol=float(opts.tol), cache_size=float(opts.cache_size),
                 max_iter=int(opts.max_iter), progress=False)
@@ -591,7 +594,8 @@ class FitProblem(NamedTuple):
     positive one; per problem, ``rows`` its base points (rows of X) and
     ``bounds`` its variables' bounds; classifiers: ``y_idx`` (n,) the label
     indices, ``k`` the classes, ``pairs`` the one-vs-one pairs and
-    ``signs`` each pair's +1/-1 over its rows; ``nu``; ``duals`` the
+    ``signs`` each pair's +1/-1 over its rows (None for the
+    :data:`ROWS` backend, which never reads them); ``nu``; ``duals`` the
     :class:`svmlab.reference.dual.DualProblem` of a single problem (made at
     ``start``), None for the pairs (made when a pair's turn comes)."""
 
@@ -839,8 +843,16 @@ class _Dual(Backend):
 
     def _open(self, problem, opts, seed, threads, last, estimator):
         # the kernel values are checked before any work
+        if problem.duals is not None and problem.kern.named:
+            # a single problem over the kept rows: its kernel made now, and
+            # its own squared norms checked (the same rows' values the
+            # training kernel's would give, without building that second
+            # kernel over every row: a small regression fit paid for it)
+            kernel = problem.base_kernel(problem.keep)
+            if not np.all(np.isfinite(kernel.data.sqnorm)):
+                check_finite_gram(np.array([np.nan]))
+            return _DualSolving(problem, opts, last, estimator, threads, kernel)
         check_kernel_finite(problem.kern, problem.keep)
-        # a single problem (over the kept rows): its kernel made now
         kernel = problem.base_kernel(problem.keep) if problem.duals is not None else None
         return _DualSolving(problem, opts, last, estimator, threads, kernel)
 
