@@ -265,9 +265,13 @@ class ParallelParts:
                 probe = False
         return taken
 
-    def _advance_parallel(self):
+    def _advance_parallel(self, todo=None):
+        """Every part of ``todo`` (default: the running part and the pending
+        ones after it) to its end in ``workers`` threads; returns the steps."""
         first, start = self.cur, self.part
-        todo = list(range(start + (first is not None), self.n_parts))
+        if todo is None:
+            todo = [i for i in range(start + (first is not None), self.n_parts)
+                    if self.part_reasons[i] == "pending"]
         n_workers = min(int(self.workers), len(todo) + (first is not None))
         self._prepare_workers(n_workers)
         lock = threading.Lock()
@@ -507,7 +511,24 @@ class MulticlassRun(ParallelParts, SequentialRun):
     def _advance(self, max_steps):
         if self._lean_ok() and not self.done:
             return self._fast.advance(self)
+        if self._parallel_driver_ok() and not self.done:
+            return self._fast.advance_parallel(self)
         return super()._advance(max_steps)
+
+    def _parallel_driver_ok(self):
+        """Whether :meth:`_advance` may run the pending pairs in ``workers``
+        threads, each several pairs per compiled call
+        (``self._fast.advance_parallel``, docs/decisions/32p01): ``run()``
+        without scikit-learn callback tasks, several workers and pending
+        pairs, no pair's run open (none stepped, none kept by a Ctrl-C of
+        :meth:`_advance_parallel`), and the pairs' fast path has a driver
+        for these rows."""
+        if not (self.parallel_ok and self.workers > 1 and self._lean_pairs
+                and self.cur is None and not getattr(self, "_open_runs", None)
+                and hasattr(self._fast, "advance_parallel")):
+            return False
+        pending = sum(r == "pending" for r in self.part_reasons[self.part:])
+        return pending > 1 and self._fast._driver_ok(self)
 
     @property
     def step_limit(self):
