@@ -374,7 +374,7 @@ class FastPairs:
     def _batches(todo, cost, workers):
         """The pending pairs ``todo`` ordered by ``cost`` (largest first), and
         a function handing out the next batch of them under a lock: batches
-        of about a ``2 * workers``-th of the cost left (guided scheduling),
+        of about a ``4 * workers``-th of the cost left (guided scheduling),
         so that few compiled calls run the pairs and the last ones, small,
         even out the workers' ends whatever the machine's load."""
         order = sorted(todo, key=lambda p: (-cost[p], p))
@@ -386,7 +386,7 @@ class FastPairs:
                 i = left[0]
                 if i >= len(order):
                     return None
-                want = left[1] / (2 * workers)
+                want = left[1] / (4 * workers)
                 j, c = i, 0.0
                 while j < len(order) and (j == i or c < want):
                     c += cost[order[j]]
