@@ -40,7 +40,10 @@ Decisions (the details SVC leaves to LIBSVM):
   ``make_run.ovo_fast_path``): dense float64 rows several pairs
   per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
   by pair on the arrays their runs would hold; a pair that does not
-  converge is handed to its run (docs/decisions/32o01).
+  converge is handed to its run (docs/decisions/32o01).  With several
+  workers, those dense float64 pairs run in batches through the same
+  compiled driver in each worker thread (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
