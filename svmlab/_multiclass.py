@@ -40,7 +40,10 @@ Decisions (the details SVC leaves to LIBSVM):
   ``make_run.ovo_fast_path``): dense float64 rows several pairs
   per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
   by pair on the arrays their runs would hold; a pair that does not
-  converge is handed to its run (docs/decisions/32o01).
+  converge is handed to its run (docs/decisions/32o01).  With several
+  workers, those dense float64 pairs run in batches through the same
+  compiled driver in each worker thread (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -265,9 +268,13 @@ class ParallelParts:
                 probe = False
         return taken
 
-    def _advance_parallel(self):
+    def _advance_parallel(self, todo=None):
+        """Every part of ``todo`` (default: the running part and the pending
+        ones after it) to its end in ``workers`` threads; returns the steps."""
         first, start = self.cur, self.part
-        todo = list(range(start + (first is not None), self.n_parts))
+        if todo is None:
+            todo = [i for i in range(start + (first is not None), self.n_parts)
+                    if self.part_reasons[i] == "pending"]
         n_workers = min(int(self.workers), len(todo) + (first is not None))
         self._prepare_workers(n_workers)
         lock = threading.Lock()
@@ -507,7 +514,24 @@ class MulticlassRun(ParallelParts, SequentialRun):
     def _advance(self, max_steps):
         if self._lean_ok() and not self.done:
             return self._fast.advance(self)
+        if self._parallel_driver_ok() and not self.done:
+            return self._fast.advance_parallel(self)
         return super()._advance(max_steps)
+
+    def _parallel_driver_ok(self):
+        """Whether :meth:`_advance` may run the pending pairs in ``workers``
+        threads, each several pairs per compiled call
+        (``self._fast.advance_parallel``, docs/decisions/32p01): ``run()``
+        without scikit-learn callback tasks, several workers and pending
+        pairs, no pair's run open (none stepped, none kept by a Ctrl-C of
+        :meth:`_advance_parallel`), and the pairs' fast path has a driver
+        for these rows."""
+        if not (self.parallel_ok and self.workers > 1 and self._lean_pairs
+                and self.cur is None and not getattr(self, "_open_runs", None)
+                and hasattr(self._fast, "advance_parallel")):
+            return False
+        pending = sum(r == "pending" for r in self.part_reasons[self.part:])
+        return pending > 1 and self._fast._driver_ok(self)
 
     @property
     def step_limit(self):

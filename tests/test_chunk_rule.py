@@ -77,6 +77,10 @@ def test_both_drivers_use_the_rule(monkeypatch, digits):
     assert calls, "SolverRun.run did not call _stepping.next_chunk_size"
     m1 = SVC(n_jobs=1).fit(X, y)
     calls.clear()
+    # the pairs' own runs in threads (ParallelParts), not the compiled
+    # driver in threads (decision 32p01), which takes no chunks
+    from svmlab import _multiclass
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
     m2 = SVC(n_jobs=2).fit(X, y)
     # the parallel pairs' workers drive every pair in chunks of their own
     # (at least one per pair, 45 pairs); the outer run's one _advance call

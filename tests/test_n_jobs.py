@@ -24,7 +24,7 @@ from sklearn.svm import SVC as SkSVC
 
 from svmlab import _multiclass
 from svmlab.decomposition import DecompositionClassifier, IRWLSClassifier
-from svmlab.smo import SMOClassifier
+from svmlab.smo import SMOClassifier, _ovo
 from svmlab.svm import SVC, NuSVC
 
 
@@ -38,7 +38,10 @@ def digits():
 
 @pytest.fixture
 def drivers(monkeypatch):
-    """The names of the threads that drove pairs on the parallel path."""
+    """The names of the threads that drove pairs on the parallel paths, one
+    entry per pair: each pair's run (``ParallelParts._drive``) or a pair the
+    compiled driver ran to convergence in a worker thread
+    (``FastPairs.advance_parallel``, decision 32p01)."""
     seen = []
     original = _multiclass.ParallelParts._drive
 
@@ -46,7 +49,18 @@ def drivers(monkeypatch):
         seen.append(threading.current_thread().name)
         return original(self, r, halt)
 
+    driver = _ovo.ovo_pairs
+
+    def recording_driver(*args):
+        out = driver(*args)
+        name = threading.current_thread().name
+        if name.startswith("svmlab-pair-"):
+            p0, done = int(args[4]), args[18]
+            seen.extend([name] * int(np.sum(done[p0:int(out[0])])))
+        return out
+
     monkeypatch.setattr(_multiclass.ParallelParts, "_drive", recording)
+    monkeypatch.setattr(_ovo, "ovo_pairs", recording_driver)
     return seen
 
 
@@ -198,6 +212,8 @@ def test_a_failing_pair_raises_in_the_caller(digits, monkeypatch):
         return original(self, p, w)
 
     monkeypatch.setattr(_multiclass.MulticlassRun, "_open_part_in", failing)
+    # the pairs' own runs (ParallelParts), not the compiled driver (32p01)
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
     with pytest.raises(RuntimeError, match="pair 7 failed"):
         SVC(n_jobs=2).fit(X, y)
 
@@ -224,6 +240,7 @@ def test_interrupt_keeps_the_pairs_reached(digits, monkeypatch):
         return original(self, r, halt)
 
     monkeypatch.setattr(_multiclass.ParallelParts, "_drive", drive)
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
     with pytest.warns(ConvergenceWarning, match="interrupted"):
         est = SVC(n_jobs=2).fit(X, y)
     assert not est.converged_

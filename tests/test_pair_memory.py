@@ -177,6 +177,10 @@ def _same(a, b):
 def test_fit_reuses_pair_memory_and_gives_the_same_model(digits, monkeypatch, stores,
                                                          cache_size):
     X, y = digits
+    # the pools serve the pairs' own runs: not the compiled driver of the
+    # pairs (decisions 32o01, 32p01), which makes its arrays in compiled code
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_lean_ok", lambda self: False)
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
     # no pools: every pair's arrays fresh, as before decision 32j01
     monkeypatch.setattr(BufferPool, "MIN_BYTES", 1 << 62)
     plain = _fit(SVC(n_jobs=1, cache_size=cache_size), X, y)

@@ -38,6 +38,7 @@ room.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -368,6 +369,154 @@ class FastPairs:
             if mc._stop_requested():
                 return taken
         return taken
+
+    @staticmethod
+    def _batches(todo, cost, workers):
+        """The pending pairs ``todo`` ordered by ``cost`` (largest first), and
+        a function handing out the next batch of them under a lock: batches
+        of about a ``4 * workers``-th of the cost left (guided scheduling),
+        so that few compiled calls run the pairs and the last ones, small,
+        even out the workers' ends whatever the machine's load."""
+        order = sorted(todo, key=lambda p: (-cost[p], p))
+        lock = threading.Lock()
+        left = [0, float(sum(cost[p] for p in order))]
+
+        def grab():
+            with lock:
+                i = left[0]
+                if i >= len(order):
+                    return None
+                want = left[1] / (4 * workers)
+                j, c = i, 0.0
+                while j < len(order) and (j == i or c < want):
+                    c += cost[order[j]]
+                    j += 1
+                left[0], left[1] = j, left[1] - c
+                return order[i:j]
+
+        return grab
+
+    def advance_parallel(self, mc):
+        """The pending pairs in ``mc.workers`` threads, each running batches
+        of pairs through :func:`ovo_pairs` (the GIL released inside: the
+        compiled functions are ``nogil``) over its own store of class blocks
+        and kernel scratch (``mc._prepare_workers``), each pair with its own
+        row cache: a pair's steps, multipliers and intercept are those of
+        :meth:`advance` (which model a pair gets does not depend on the
+        order, the worker or what the store holds), so the model is the
+        one-worker fit's bit for bit.  The batches are balanced by the pairs'
+        sizes (:meth:`_batches`).  A pair the driver hands back (not
+        converged within its allowance) runs afterwards through its own run
+        (``mc._advance_parallel``, threads as before), which gives its stop
+        reason and message.  Ctrl-C: the workers stop after their call in
+        flight (at most ``budget`` steps), the pairs finished are kept, the
+        run is ``interrupted``.  Returns the steps taken."""
+        a = getattr(mc, "_drv", None)
+        if a is None:
+            a = mc._drv = self._driver_args(mc)
+        todo = [p for p in range(mc.part, mc.n_parts) if mc.part_reasons[p] == "pending"]
+        sizes = np.asarray(mc._pos.sizes, dtype=np.int64)
+        # a pair's work: about n steps of O(n) each
+        cost = sizes.astype(np.float64) ** 2
+        n_workers = min(int(mc.workers), len(todo))
+        mc._prepare_workers(n_workers)
+        grab = self._batches(todo, cost, n_workers)
+        # each worker's first batch handed out here: every worker runs pairs
+        # however late its thread starts
+        first = [grab() for _ in range(n_workers)]
+        done_at, handed, errors = {}, [], []
+        taken = [0] * n_workers
+        failed = threading.Event()
+
+        def halt():
+            return failed.is_set() or mc._stop_requested()
+
+        def work(w):
+            try:
+                store = mc._stores[w]
+                kd, tmpl = store.kernel.data, store.view(0, 1)
+                S = first[w]
+                while not halt():
+                    S = grab() if S is None else S
+                    if S is None:
+                        return
+                    S = np.asarray(S, dtype=np.int64)
+                    m = len(S)
+                    off = np.zeros(m + 1, dtype=np.int64)
+                    np.cumsum(sizes[S], out=off[1:])
+                    alpha = np.zeros(int(off[-1]))
+                    n_iter = np.zeros(m, dtype=np.int64)
+                    done = np.zeros(m, dtype=np.int64)
+                    icpt = np.zeros(m)
+                    counts = np.zeros((m, 3), dtype=np.int64)
+                    j = 0
+                    while j < m:
+                        stop, _ = ovo_pairs(kd, tmpl, a["pa"][S], a["pb"][S], j, a["kdiag_all"],
+                                            a["Cv"], a["C"], a["uniform"][S], a["tol"],
+                                            a["eps"], a["shrinking"], a["want_rec"],
+                                            a["limits"][S], a["slots"][S], off, alpha, n_iter,
+                                            done, icpt, counts, a["budget"])
+                        stop = int(stop)
+                        for q in range(j, min(stop + 1, m)):
+                            if done[q]:
+                                done_at[int(S[q])] = (alpha[off[q]:off[q + 1]].copy(),
+                                                      float(icpt[q]), counts[q].copy(),
+                                                      int(n_iter[q]))
+                                taken[w] += int(n_iter[q])
+                        if stop < m and not done[stop]:
+                            handed.append(int(S[stop]))  # to its own run, below
+                            stop += 1
+                        j = stop
+                        if j < m and halt():
+                            return
+                    S = None
+            except BaseException as exc:  # re-raised by the main thread
+                errors.append(exc)
+                failed.set()
+
+        threads = [threading.Thread(target=work, args=(w,), daemon=True,
+                                    name=f"svmlab-pair-{w}") for w in range(n_workers)]
+        # the process-wide BLAS count at the pairs' own (as mc._advance_parallel)
+        with blas_thread_limit(int(mc.part_blas)):
+            for t in threads:
+                t.start()
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.05)  # the main thread stays free for Ctrl-C
+            except BaseException:
+                failed.set()
+                for t in threads:
+                    t.join()
+                raise
+        if errors:
+            raise errors[0]
+        for p in sorted(done_at):
+            alpha, icpt, counts, n_iter = done_at[p]
+            mc.part_results[p] = {
+                "alpha": alpha,
+                "intercept": icpt,
+                "cache_hits": int(counts[0]),
+                "cache_misses": int(counts[1]),
+                "kernel_evaluations": int(counts[2]),
+            }
+            mc.part_reasons[p] = "converged"
+            mc.part_n_iter[p] = n_iter
+            mc.part_messages[p] = None
+        steps = int(sum(taken))
+        mc.cur = None
+        left = [p for p in range(mc.n_parts) if mc.part_reasons[p] == "pending"]
+        if left and mc._stop_requested():
+            mc.part = left[0]
+            mc.interrupted = True  # Ctrl-C: the pairs reached are kept
+            return steps
+        if handed:
+            mc.part = min(handed)
+            return steps + mc._advance_parallel(sorted(handed))
+        mc.part = mc.n_parts
+        mc.done = True
+        mc.converged = all(r == "converged" for r in mc.part_reasons)
+        return steps
 
     def advance(self, mc):
         """Every remaining pair to its end, each without its run object:

@@ -1,0 +1,212 @@
+"""The one-vs-one compiled driver in worker threads (``n_jobs`` > 1,
+``svmlab.smo._ovo.FastPairs.advance_parallel``, decision 32p01).
+
+Contract: with several workers, the pending pairs of an SVC fit (dense
+float64 rows, WSS 2, no callback) run in batches through ``ovo_pairs`` in
+``workers`` threads, each over its own store; the model is the one-worker
+fit's bit for bit, a pair the driver hands back runs through its own run
+(stop reason and warning as before), Ctrl-C keeps the pairs reached, and an
+error in a worker is raised in the caller.  Every check compares against
+``n_jobs=1`` (and the run-by-run path) with ``array_equal`` and checks that
+the path was taken (both worker threads ran the driver), so a silent
+fall-back fails."""
+
+import os
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
+
+from svmlab import _multiclass
+from svmlab.smo import _ovo
+from svmlab.svm import SVC
+
+ATTRS = ("dual_coef_", "intercept_", "support_", "n_support_", "n_iter_")
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.RandomState(3).permutation(len(y))[:600]
+    return X[idx] / 16.0, y[idx]
+
+
+@pytest.fixture
+def seen(monkeypatch):
+    """Records ``(thread name, pairs converged)`` per ``ovo_pairs`` call,
+    ``"drive"`` per pair run by its own run in a thread, and the calls of
+    ``advance_parallel``."""
+    log = {"driver": [], "drive": [], "parallel": 0}
+    driver = _ovo.ovo_pairs
+
+    def spy(*args):
+        out = driver(*args)
+        p0, done = int(args[4]), args[18]
+        log["driver"].append((threading.current_thread().name,
+                              int(np.sum(done[p0:int(out[0])]))))
+        return out
+
+    drive = _multiclass.ParallelParts._drive
+
+    def spy_drive(self, r, halt):
+        log["drive"].append(threading.current_thread().name)
+        return drive(self, r, halt)
+
+    par = _ovo.FastPairs.advance_parallel
+
+    def spy_par(self, mc):
+        log["parallel"] += 1
+        return par(self, mc)
+
+    monkeypatch.setattr(_ovo, "ovo_pairs", spy)
+    monkeypatch.setattr(_multiclass.ParallelParts, "_drive", spy_drive)
+    monkeypatch.setattr(_ovo.FastPairs, "advance_parallel", spy_par)
+    return log
+
+
+def _fit(est, X, y, **kw):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        est.fit(X, y, **kw)
+    return est, sorted(str(x.message) for x in w)
+
+
+def _same(a, b):
+    for name in ATTRS:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for pa, pb in zip(a.alpha_, b.alpha_):
+        assert np.array_equal(pa, pb)
+    assert a.converged_ == b.converged_ and a.stop_reason_ == b.stop_reason_
+
+
+def _threads(log):
+    return sorted({name for name, n in log["driver"] if n > 0})
+
+
+@pytest.mark.parametrize("kw", [{}, {"kernel": "poly", "degree": 2, "C": 10.0},
+                                {"class_weight": "balanced"}, {"shrinking": False}],
+                         ids=["rbf", "poly", "class_weight", "no-shrinking"])
+def test_two_workers_give_the_one_worker_model(digits, seen, monkeypatch, kw):
+    X, y = digits
+    one, w1 = _fit(SVC(n_jobs=1, **kw), X, y)
+    assert seen["parallel"] == 0
+    del seen["driver"][:]
+    two, w2 = _fit(SVC(n_jobs=2, **kw), X, y)
+    assert seen["parallel"] == 1 and seen["drive"] == []
+    # both workers ran pairs through the driver, every pair once
+    assert _threads(seen) == ["svmlab-pair-0", "svmlab-pair-1"]
+    assert sum(n for _, n in seen["driver"]) == 45
+    _same(one, two)
+    assert w1 == w2 == []
+    assert np.array_equal(one.decision_function(X[:40]), two.decision_function(X[:40]))
+    # and the run-by-run path's model (each pair's SMORun)
+    with monkeypatch.context() as m:
+        m.setattr(_multiclass.MulticlassRun, "_lean_ok", lambda self: False)
+        m.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
+        runs, _ = _fit(SVC(n_jobs=1, **kw), X, y)
+    _same(runs, two)
+
+
+def test_sample_weights_per_pair_bounds(digits, seen):
+    X, y = digits
+    sw = np.random.RandomState(2).uniform(0.2, 2.0, len(y))
+    sw[y == 4] = 1.0  # pairs of some classes with uniform bounds, some not
+    one, _ = _fit(SVC(n_jobs=1), X, y, sample_weight=sw)
+    two, _ = _fit(SVC(n_jobs=2), X, y, sample_weight=sw)
+    assert seen["parallel"] == 1
+    _same(one, two)
+
+
+def test_pairs_handed_back_run_their_own_runs(digits, seen, monkeypatch):
+    """Pairs over the driver's allowance go to their own runs (in threads),
+    the other pairs stay in the driver: the same model as one worker."""
+    X, y = digits
+    original = _ovo.FastPairs._driver_args
+
+    def small(self, mc):
+        a = original(self, mc)
+        a["limits"][[3, 20, 44]] = 2  # three pairs get two steps in the driver
+        return a
+
+    monkeypatch.setattr(_ovo.FastPairs, "_driver_args", small)
+    one, w1 = _fit(SVC(n_jobs=1), X, y)
+    two, w2 = _fit(SVC(n_jobs=2), X, y)
+    assert seen["parallel"] == 1
+    assert sum(n for name, n in seen["driver"] if name.startswith("svmlab-pair-")) == 42
+    assert len([d for d in seen["drive"] if d.startswith("svmlab-pair-")]) == 3
+    _same(one, two)
+    assert w1 == w2 == [] and two.converged_
+
+
+def test_max_iter_gives_the_same_stop_and_warning(digits, seen):
+    X, y = digits
+    one, w1 = _fit(SVC(n_jobs=1, max_iter=30), X, y)
+    two, w2 = _fit(SVC(n_jobs=2, max_iter=30), X, y)
+    assert seen["parallel"] == 1
+    _same(one, two)
+    assert two.stop_reason_ == "max_iter" and not two.converged_
+    assert w1 == w2 and any("max_iter" in m for m in w2)
+
+
+def test_interrupt_keeps_the_pairs_reached(digits, seen, monkeypatch):
+    """A Ctrl-C (a real SIGINT) while the workers run the driver one pair
+    per call: the calls in flight end, the pairs finished are kept, the fit
+    is 'interrupted' with feasible multipliers."""
+    X, y = digits
+    original = _ovo.FastPairs._driver_args
+
+    def one_pair_per_call(self, mc):
+        a = original(self, mc)
+        a["budget"] = 1
+        return a
+
+    monkeypatch.setattr(_ovo.FastPairs, "_driver_args", one_pair_per_call)
+    spy = _ovo.ovo_pairs
+    calls = []
+
+    def sigint(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.3)  # the main thread's handler runs meanwhile
+        return spy(*args)
+
+    monkeypatch.setattr(_ovo, "ovo_pairs", sigint)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        est = SVC(n_jobs=2).fit(X, y)
+    assert est.stop_reason_ == "interrupted" and not est.converged_
+    reached = sum(n for _, n in seen["driver"])
+    assert 0 < reached < 45
+    assert int(np.sum(np.asarray(est.n_iter_) > 0)) == reached
+    for a in est.alpha_:
+        assert np.all((a >= 0) & (a <= 1.0))
+
+
+def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
+    X, y = digits
+
+    def failing(*args):
+        if threading.current_thread().name == "svmlab-pair-1":
+            raise RuntimeError("worker failed")
+        return spy(*args)
+
+    spy = _ovo.ovo_pairs
+    monkeypatch.setattr(_ovo, "ovo_pairs", failing)
+    with pytest.raises(RuntimeError, match="worker failed"):
+        SVC(n_jobs=2).fit(X, y)
+
+
+def test_batches_cover_every_pair_once_largest_first():
+    cost = np.array([1.0, 9.0, 4.0, 4.0, 16.0, 1.0, 2.0])
+    grab = _ovo.FastPairs._batches([0, 1, 2, 3, 4, 5, 6], cost, 2)
+    out = []
+    while (b := grab()) is not None:
+        out.append(b)
+    assert [p for b in out for p in b] == [4, 1, 2, 3, 6, 0, 5]
+    # the first batch about a quarter of the cost (2 workers), then smaller
+    assert out[0] == [4] and len(out) >= 4
