@@ -47,7 +47,7 @@ from .. import _stepping
 from .._jit import njit
 from .._kkt import intercept
 from .._stepping import blas_thread_limit
-from ..kernels._rows import TRANSPOSE_MAX_DENSITY, Kernel, KernelData
+from ..kernels._rows import TRANSPOSE_MAX_BYTES, TRANSPOSE_MAX_DENSITY, Kernel, KernelData
 from ..kernels.cache import CacheData, KernelCache, SharedRows
 from ._core import ACTIVE, FS_SIZE, IS_DONE, IS_N_ACTIVE, IS_SHRINK_COUNTER, IS_SIZE
 from ._dual import DualState
@@ -119,13 +119,15 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         sq[:na] = kd.sqnorm[a0:a1]
         sq[na:] = kd.sqnorm[b0:b1]
         # the pair's transpose as Kernel(Xp) decides it (svmlab.kernels._rows:
-        # kept, unfilled, for rows with at most TRANSPOSE_MAX_DENSITY nonzeros)
+        # kept, unfilled, for rows with at most TRANSPOSE_MAX_DENSITY nonzeros
+        # and at most TRANSPOSE_MAX_BYTES: keeps_transpose's rule)
         nnz = 0
         for t in range(n):
             for f in range(d):
                 if Xp[t, f] != 0.0:
                     nnz += 1
-        if not kd.binary and n * d > 0 and nnz <= TRANSPOSE_MAX_DENSITY * (n * d):
+        if not kd.binary and n * d > 0 and 8 * n * d <= TRANSPOSE_MAX_BYTES \
+                and nnz <= TRANSPOSE_MAX_DENSITY * (n * d):
             XT = np.empty((d, n))
         else:
             XT = np.zeros((0, 0))
