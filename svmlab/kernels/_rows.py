@@ -757,9 +757,13 @@ def kernel_row_range(kd, g, lo, hi, out):
         _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
         return
     if not kd.sparse and kd.ktype != PRECOMPUTED and is_float64(out):
-        if _transposed_dots(kd, g, kd, lo, hi, out):
-            _finish64(kd, kd.sqnorm[g], kd.sqnorm[lo:hi], out)
-            return
+        if not _transposed_dots(kd, g, kd, lo, hi, out):
+            # the GEMV that kernel_row_against would run on the view below,
+            # without building the view (its 21 fields cost more than the
+            # product of a small class block: iris, 50 x 4)
+            out[:] = np.dot(kd.dense[lo:hi], kd.dense[g])
+        _finish64(kd, kd.sqnorm[g], kd.sqnorm[lo:hi], out)
+        return
     sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
                      kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
                      kd.binary, kd.bits, kd.brows[lo:hi], kd.bcount[lo:hi],
