@@ -312,26 +312,8 @@ class ParallelParts:
                 errors.append(exc)
                 failed.set()
 
-        threads = [threading.Thread(target=work, args=(w,), daemon=True,
-                                    name=f"svmlab-pair-{w}") for w in range(n_workers)]
-        # the process-wide BLAS count at the parts' own while they run: an
-        # OpenBLAS call in a worker does not always follow the thread-local
-        # count (float32 blocks of Fashion-MNIST 10000 came out different
-        # under a process-wide 2), docs/decisions/28j01-parallel-pairs.md
-        with blas_thread_limit(int(self.part_blas)):
-            for t in threads:
-                t.start()
-            try:
-                for t in threads:
-                    while t.is_alive():
-                        t.join(0.05)  # the main thread stays free for Ctrl-C
-            except BaseException:
-                failed.set()
-                for t in threads:
-                    t.join()
-                raise
-        if errors:
-            raise errors[0]
+        # the process-wide BLAS count at the parts' own while they run
+        _stepping.run_worker_threads(work, n_workers, self.part_blas, failed, errors)
         self.cur = None
         self._open_runs = {}
         for i in sorted(closed):

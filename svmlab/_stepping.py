@@ -333,6 +333,38 @@ def blas_thread_limit(threads):
     return _blas_limit(threads)
 
 
+def run_worker_threads(work, n_workers, blas, failed, errors):
+    """Run ``work(w)`` for ``w < n_workers`` in daemon threads named
+    ``svmlab-pair-<w>`` (one-vs-one pairs in parallel), the process-wide
+    BLAS count limited to ``blas`` meanwhile, and wait for them.
+
+    Contract: ``work`` records an exception it meets in the list ``errors``
+    and sets the event ``failed`` (which every worker polls); the first
+    recorded error is raised here once all threads are done.  The main
+    thread waits in short joins, so Ctrl-C reaches it: it then sets
+    ``failed``, waits for the workers to stop at their next check, and
+    re-raises.  Why the process-wide count and not a per-thread one: an
+    OpenBLAS call in a worker does not always follow the thread-local count
+    (float32 blocks of Fashion-MNIST 10000 came out different under a
+    process-wide 2, docs/decisions/28j01-parallel-pairs.md)."""
+    threads = [threading.Thread(target=work, args=(w,), daemon=True,
+                                name=f"svmlab-pair-{w}") for w in range(n_workers)]
+    with blas_thread_limit(int(blas)):
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.05)
+        except BaseException:
+            failed.set()
+            for t in threads:
+                t.join()
+            raise
+    if errors:
+        raise errors[0]
+
+
 #: per thread, the limits :func:`blas_thread_limit` has in force there,
 #: innermost last
 _BLAS_ACTIVE = threading.local()

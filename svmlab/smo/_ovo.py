@@ -476,23 +476,8 @@ class FastPairs:
                 errors.append(exc)
                 failed.set()
 
-        threads = [threading.Thread(target=work, args=(w,), daemon=True,
-                                    name=f"svmlab-pair-{w}") for w in range(n_workers)]
         # the process-wide BLAS count at the pairs' own (as mc._advance_parallel)
-        with blas_thread_limit(int(mc.part_blas)):
-            for t in threads:
-                t.start()
-            try:
-                for t in threads:
-                    while t.is_alive():
-                        t.join(0.05)  # the main thread stays free for Ctrl-C
-            except BaseException:
-                failed.set()
-                for t in threads:
-                    t.join()
-                raise
-        if errors:
-            raise errors[0]
+        _stepping.run_worker_threads(work, n_workers, mc.part_blas, failed, errors)
         for p in sorted(done_at):
             alpha, icpt, counts, n_iter = done_at[p]
             mc.part_results[p] = {
