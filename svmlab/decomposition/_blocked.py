@@ -464,7 +464,7 @@ def _partner(m, i, K, D, v, low):
 @njit(cache=True, inline="always")
 def _move_fill(rj, ri, dj, di, v, up, low, vu, vl):
     """``v -= rj dj + ri di``
-    (:func:`svmlab.decomposition._smo_engine.apply_pair`'s update, the same
+    (:func:`svmlab.decomposition._smo_engine.pair_update`'s update, the same
     arithmetic, with the rows ``K[j]``, ``K[i]`` read for the columns of the
     symmetric block: contiguous); then ``vu = v`` on I_up, ``-inf``
     elsewhere, and ``vl = v`` on I_low, ``+inf`` elsewhere, from the kept

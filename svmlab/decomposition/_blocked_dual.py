@@ -279,7 +279,7 @@ def _fill_nu(v, up, low, pos, vup, vun, vlp, vln):
 @njit(cache=True, inline="always")
 def _move_nu(rj, ri, dj, di, v):
     """``v -= rj dj + ri di`` (the pair step's update, as
-    :func:`svmlab.decomposition._smo_engine.apply_pair` computes it, rows
+    :func:`svmlab.decomposition._smo_engine.pair_update` computes it, rows
     of the symmetric block read for its columns)."""
     for k in range(v.shape[0]):
         v[k] = v[k] - (rj[k] * dj + ri[k] * di)

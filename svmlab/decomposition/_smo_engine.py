@@ -11,21 +11,7 @@ from .._jit import njit
 from .._kkt import intercept, violating_pair
 from ..smo._pairstep import pair_step_box
 
-__all__ = ["apply_pair", "pair_update", "smo_engine"]
-
-
-@njit(cache=True, inline="always")
-def apply_pair(K, y, alpha, v, i, j, ai, aj):
-    """Set ``alpha[i], alpha[j] = ai, aj`` on a dense sub-problem and update
-    ``v -= K[:, j] dj + K[:, i] di`` (``d = y * change``), in place: the
-    tail every pair move shares (:func:`pair_update`'s analytic step, the
-    blocked dual's snap onto a bound)."""
-    dj = y[j] * (aj - alpha[j])
-    di = y[i] * (ai - alpha[i])
-    alpha[j] = aj
-    alpha[i] = ai
-    for k in range(v.shape[0]):
-        v[k] -= K[k, j] * dj + K[k, i] * di
+__all__ = ["pair_update", "smo_engine"]
 
 
 @njit(cache=True, inline="always")
@@ -60,7 +46,12 @@ def pair_update(K, y, alpha, C, v, i, j):
     )
     if not moved:
         return False
-    apply_pair(K, y, alpha, v, i, j, ai, aj)
+    dj = y[j] * (aj - alpha[j])
+    di = y[i] * (ai - alpha[i])
+    alpha[j] = aj
+    alpha[i] = ai
+    for k in range(v.shape[0]):
+        v[k] -= K[k, j] * dj + K[k, i] * di
     return True
 
 
