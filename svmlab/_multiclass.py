@@ -452,7 +452,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
         cur = self.cur
         return cur is None or cur.n_iter == 0
 
-    def _open_part(self, p, store=None):
+    def _pair_kernel(self, p, store=None):
+        """Pair p's ``(Xp, yp, Cvp, kernel)``: its rows (class a's, then
+        class b's), signs (+1 for class a), bounds, and its
+        :class:`~svmlab.kernels.Kernel` attached to ``store`` (default: the
+        fit's), with its float32 rows for a float32 cache.  One set-up for
+        the pair's run (:meth:`_open_part`) and for the arrays the pairs'
+        fast path holds without the run (``FastPairs._lean_state``)."""
         o = self.opts
         a, b = self.pairs[p]
         k = self.kernel
@@ -477,6 +483,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if o.cache_dtype == "float32":
             store.pair_float32(kp)  # kp.ensure_float32() in the store's memory
         store.attach(kp, a, b)
+        return Xp, yp, Cvp, kp
+
+    def _open_part(self, p, store=None):
+        o = self.opts
+        Xp, yp, Cvp, kp = self._pair_kernel(p, store)
         with blas_thread_limit(self.pair_threads):
             run = self._make_run(Xp, yp, kp, o.with_bounds(Cvp))
         run.progress = False

@@ -89,8 +89,9 @@ def _threads(log):
 
 
 @pytest.mark.parametrize("kw", [{}, {"kernel": "poly", "degree": 2, "C": 10.0},
-                                {"class_weight": "balanced"}, {"shrinking": False}],
-                         ids=["rbf", "poly", "class_weight", "no-shrinking"])
+                                {"class_weight": "balanced"}, {"shrinking": False},
+                                {"cache_size": 0.5}],
+                         ids=["rbf", "poly", "class_weight", "no-shrinking", "float32"])
 def test_two_workers_give_the_one_worker_model(digits, seen, monkeypatch, kw):
     X, y = digits
     one, w1 = _fit(SVC(n_jobs=1, **kw), X, y)
