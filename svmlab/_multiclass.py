@@ -84,7 +84,7 @@ import numpy as np
 from . import _stepping
 from ._stepping import FitOptions, SequentialRun, SolverRun, blas_thread_limit, iteration_cap
 from ._validation import class_and_sample_weights
-from .kernels._rows import Kernel
+from .kernels._rows import Kernel, transposed_ready
 from .kernels.cache import SharedRowStore
 
 __all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
@@ -429,12 +429,24 @@ class MulticlassRun(ParallelParts, SequentialRun):
         return store
 
     def _prepare_workers(self, n):
+        if len(self._stores) >= n:
+            return
+        main = self.kernel.data
+        if main.denseT.shape[0] > 0 and self.opts.cache_dtype == "float64":
+            # the transpose the float64 class blocks read (feature-major
+            # products of data with many zeros) filled once here, as the
+            # first block of a one-worker fit fills it, and shared below
+            transposed_ready(main)
         while len(self._stores) < n:
-            # the kernel's data shared read-only; its scratch vectors (the
-            # scattered sparse row, the bit-packed counts) its own
+            # the kernel's data shared read-only, its transpose included
+            # (copy.copy leaves a copy an unfilled one of its own: each worker
+            # filled another d x n array, and the workers' products then
+            # streamed two of them through the shared L3 cache); its scratch
+            # vectors (the scattered sparse row, the bit-packed counts) its own
             kern = copy.copy(self.kernel)
             d = kern.data
-            kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork))
+            kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork),
+                                   denseT=main.denseT, tstate=main.tstate)
             self._stores.append(self._new_store(kern))
 
     def _open_part_in(self, p, w):
