@@ -428,27 +428,57 @@ class FastPairs:
 
     @staticmethod
     def _batches(todo, cost, workers):
-        """The pending pairs ``todo`` ordered by ``cost`` (largest first), and
-        a function handing out the next batch of them under a lock: batches
-        of about a ``4 * workers``-th of the cost left (guided scheduling),
-        so that few compiled calls run the pairs and the last ones, small,
-        even out the workers' ends whatever the machine's load."""
-        order = sorted(todo, key=lambda p: (-cost[p], p))
-        lock = threading.Lock()
-        left = [0, float(sum(cost[p] for p in order))]
+        """A function ``grab(w)`` handing worker w its next batch of the
+        pending pairs ``todo`` (None when none is left), under a lock.
 
-        def grab():
+        Each worker owns a run of the pairs in LIBSVM's order (``(0, 1),
+        (0, 2), ...``: grouped by their first class), the runs of about
+        equal ``cost``: a class's rows are then met by fewer workers, and
+        each worker's store computes fewer of the class blocks another
+        worker's store computes too (the block of a row against its own
+        class serves every pair of that class; decision 33n01).  A worker
+        takes its own pairs largest first, in batches of about a quarter of
+        its cost left (few compiled calls); once its run is empty it takes
+        the smallest pairs left at the end of the run with the most cost
+        left (a ``4 * workers``-th of it), so the workers' ends even out
+        whatever the machine's load."""
+        order = sorted(todo)
+        total = float(sum(cost[p] for p in order))
+        runs, cur, acc = [], [], 0.0
+        for p in order:
+            # a run ends before the pair that would take it further past its
+            # share than it is short of it
+            bound = total * (len(runs) + 1) / workers
+            if len(runs) < workers - 1 and cur and acc + cost[p] - bound > bound - acc:
+                runs.append(cur)
+                cur = []
+            cur.append(p)
+            acc += cost[p]
+        runs.append(cur)
+        while len(runs) < workers:
+            runs.append([])
+        queues = [sorted(r, key=lambda p: (-cost[p], p)) for r in runs]
+        left = [float(sum(cost[p] for p in q)) for q in queues]
+        lock = threading.Lock()
+
+        def grab(w):
             with lock:
-                i = left[0]
-                if i >= len(order):
-                    return None
-                want = left[1] / (4 * workers)
-                j, c = i, 0.0
-                while j < len(order) and (j == i or c < want):
-                    c += cost[order[j]]
-                    j += 1
-                left[0], left[1] = j, left[1] - c
-                return order[i:j]
+                q = queues[w]
+                if q:
+                    want, v, front = left[w] / 4.0, w, True
+                else:
+                    v = max(range(len(queues)), key=lambda i: left[i])
+                    if not queues[v]:
+                        return None
+                    want, front = left[v] / (4.0 * workers), False
+                q = queues[v]
+                out, c = [], 0.0
+                while q and (not out or c < want):
+                    p = q.pop(0) if front else q.pop()
+                    out.append(p)
+                    c += cost[p]
+                left[v] -= c
+                return out
 
         return grab
 
@@ -479,7 +509,7 @@ class FastPairs:
         grab = self._batches(todo, cost, n_workers)
         # each worker's first batch handed out here: every worker runs pairs
         # however late its thread starts
-        first = [grab() for _ in range(n_workers)]
+        first = [grab(w) for w in range(n_workers)]
         done_at, handed, errors = {}, [], []
         taken = [0] * n_workers
         failed = threading.Event()
@@ -494,7 +524,7 @@ class FastPairs:
                 bufs = self._scratch(a)
                 S = first[w]
                 while not halt():
-                    S = grab() if S is None else S
+                    S = grab(w) if S is None else S
                     if S is None:
                         return
                     S = np.asarray(S, dtype=np.int64)
