@@ -37,13 +37,14 @@ Decisions (the details SVC leaves to LIBSVM):
   made by :func:`svmlab.smo._estimator.smo_run`) on that fast path with one
   worker run without their run objects, with the same steps and model
   (:class:`svmlab.smo._ovo.FastPairs`, which the run maker carries as
-  ``make_run.ovo_fast_path``): dense float64 rows several pairs
-  per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
-  by pair on the arrays their runs would hold; a pair that does not
-  converge is handed to its run (docs/decisions/32o01).  With several
-  workers, those dense float64 pairs run in batches through the same
-  compiled driver in each worker thread (``FastPairs.advance_parallel``,
-  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01).
+  ``make_run.ovo_fast_path``): dense float64 rows (float64 or float32
+  row caches) several pairs per compiled call
+  (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair by pair on the
+  arrays their runs would hold; a pair that does not converge is handed to
+  its run (docs/decisions/32o01, 33n01).  With several workers, those dense
+  pairs run in batches through the same compiled driver in each worker
+  thread (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g

@@ -11,12 +11,14 @@ loop (numba types its named tuples at every call) cost about as much again
 (docs/decisions/31d01, 32o01).
 
 Contract.  :func:`ovo_pairs` makes, for each pair from ``p0`` on, exactly
-the arrays a pair's :class:`svmlab.smo.SMORun` (WSS 2, float64 row cache
-over the fit's :class:`svmlab.kernels.cache.SharedRowStore`) would hold --
+the arrays a pair's :class:`svmlab.smo.SMORun` (WSS 2, float64 or float32
+row cache over the fit's :class:`svmlab.kernels.cache.SharedRowStore`) would
+hold --
 the pair's rows of X copied as two slices of the class-ordered set, their
 squared norms and kernel diagonal as slices of the whole set's (the same
 values: row-wise sums do not depend on the other rows), the bounds, a fresh
-row cache of the same number of slots whose misses the store serves -- runs
+row cache of the same number of slots whose misses the store serves, and
+for a float32 cache the rows' float32 copy (slices of the set's) -- runs
 the same compiled loop on them and takes LIBSVM's intercept as
 ``DualState.intercepts`` does.  So every step, multiplier and intercept is
 the run-by-run path's, bit for bit.  It returns after the first pair that
@@ -24,8 +26,13 @@ does not converge within its step allowance (the caller then runs that pair
 through its own run, which gives its stop reason and message), or once
 ``budget`` steps were taken (the caller checks Ctrl-C between calls).
 
-Only dense float64 rows (no CSR, no bit-packed rows, no float32 cache) take
-this path; the caller (:meth:`FastPairs.advance`) checks that, and
+The pairs' arrays that scale with their size (the rows' copy, its transpose,
+the row cache, the float32 rows) live in scratch memory the caller makes
+once per fit (:meth:`FastPairs._scratch`), reused from pair to pair: fresh
+pages cost system time on every pair otherwise (docs/decisions/33n01).
+
+Only dense float64 rows (no CSR, no bit-packed rows, no precomputed kernel)
+take this path; the caller (:meth:`FastPairs.advance`) checks that, and
 :class:`svmlab._multiclass.MulticlassRun` that no step hook or callback
 asked for records.
 
