@@ -85,7 +85,7 @@ import numpy as np
 from . import _stepping
 from ._stepping import FitOptions, SequentialRun, SolverRun, blas_thread_limit, iteration_cap
 from ._validation import class_and_sample_weights
-from .kernels._rows import Kernel, transposed_ready
+from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
 __all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
@@ -433,11 +433,16 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if len(self._stores) >= n:
             return
         main = self.kernel.data
-        if main.denseT.shape[0] > 0 and self.opts.cache_dtype == "float64":
+        if main.denseT.shape == main.dense.shape[::-1] and main.denseT.size > 0 \
+                and main.tstate[0] == 0 and self.opts.cache_dtype == "float64":
             # the transpose the float64 class blocks read (feature-major
             # products of data with many zeros) filled once here, as the
-            # first block of a one-worker fit fills it, and shared below
-            transposed_ready(main)
+            # first block of a one-worker fit fills it
+            # (svmlab.kernels._rows.transposed_ready: the same copies, made
+            # by NumPy here, so no kernel runs interpreted for it), and
+            # shared below
+            np.copyto(main.denseT, main.dense.T)
+            main.tstate[0] = 1
         while len(self._stores) < n:
             # the kernel's data shared read-only, its transpose included
             # (copy.copy leaves a copy an unfilled one of its own: each worker
