@@ -264,7 +264,8 @@ def run_n_jobs(ctx):
     ``NuSVC(nu=0.1)``, with ``n_jobs=1`` (the peer)
     and ``n_jobs=2``, :data:`NJOBS_REPEATS` fits each, interleaved, the
     fastest kept; untimed fits on 300 rows first (numba's compilation, the
-    float64 and the float32 rows).  ``extra``: the machine load (``/proc/loadavg``)
+    float64 and the float32 rows), and one full-size fit of each ``n_jobs``
+    (the process's first touch of that much memory).  ``extra``: the machine load (``/proc/loadavg``)
     before and after the case, whether the two models are equal bit for bit
     (``dual_coef_``, ``intercept_``, ``support_``), the median time of
     each, the process's CPU seconds per fit (all threads: on a machine
@@ -288,6 +289,14 @@ def run_n_jobs(ctx):
                 # cache too small for the 300 rows), which the large sets take
                 for mb in (CACHE_MB, 0.1):
                     cls(n_jobs=2, **(kw | {"cache_size": mb})).fit(X[:300], y[:300])
+                if not ctx.smoke:
+                    # and one full-size fit of each n_jobs: a process's first
+                    # fit of this size faults its heap in (MNIST 5000: 3.2-3.6 K
+                    # faults, 0.23-0.29 s of system time, against 1.2-1.5 K
+                    # after; docs/decisions/33n01), which would land on
+                    # whichever n_jobs is timed first
+                    for j in (1, 2):
+                        cls(n_jobs=j, **kw).fit(X, y)
                 load0 = _load()
                 times = {1: [], 2: []}
                 cpu = {1: [], 2: []}
