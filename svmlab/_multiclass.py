@@ -37,13 +37,14 @@ Decisions (the details SVC leaves to LIBSVM):
   made by :func:`svmlab.smo._estimator.smo_run`) on that fast path with one
   worker run without their run objects, with the same steps and model
   (:class:`svmlab.smo._ovo.FastPairs`, which the run maker carries as
-  ``make_run.ovo_fast_path``): dense float64 rows several pairs
-  per compiled call (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair
-  by pair on the arrays their runs would hold; a pair that does not
-  converge is handed to its run (docs/decisions/32o01).  With several
-  workers, those dense float64 pairs run in batches through the same
-  compiled driver in each worker thread (``FastPairs.advance_parallel``,
-  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01).
+  ``make_run.ovo_fast_path``): dense float64 rows (float64 or float32
+  row caches) several pairs per compiled call
+  (:func:`svmlab.smo._ovo.ovo_pairs`), other rows pair by pair on the
+  arrays their runs would hold; a pair that does not converge is handed to
+  its run (docs/decisions/32o01, 33n01).  With several workers, those dense
+  pairs run in batches through the same compiled driver in each worker
+  thread (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -429,12 +430,29 @@ class MulticlassRun(ParallelParts, SequentialRun):
         return store
 
     def _prepare_workers(self, n):
+        if len(self._stores) >= n:
+            return
+        main = self.kernel.data
+        if main.denseT.shape == main.dense.shape[::-1] and main.denseT.size > 0 \
+                and main.tstate[0] == 0 and self.opts.cache_dtype == "float64":
+            # the transpose the float64 class blocks read (feature-major
+            # products of data with many zeros) filled once here, as the
+            # first block of a one-worker fit fills it
+            # (svmlab.kernels._rows.transposed_ready: the same copies, made
+            # by NumPy here, so no kernel runs interpreted for it), and
+            # shared below
+            np.copyto(main.denseT, main.dense.T)
+            main.tstate[0] = 1
         while len(self._stores) < n:
-            # the kernel's data shared read-only; its scratch vectors (the
-            # scattered sparse row, the bit-packed counts) its own
+            # the kernel's data shared read-only, its transpose included
+            # (copy.copy leaves a copy an unfilled one of its own: each worker
+            # filled another d x n array, and the workers' products then
+            # streamed two of them through the shared L3 cache); its scratch
+            # vectors (the scattered sparse row, the bit-packed counts) its own
             kern = copy.copy(self.kernel)
             d = kern.data
-            kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork))
+            kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork),
+                                   denseT=main.denseT, tstate=main.tstate)
             self._stores.append(self._new_store(kern))
 
     def _open_part_in(self, p, w):
@@ -452,7 +470,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
         cur = self.cur
         return cur is None or cur.n_iter == 0
 
-    def _open_part(self, p, store=None):
+    def _pair_kernel(self, p, store=None):
+        """Pair p's ``(Xp, yp, Cvp, kernel)``: its rows (class a's, then
+        class b's), signs (+1 for class a), bounds, and its
+        :class:`~svmlab.kernels.Kernel` attached to ``store`` (default: the
+        fit's), with its float32 rows for a float32 cache.  One set-up for
+        the pair's run (:meth:`_open_part`) and for the arrays the pairs'
+        fast path holds without the run (``FastPairs._lean_state``)."""
         o = self.opts
         a, b = self.pairs[p]
         k = self.kernel
@@ -477,6 +501,11 @@ class MulticlassRun(ParallelParts, SequentialRun):
         if o.cache_dtype == "float32":
             store.pair_float32(kp)  # kp.ensure_float32() in the store's memory
         store.attach(kp, a, b)
+        return Xp, yp, Cvp, kp
+
+    def _open_part(self, p, store=None):
+        o = self.opts
+        Xp, yp, Cvp, kp = self._pair_kernel(p, store)
         with blas_thread_limit(self.pair_threads):
             run = self._make_run(Xp, yp, kp, o.with_bounds(Cvp))
         run.progress = False

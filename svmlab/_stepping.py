@@ -974,6 +974,7 @@ class SequentialRun(SolverRun):
         while taken < max_steps and not self.done:
             r = self._current()
             if r.finished:
+                r = None  # the closed part's memory free before the next opens
                 self._close()
                 continue
             want = min(max_steps - taken, r.budget)
@@ -986,6 +987,9 @@ class SequentialRun(SolverRun):
             if k == 0 and not (r.converged or r.stopped or r.stalled):
                 r._mark_stalled()
             if r.finished:
+                # dropped before the next part opens: its caches' and rows'
+                # memory then serves that part (svmlab.kernels._pool)
+                r = None
                 self._close()
             if self._interrupt_requested:
                 break

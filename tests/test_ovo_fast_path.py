@@ -70,7 +70,8 @@ CASES = [
     ("iris", lambda: SVC(max_iter=7), {}),        # every pair stops at max_iter
     ("wine", lambda: SVC(C=1e4, max_iter=60), {}),  # some pairs stop, some converge
     ("iris", lambda: SVC(), {"sample_weight": np.linspace(0.2, 2.0, 150)}),
-    ("iris", lambda: SVC(cache_size=0.1), {}),   # float32 rows: the lean path alone
+    ("iris", lambda: SVC(cache_size=0.1), {}),   # float32 rows
+    ("digits4", lambda: SVC(cache_size=0.5), {}),  # float32 rows, pairs of several sizes
 ]
 
 
@@ -112,16 +113,57 @@ def test_the_default_fit_runs_the_pairs_in_compiled_calls(sets, monkeypatch):
 
     def spy(*args):
         out = original(*args)
-        calls.append(out)
+        calls.append((int(out[0]), args[25].dtype))  # args[25]: the row cache's memory
         return out
 
     monkeypatch.setattr(_ovo, "ovo_pairs", spy)
     X, y = sets["iris"]
     SVC().fit(X, y)
-    assert len(calls) == 1 and int(calls[0][0]) == 3
+    assert calls == [(3, np.float64)]
     calls.clear()
-    SVC(cache_size=0.1).fit(X, y)  # float32 rows (the matrix does not fit): not this path
-    assert calls == []
+    SVC(cache_size=0.1).fit(X, y)  # float32 rows (the matrix does not fit): the same
+    assert calls == [(3, np.float32)]
+
+
+@pytest.mark.parametrize("cache_size", [200.0, 0.5], ids=["float64", "float32"])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_driver_scratch_reused_from_pair_to_pair(sets, monkeypatch, cache_size, n_jobs):
+    """The driver's pairs share one caller's scratch (the rows' copy, the
+    transpose, the row cache, the float32 rows: FastPairs._scratch): with
+    that memory full of NaN before every call, and so holding the previous
+    pairs' values (larger pairs first and after), the model is still the
+    run-by-run path's, so no pair reads memory it did not write."""
+    X, y = sets["digits4"]
+    ref, _ = _fit(lambda: SVC(cache_size=cache_size), X, y, "runs", monkeypatch)
+    made, seen = [], []
+    scratch = _ovo.FastPairs._scratch
+
+    def poisoned(a):
+        bufs = scratch(a)
+        made.append(bufs)
+        return bufs
+
+    original = _ovo.ovo_pairs
+
+    def spy(*args):
+        bufs = args[23:27]
+        seen.append(tuple(b.ctypes.data for b in bufs))
+        for b in bufs:
+            b[...] = np.nan
+        return original(*args)
+
+    monkeypatch.setattr(_ovo.FastPairs, "_scratch", staticmethod(poisoned))
+    monkeypatch.setattr(_ovo, "ovo_pairs", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = SVC(cache_size=cache_size, n_jobs=n_jobs).fit(X, y)
+    _same(est, ref)
+    # one scratch per caller (the main thread, or each worker), every call on one
+    assert len(made) == n_jobs and len(set(seen)) == n_jobs
+    xbuf, tbuf, cbuf, x32buf = made[0]
+    f32 = cache_size < 1
+    assert cbuf.dtype == (np.float32 if f32 else np.float64)
+    assert (x32buf.size > 0) == f32
 
 
 def test_a_pair_over_its_allowance_goes_to_its_own_run(sets, monkeypatch):
@@ -167,7 +209,7 @@ def test_interpreted_driver_equals_compiled(sets):
                          a["C"], a["uniform"], a["tol"], a["eps"], a["shrinking"],
                          a["want_rec"], a["limits"], a["slots"], a["offsets"],
                          a["alpha_out"], a["n_iter"], a["done"], a["icpt"], a["counts"],
-                         a["budget"])
+                         a["budget"], a["nnz"], *run._fast._scratch(a), a["blocks"])
         outs.append((int(stop), int(taken), a["alpha_out"], a["n_iter"], a["done"], a["icpt"]))
     c, i = outs
     assert c[0] == i[0] == 3 and c[1] == i[1] > 0

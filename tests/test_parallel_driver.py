@@ -89,8 +89,9 @@ def _threads(log):
 
 
 @pytest.mark.parametrize("kw", [{}, {"kernel": "poly", "degree": 2, "C": 10.0},
-                                {"class_weight": "balanced"}, {"shrinking": False}],
-                         ids=["rbf", "poly", "class_weight", "no-shrinking"])
+                                {"class_weight": "balanced"}, {"shrinking": False},
+                                {"cache_size": 0.5}],
+                         ids=["rbf", "poly", "class_weight", "no-shrinking", "float32"])
 def test_two_workers_give_the_one_worker_model(digits, seen, monkeypatch, kw):
     X, y = digits
     one, w1 = _fit(SVC(n_jobs=1, **kw), X, y)
@@ -201,12 +202,59 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
         SVC(n_jobs=2).fit(X, y)
 
 
-def test_batches_cover_every_pair_once_largest_first():
-    cost = np.array([1.0, 9.0, 4.0, 4.0, 16.0, 1.0, 2.0])
+def test_batches_cover_every_pair_once_own_run_first():
+    """Each worker owns a run of the pairs in LIBSVM's order (about half
+    the cost each), takes it largest first in batches of about a quarter of
+    its cost left, then the smallest pairs at the end of the other run."""
+    cost = np.array([1.0, 9.0, 4.0, 4.0, 16.0, 1.0, 2.0])  # total 37
     grab = _ovo.FastPairs._batches([0, 1, 2, 3, 4, 5, 6], cost, 2)
+    # worker 0's run: pairs 0..3 (cost 18), worker 1's: 4..6 (cost 19)
+    assert grab(0) == [1]              # 9: a quarter of 18 reached
+    assert grab(0) == [2]
+    assert grab(0) == [3]
+    assert grab(0) == [0]
+    # its run done: the smallest pairs of worker 1's, up to an eighth of its 19
+    assert grab(0) == [5, 6]
+    assert grab(1) == [4]
+    assert grab(1) is None and grab(0) is None
+    # any interleaving hands out every pair once
+    for seq in ([0, 1] * 10, [1] * 20, [0] * 20, [1, 1, 0] * 7):
+        grab = _ovo.FastPairs._batches([6, 2, 4, 0, 1, 5, 3], cost, 2)
+        out = [grab(w) for w in seq]
+        got = [p for b in out if b is not None for p in b]
+        assert sorted(got) == list(range(7))
+    # one worker: every pair, largest first
+    grab = _ovo.FastPairs._batches(list(range(7)), cost, 1)
     out = []
-    while (b := grab()) is not None:
-        out.append(b)
-    assert [p for b in out for p in b] == [4, 1, 2, 3, 6, 0, 5]
-    # the first batch about a quarter of the cost (2 workers), then smaller
-    assert out[0] == [4] and len(out) >= 4
+    while (b := grab(0)) is not None:
+        out.extend(b)
+    assert out == [4, 1, 2, 3, 6, 0, 5]
+
+
+def test_workers_share_the_filled_transpose(digits, monkeypatch):
+    """The workers' store kernels read the class-ordered rows' transpose of
+    the fit's kernel (filled once, before the workers start), not a copy
+    each: the same model as one worker."""
+    X, y = digits
+    stores = []
+    new_store = _multiclass.MulticlassRun._new_store
+
+    def spy(self, kernel):
+        s = new_store(self, kernel)
+        stores.append(s)
+        return s
+
+    monkeypatch.setattr(_multiclass.MulticlassRun, "_new_store", spy)
+    one, _ = _fit(SVC(n_jobs=1), X, y)
+    assert len(stores) == 1
+    stores.clear()
+    two, _ = _fit(SVC(n_jobs=2), X, y)
+    assert len(stores) == 2
+    main, other = (s.kernel.data for s in stores)
+    assert main.denseT.shape == (X.shape[1], len(y))  # digits keep a transpose
+    assert other.denseT is main.denseT and other.tstate is main.tstate
+    assert main.tstate[0] == 1
+    assert np.array_equal(main.denseT, main.dense.T)
+    # the scratch vectors stay the worker's own
+    assert other.work is not main.work
+    _same(one, two)

@@ -160,6 +160,56 @@ def _usage():
     return np.array([ru.ru_utime, ru.ru_stime, float(ru.ru_minflt)])
 
 
+class _DriverProbe:
+    """While active, records per thread the CPU seconds spent in the
+    one-vs-one compiled driver (``svmlab.smo._ovo.ovo_pairs``, which
+    ``FastPairs`` looks up on its module at every call) and the kernel
+    values its pairs' stores computed: where an ``n_jobs=2`` fit loses
+    (the workers' balance, the values both workers' stores compute;
+    docs/decisions/33n01).  Empty for fits that do not take the driver
+    (NuSVC's pairs).  ``take()`` returns ``(sorted per-thread CPU
+    seconds, kernel values)`` since the last ``take()``."""
+
+    def __init__(self):
+        import threading
+
+        self._lock = threading.Lock()
+        self._rows = []
+
+    def __enter__(self):
+        import threading
+
+        from ..smo import _ovo
+
+        self._mod, self._orig = _ovo, _ovo.ovo_pairs
+        orig, rows, lock = self._orig, self._rows, self._lock
+
+        def probe(*args):
+            c0 = time.thread_time()
+            out = orig(*args)
+            cpu = time.thread_time() - c0
+            counts, p0 = args[20], int(args[4])
+            values = int(counts[p0:min(int(out[0]) + 1, len(counts)), 2].sum())
+            with lock:
+                rows.append((threading.get_ident(), cpu, values))
+            return out
+
+        _ovo.ovo_pairs = probe
+        return self
+
+    def __exit__(self, *exc):
+        self._mod.ovo_pairs = self._orig
+        return False
+
+    def take(self):
+        with self._lock:
+            rows, self._rows[:] = list(self._rows), []
+        per = {}
+        for tid, cpu, _ in rows:
+            per[tid] = per.get(tid, 0.0) + cpu
+        return sorted(per.values()), sum(v for _, _, v in rows)
+
+
 def _njobs_cases(ctx):
     """``(case, X, y, params)``: digits (all 1797), MNIST test (5000; smoke
     1000) and Fashion-MNIST training images (10000; smoke 1500), 10 classes
@@ -214,7 +264,8 @@ def run_n_jobs(ctx):
     ``NuSVC(nu=0.1)``, with ``n_jobs=1`` (the peer)
     and ``n_jobs=2``, :data:`NJOBS_REPEATS` fits each, interleaved, the
     fastest kept; untimed fits on 300 rows first (numba's compilation, the
-    float64 and the float32 rows).  ``extra``: the machine load (``/proc/loadavg``)
+    float64 and the float32 rows), and one full-size fit of each ``n_jobs``
+    (the process's first touch of that much memory).  ``extra``: the machine load (``/proc/loadavg``)
     before and after the case, whether the two models are equal bit for bit
     (``dual_coef_``, ``intercept_``, ``support_``), the median time of
     each, the process's CPU seconds per fit (all threads: on a machine
@@ -238,20 +289,32 @@ def run_n_jobs(ctx):
                 # cache too small for the 300 rows), which the large sets take
                 for mb in (CACHE_MB, 0.1):
                     cls(n_jobs=2, **(kw | {"cache_size": mb})).fit(X[:300], y[:300])
+                if not ctx.smoke:
+                    # and one full-size fit of each n_jobs: a process's first
+                    # fit of this size faults its heap in (MNIST 5000: 3.2-3.6 K
+                    # faults, 0.23-0.29 s of system time, against 1.2-1.5 K
+                    # after; docs/decisions/33n01), which would land on
+                    # whichever n_jobs is timed first
+                    for j in (1, 2):
+                        cls(n_jobs=j, **kw).fit(X, y)
                 load0 = _load()
                 times = {1: [], 2: []}
                 cpu = {1: [], 2: []}
                 usage = {1: [], 2: []}
+                driver = {1: [], 2: []}
                 models = {}
                 try:
-                    for _ in range(1 if ctx.smoke else NJOBS_REPEATS):
-                        for j in (1, 2):
-                            c0 = time.process_time()
-                            u0 = _usage()
-                            models[j], secs = timed(cls(n_jobs=j, **kw).fit, X, y)
-                            cpu[j].append(time.process_time() - c0)
-                            usage[j].append(_usage() - u0)
-                            times[j].append(secs)
+                    with _DriverProbe() as probe:
+                        for _ in range(1 if ctx.smoke else NJOBS_REPEATS):
+                            for j in (1, 2):
+                                c0 = time.process_time()
+                                u0 = _usage()
+                                probe.take()
+                                models[j], secs = timed(cls(n_jobs=j, **kw).fit, X, y)
+                                cpu[j].append(time.process_time() - c0)
+                                usage[j].append(_usage() - u0)
+                                times[j].append(secs)
+                                driver[j].append(probe.take())
                 except Exception as exc:  # report, keep going
                     ctx.fail(f"{label}: raised {type(exc).__name__}: {exc}")
                     continue
@@ -271,6 +334,13 @@ def run_n_jobs(ctx):
                 f"{np.median([u[0] for u in usage[j]]):.2f} s, system "
                 f"{np.median([u[1] for u in usage[j]]):.2f} s, "
                 f"{int(np.median([u[2] for u in usage[j]]))} page faults" for j in (1, 2)))
+            if driver[1][-1][0]:
+                # the compiled driver's CPU per thread and the kernel values
+                # its stores computed, in the last fit of each
+                ctx.log(f"{label}: compiled driver, last fit: " + "; ".join(
+                    f"n_jobs={j} CPU per thread "
+                    + " / ".join(f"{c:.3f}" for c in driver[j][-1][0])
+                    + f" s, {driver[j][-1][1]} kernel values" for j in (1, 2)))
             for j in (1, 2):
                 m = models[j]
                 ctx.emit(Result(case=label, solver=f"svmlab {name} n_jobs={j}",
@@ -294,4 +364,10 @@ def run_n_jobs(ctx):
                                            [u[1] for u in usage[j]])), 3),
                                        "minor_faults": int(np.median(
                                            [u[2] for u in usage[j]])),
+                                       # the compiled driver's CPU seconds
+                                       # per thread (sorted) and kernel
+                                       # values, last fit (_DriverProbe)
+                                       "driver_thread_cpu_s": [
+                                           round(c, 4) for c in driver[j][-1][0]],
+                                       "driver_kernel_values": int(driver[j][-1][1]),
                                        "converged": bool(m.converged_)}))

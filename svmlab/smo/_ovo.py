@@ -11,12 +11,14 @@ loop (numba types its named tuples at every call) cost about as much again
 (docs/decisions/31d01, 32o01).
 
 Contract.  :func:`ovo_pairs` makes, for each pair from ``p0`` on, exactly
-the arrays a pair's :class:`svmlab.smo.SMORun` (WSS 2, float64 row cache
-over the fit's :class:`svmlab.kernels.cache.SharedRowStore`) would hold --
+the arrays a pair's :class:`svmlab.smo.SMORun` (WSS 2, float64 or float32
+row cache over the fit's :class:`svmlab.kernels.cache.SharedRowStore`) would
+hold --
 the pair's rows of X copied as two slices of the class-ordered set, their
 squared norms and kernel diagonal as slices of the whole set's (the same
 values: row-wise sums do not depend on the other rows), the bounds, a fresh
-row cache of the same number of slots whose misses the store serves -- runs
+row cache of the same number of slots whose misses the store serves, and
+for a float32 cache the rows' float32 copy (slices of the set's) -- runs
 the same compiled loop on them and takes LIBSVM's intercept as
 ``DualState.intercepts`` does.  So every step, multiplier and intercept is
 the run-by-run path's, bit for bit.  It returns after the first pair that
@@ -24,8 +26,13 @@ does not converge within its step allowance (the caller then runs that pair
 through its own run, which gives its stop reason and message), or once
 ``budget`` steps were taken (the caller checks Ctrl-C between calls).
 
-Only dense float64 rows (no CSR, no bit-packed rows, no float32 cache) take
-this path; the caller (:meth:`FastPairs.advance`) checks that, and
+The pairs' arrays that scale with their size (the rows' copy, its transpose,
+the row cache, the float32 rows) live in scratch memory the caller makes
+once per fit (:meth:`FastPairs._scratch`), reused from pair to pair: fresh
+pages cost system time on every pair otherwise (docs/decisions/33n01).
+
+Only dense float64 rows (no CSR, no bit-packed rows, no precomputed kernel)
+take this path; the caller (:meth:`FastPairs.advance`) checks that, and
 :class:`svmlab._multiclass.MulticlassRun` that no step hook or callback
 asked for records.
 
@@ -47,7 +54,8 @@ from .. import _stepping
 from .._jit import njit
 from .._kkt import intercept
 from .._stepping import blas_thread_limit
-from ..kernels._rows import TRANSPOSE_MAX_BYTES, TRANSPOSE_MAX_DENSITY, Kernel, KernelData
+from ..kernels._rows import (TRANSPOSE_MAX_BYTES, TRANSPOSE_MAX_DENSITY, KernelData,
+                             keeps_transpose)
 from ..kernels.cache import CacheData, KernelCache, SharedRows
 from ._core import ACTIVE, FS_SIZE, IS_DONE, IS_N_ACTIVE, IS_SHRINK_COUNTER, IS_SIZE
 from ._dual import DualState
@@ -60,7 +68,8 @@ __all__ = ["FastPairs", "ovo_pairs"]
 
 @njit(cache=True)
 def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinking, want_rec,
-              limits, slots, offsets, alpha_out, n_iter, done, icpt, counts, budget):
+              limits, slots, offsets, alpha_out, n_iter, done, icpt, counts, budget,
+              nnz, xbuf, tbuf, cbuf, x32buf, blocks):
     """Run pairs ``p0, p0+1, ...`` to their end; returns the index of the
     first pair not run to convergence by this call (``len(pa)`` when all
     were), and the steps taken.
@@ -97,6 +106,25 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         Out: cache hits, cache misses, kernel values the store computed.
     budget : int
         Return after the pair during which the steps of this call reach it.
+    nnz : int64 (k,)
+        The nonzero entries of each class's rows (``kd.dense``): a pair's
+        count is the sum of its two classes', so the transpose rule of
+        :class:`svmlab.kernels.Kernel` (``keeps_transpose``) is decided
+        without counting the pair's rows again.
+    xbuf, tbuf : float64 (at least n d,)
+        The memory of the pair's copy of its rows and of its transpose
+        (``tbuf`` may be empty when no pair keeps one): reused from pair to
+        pair and from call to call, so that the pairs do not fault in fresh
+        pages (docs/decisions/33n01).
+    cbuf : float64 or float32 (at least ``slots[p] * n``,)
+        The memory of the pair's row cache; its dtype is the cache's.
+    x32buf : float32
+        Empty for a float64 cache; for a float32 cache (at least n d,) the
+        memory of the pair's float32 rows (``Kernel.ensure_float32``: the
+        same values as the class-ordered set's ``kd.dense32``, sliced).
+    blocks : None or bool
+        The loop's ``blocks`` switch (:func:`svmlab.smo._core.blocks_switch`):
+        None for a float64 cache, True for a float32 one of dense rows.
     """
     P = pa.shape[0]
     coff = tmpl.coff
@@ -111,8 +139,9 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         b1 = coff[b + 1]
         na = a1 - a0
         n = na + b1 - b0
-        # the pair's rows: class a's, then class b's (copies, as the run's Kernel)
-        Xp = np.empty((n, d))
+        # the pair's rows: class a's, then class b's (copies, as the run's
+        # Kernel), in the caller's memory
+        Xp = xbuf[:n * d].reshape((n, d))
         Xp[:na] = kd.dense[a0:a1]
         Xp[na:] = kd.dense[b0:b1]
         sq = np.empty(n)
@@ -121,19 +150,21 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         # the pair's transpose as Kernel(Xp) decides it (svmlab.kernels._rows:
         # kept, unfilled, for rows with at most TRANSPOSE_MAX_DENSITY nonzeros
         # and at most TRANSPOSE_MAX_BYTES: keeps_transpose's rule)
-        nnz = 0
-        for t in range(n):
-            for f in range(d):
-                if Xp[t, f] != 0.0:
-                    nnz += 1
+        nz = nnz[a] + nnz[b]
         if not kd.binary and n * d > 0 and 8 * n * d <= TRANSPOSE_MAX_BYTES \
-                and nnz <= TRANSPOSE_MAX_DENSITY * (n * d):
-            XT = np.empty((d, n))
+                and nz <= TRANSPOSE_MAX_DENSITY * (n * d):
+            XT = tbuf[:d * n].reshape((d, n))
         else:
             XT = np.zeros((0, 0))
+        if x32buf.shape[0] > 0:
+            X32 = x32buf[:n * d].reshape((n, d))
+            X32[:na] = kd.dense32[a0:a1]
+            X32[na:] = kd.dense32[b0:b1]
+        else:
+            X32 = kd.dense32
         kdp = KernelData(kd.sparse, Xp, kd.indptr, kd.indices, kd.data, sq, kd.ktype,
                          kd.gamma, kd.coef0, kd.degree, kd.work, kd.binary, kd.bits,
-                         kd.brows, kd.bcount, kd.table, kd.bwork, kd.dense32, kd.cols,
+                         kd.brows, kd.bcount, kd.table, kd.bwork, X32, kd.cols,
                          XT, np.zeros(1, np.int64))
         gmap = np.empty(n, np.int64)
         for t in range(na):
@@ -150,7 +181,8 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         meta = np.zeros(5, np.int64)
         meta[0] = -1
         meta[1] = -1
-        cd = CacheData(np.empty((m, n)), np.full(n, -1, np.int64), np.full(m, -1, np.int64),
+        cd = CacheData(cbuf[:m * n].reshape((m, n)), np.full(n, -1, np.int64),
+                       np.full(m, -1, np.int64),
                        np.full(m, -1, np.int64), np.full(m, -1, np.int64), meta, sh)
         # the problem: y = +1 for class a, -1 for class b; p = -1, v = -y p
         y = np.ones(n)
@@ -175,7 +207,7 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         Gbar = np.zeros((2, n))
         full = np.zeros(n)
         rowfull = np.zeros(n, np.bool_)
-        rb = np.zeros((2, 0))
+        rb = np.zeros((2, 0), cbuf.dtype)
         active = np.full(n, ACTIVE, np.int8)
         act = np.arange(n)
         ist = np.zeros(IS_SIZE, np.int64)
@@ -187,7 +219,7 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         prob = DualProblem(y, yp, U, kdiag, idx, tol, eps)
         it = DualIterate(alpha, G, Gbar, fst, ist, active, act)
         opt = DualOptions(shrinking, min(n, 1000), want_rec)
-        k = dual_run(rows, prob, it, rec, opt, limits[p], None, None, None)
+        k = dual_run(rows, prob, it, rec, opt, limits[p], None, None, blocks)
         taken += k
         n_iter[p] = k
         counts[p, 0] = meta[3]
@@ -202,7 +234,7 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
                 shrunk = True
                 break
         if shrunk:
-            f0 = dual_gradient(rows, prob, it, None, None)
+            f0 = dual_gradient(rows, prob, it, None, blocks)
         else:
             f0 = G.copy()
         icpt[p] = intercept(yp - f0, y, alpha, U)
@@ -248,21 +280,7 @@ class FastPairs:
         :class:`svmlab.smo._dual.DualState` as ``SMORun._init_dual`` makes
         it), without the run object around them."""
         o = mc.opts
-        a, b = mc.pairs[p]
-        k = mc.kernel
-        Xs = k.X
-        a0, a1 = int(mc.coff[a]), int(mc.coff[a + 1])
-        b0, b1 = int(mc.coff[b]), int(mc.coff[b + 1])
-        Xp = (np.concatenate((Xs[a0:a1], Xs[b0:b1])) if isinstance(Xs, np.ndarray)
-              else Xs[mc._pos[p]])
-        na = a1 - a0
-        yp = np.ones(na + b1 - b0)
-        yp[na:] = -1.0
-        Cvp = np.concatenate((mc.Cv[a0:a1], mc.Cv[b0:b1]))
-        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
-        if o.cache_dtype == "float32":
-            kp.ensure_float32()
-        mc.store.attach(kp, a, b)
+        _, yp, Cvp, kp = mc._pair_kernel(p)  # the pair's set-up, as its run's
         cache = KernelCache(kp, o.cache_size, dtype=np.dtype(o.cache_dtype))
         C = float(o.C)
         d = DualState(kp, yp, -1.0, C if bool(np.all(Cvp == C)) else Cvp, tol=float(o.tol),
@@ -286,15 +304,32 @@ class FastPairs:
     def _driver_ok(self, mc):
         """Whether the pairs may run several to a compiled call
         (:func:`svmlab.smo._ovo.ovo_pairs`): dense float64 rows with a named
-        kernel and a float64 row cache."""
+        kernel, and a float64 row cache or a float32 one (whose pairs' float32
+        rows are then slices of the class-ordered set's, ``dense32``, which
+        the store made)."""
         ok = getattr(mc, "_drv_ok", None)
         if ok is None:
             k = mc.kernel
+            d = k.data
+            dt = mc.opts.cache_dtype
             ok = (isinstance(k.X, np.ndarray) and not k.binary and k.kernel != "precomputed"
-                  and mc.opts.cache_dtype == "float64" and mc.store.dtype == np.float64
-                  and k.data.dense32.shape[0] == 0 and k.data.dense.dtype == np.float64)
+                  and not d.sparse and d.dense.dtype == np.float64 and d.dense.shape[0] > 0
+                  and mc.store.dtype == np.dtype(dt)
+                  and ((dt == "float64" and d.dense32.shape[0] == 0)
+                       or (dt == "float32" and d.dense32.shape == d.dense.shape)))
             mc._drv_ok = ok
         return ok
+
+    @staticmethod
+    def _scratch(a):
+        """One caller's (the main thread's, a worker's) memory for
+        :func:`ovo_pairs`' pairs: ``(xbuf, tbuf, cbuf, x32buf)``, each the
+        size of the largest pair's use, made once per fit and caller and
+        reused by every pair it runs (the rows' copy, their transpose, the
+        row cache, the float32 rows): no fresh pages per pair
+        (docs/decisions/33n01)."""
+        return (np.empty(a["xlen"]), np.empty(a["tlen"]), np.empty(a["clen"], a["cdtype"]),
+                np.empty(a["x32len"], np.float32))
 
     def _driver_args(self, mc):
         """The arrays :func:`svmlab.smo._ovo.ovo_pairs` reads and writes (made
@@ -313,24 +348,50 @@ class FastPairs:
         pa, pb = np.ascontiguousarray(np.array(mc.pairs, dtype=np.int64).T)
         # each pair's cache slots, as KernelCache gives them over the store
         # (svmlab.kernels.cache.n_slots_for of the pair's share)
+        cdtype = np.dtype(o.cache_dtype)
         mb = min(float(o.cache_size), mc.store.pair_cache_mb)
-        rows_fit = (mb * (1 << 20)) // (8.0 * np.maximum(sizes, 1))
+        rows_fit = (mb * (1 << 20)) // (float(cdtype.itemsize) * np.maximum(sizes, 1))
         slots = np.minimum(np.maximum(rows_fit, 2), np.maximum(sizes, 1)).astype(np.int64)
+        # the nonzeros of each class's rows, counted once: a pair's transpose
+        # rule (keeps_transpose) reads the sum of its two classes'
+        kd = mc.kernel.data
+        d = int(kd.dense.shape[1])
+        per_row = np.count_nonzero(kd.dense, axis=1)
+        nnz = np.add.reduceat(per_row, mc.coff[:-1]).astype(np.int64)
+        keeps = np.array([keeps_transpose(int(n), d, int(nnz[a] + nnz[b])) and not kd.binary
+                          for n, (a, b) in zip(sizes, mc.pairs)], dtype=bool)
         # each pair's allowance in one call: 8 of SMORun's first chunks (a
         # pair that needs more goes to its own run, which chunks it)
         allow = 8 * np.maximum(64, (1 << 22) // np.maximum(sizes, 1))
         limits = np.minimum(np.asarray(mc._limits, dtype=np.int64), allow)
         offsets = np.zeros(P + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
+        f32 = cdtype == np.float32
         return dict(
-            kd=mc.kernel.data, tmpl=mc.store.view(0, 1), pa=pa, pb=pb,
+            kd=kd, tmpl=mc.store.view(0, 1), pa=pa, pb=pb,
             kdiag_all=np.ascontiguousarray(mc.kernel.diag(), dtype=np.float64),
             Cv=Cv, C=C, uniform=uniform,
             tol=float(o.tol), eps=1e-12, shrinking=bool(o.shrinking), want_rec=False,
             limits=limits, slots=slots, offsets=offsets, alpha_out=np.zeros(int(offsets[-1])),
             n_iter=np.zeros(P, dtype=np.int64), done=np.zeros(P, dtype=np.int64),
             icpt=np.zeros(P), counts=np.zeros((P, 3), dtype=np.int64),
-            budget=int(allow.max()))
+            budget=int(allow.max()), nnz=nnz,
+            # the scratch sizes (_scratch) and the loop's blocks switch
+            xlen=int(sizes.max()) * d, tlen=int(sizes[keeps].max(initial=0)) * d,
+            clen=int(np.max(slots * sizes)), cdtype=cdtype,
+            x32len=int(sizes.max()) * d if f32 else 0, blocks=True if f32 else None)
+
+    @staticmethod
+    def _call(a, kd, tmpl, S, p0, off, alpha, n_iter, done, icpt, counts, bufs):
+        """:func:`ovo_pairs` on the pairs ``S`` (indices into the fit's
+        pairs; None: all of them, the outputs then the fit's) from the
+        ``p0``-th on, over the store view ``tmpl`` and the caller's scratch
+        ``bufs`` (:meth:`_scratch`)."""
+        sel = (lambda v: v) if S is None else (lambda v: v[S])
+        return ovo_pairs(kd, tmpl, sel(a["pa"]), sel(a["pb"]), int(p0), a["kdiag_all"], a["Cv"],
+                         a["C"], sel(a["uniform"]), a["tol"], a["eps"], a["shrinking"],
+                         a["want_rec"], sel(a["limits"]), sel(a["slots"]), off, alpha, n_iter,
+                         done, icpt, counts, a["budget"], a["nnz"], *bufs, a["blocks"])
 
     def _advance_driver(self, mc):
         """Pairs from the running one on through
@@ -345,11 +406,11 @@ class FastPairs:
         taken = 0
         while mc.part < mc.n_parts:
             p0 = mc.part
-            stop, _ = ovo_pairs(a["kd"], a["tmpl"], a["pa"], a["pb"], int(p0), a["kdiag_all"],
-                                a["Cv"], a["C"], a["uniform"], a["tol"], a["eps"],
-                                a["shrinking"], a["want_rec"], a["limits"], a["slots"],
-                                a["offsets"], a["alpha_out"], a["n_iter"], a["done"],
-                                a["icpt"], a["counts"], a["budget"])
+            bufs = getattr(mc, "_drv_bufs", None)
+            if bufs is None:
+                bufs = mc._drv_bufs = self._scratch(a)
+            stop, _ = self._call(a, a["kd"], a["tmpl"], None, p0, a["offsets"], a["alpha_out"],
+                                 a["n_iter"], a["done"], a["icpt"], a["counts"], bufs)
             off, done, n_iter, counts = a["offsets"], a["done"], a["n_iter"], a["counts"]
             for p in range(p0, int(stop)):
                 if not done[p]:
@@ -374,27 +435,57 @@ class FastPairs:
 
     @staticmethod
     def _batches(todo, cost, workers):
-        """The pending pairs ``todo`` ordered by ``cost`` (largest first), and
-        a function handing out the next batch of them under a lock: batches
-        of about a ``4 * workers``-th of the cost left (guided scheduling),
-        so that few compiled calls run the pairs and the last ones, small,
-        even out the workers' ends whatever the machine's load."""
-        order = sorted(todo, key=lambda p: (-cost[p], p))
-        lock = threading.Lock()
-        left = [0, float(sum(cost[p] for p in order))]
+        """A function ``grab(w)`` handing worker w its next batch of the
+        pending pairs ``todo`` (None when none is left), under a lock.
 
-        def grab():
+        Each worker owns a run of the pairs in LIBSVM's order (``(0, 1),
+        (0, 2), ...``: grouped by their first class), the runs of about
+        equal ``cost``: a class's rows are then met by fewer workers, and
+        each worker's store computes fewer of the class blocks another
+        worker's store computes too (the block of a row against its own
+        class serves every pair of that class; decision 33n01).  A worker
+        takes its own pairs largest first, in batches of about a quarter of
+        its cost left (few compiled calls); once its run is empty it takes
+        the smallest pairs left at the end of the run with the most cost
+        left (a ``4 * workers``-th of it), so the workers' ends even out
+        whatever the machine's load."""
+        order = sorted(todo)
+        total = float(sum(cost[p] for p in order))
+        runs, cur, acc = [], [], 0.0
+        for p in order:
+            # a run ends before the pair that would take it further past its
+            # share than it is short of it
+            bound = total * (len(runs) + 1) / workers
+            if len(runs) < workers - 1 and cur and acc + cost[p] - bound > bound - acc:
+                runs.append(cur)
+                cur = []
+            cur.append(p)
+            acc += cost[p]
+        runs.append(cur)
+        while len(runs) < workers:
+            runs.append([])
+        queues = [sorted(r, key=lambda p: (-cost[p], p)) for r in runs]
+        left = [float(sum(cost[p] for p in q)) for q in queues]
+        lock = threading.Lock()
+
+        def grab(w):
             with lock:
-                i = left[0]
-                if i >= len(order):
-                    return None
-                want = left[1] / (4 * workers)
-                j, c = i, 0.0
-                while j < len(order) and (j == i or c < want):
-                    c += cost[order[j]]
-                    j += 1
-                left[0], left[1] = j, left[1] - c
-                return order[i:j]
+                q = queues[w]
+                if q:
+                    want, v, front = left[w] / 4.0, w, True
+                else:
+                    v = max(range(len(queues)), key=lambda i: left[i])
+                    if not queues[v]:
+                        return None
+                    want, front = left[v] / (4.0 * workers), False
+                q = queues[v]
+                out, c = [], 0.0
+                while q and (not out or c < want):
+                    p = q.pop(0) if front else q.pop()
+                    out.append(p)
+                    c += cost[p]
+                left[v] -= c
+                return out
 
         return grab
 
@@ -425,7 +516,7 @@ class FastPairs:
         grab = self._batches(todo, cost, n_workers)
         # each worker's first batch handed out here: every worker runs pairs
         # however late its thread starts
-        first = [grab() for _ in range(n_workers)]
+        first = [grab(w) for w in range(n_workers)]
         done_at, handed, errors = {}, [], []
         taken = [0] * n_workers
         failed = threading.Event()
@@ -437,9 +528,10 @@ class FastPairs:
             try:
                 store = mc._stores[w]
                 kd, tmpl = store.kernel.data, store.view(0, 1)
+                bufs = self._scratch(a)
                 S = first[w]
                 while not halt():
-                    S = grab() if S is None else S
+                    S = grab(w) if S is None else S
                     if S is None:
                         return
                     S = np.asarray(S, dtype=np.int64)
@@ -453,11 +545,8 @@ class FastPairs:
                     counts = np.zeros((m, 3), dtype=np.int64)
                     j = 0
                     while j < m:
-                        stop, _ = ovo_pairs(kd, tmpl, a["pa"][S], a["pb"][S], j, a["kdiag_all"],
-                                            a["Cv"], a["C"], a["uniform"][S], a["tol"],
-                                            a["eps"], a["shrinking"], a["want_rec"],
-                                            a["limits"][S], a["slots"][S], off, alpha, n_iter,
-                                            done, icpt, counts, a["budget"])
+                        stop, _ = self._call(a, kd, tmpl, S, j, off, alpha, n_iter, done,
+                                             icpt, counts, bufs)
                         stop = int(stop)
                         for q in range(j, min(stop + 1, m)):
                             if done[q]:
