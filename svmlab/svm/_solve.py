@@ -320,11 +320,7 @@ def _direct(solver):
     if solver in ("wss2", "platt"):
         from ..smo import SMOClassifier
         from ..smo._estimator import smo_run
-        # float32 rows (LIBSVM's Qfloat) even where every float64 row fits:
-        # with them and LIBSVM's tie rule the drop-in takes LIBSVM's steps,
-        # and on ill-conditioned fits float64 values took up to 15 times as
-        # many (docs/decisions/33a01)
-        return SMOClassifier, smo_run, "float32"
+        return SMOClassifier, smo_run, "auto"
     if solver == "irwls":
         from ..decomposition.irwls import IRWLSClassifier, irwls_run
         return IRWLSClassifier, irwls_run, "auto"
