@@ -28,6 +28,9 @@
 #   calculate_rho); if only one end is finite it is that end, and with both
 #   sets empty (no samples) it is 0.
 # - the violation m - M is 0.0 when I_up or I_low is empty (no pair can move).
+# - ties in the choice of i: the last maximising index in the SMO loops
+#   (takes_i, LIBSVM's), the first in the decomposition's violating_pair
+#   (np.argmax's); docs/decisions/33a01.
 """The KKT bookkeeping shared by the kernel solvers: I_up / I_low membership,
 the maximal violation m - M, and the intercept rule, each compiled (numba)
 with a NumPy twin."""
