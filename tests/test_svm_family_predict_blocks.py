@@ -4,9 +4,9 @@ of the fitted model (scikit-learn's pairwise kernels, the dual coefficients
 and intercepts written out here) and the whole (m, n_SV) kernel block
 evaluated at once, to rounding.
 
-Unblocked, a grid of 250,000 points made 300-400 MB of NumPy temporaries
-whose page faults cost 0.7-0.9 s of system time in the gallery's
-``plot_oneclass`` (docs/decisions/33g01-fresh-process-fixed-costs.md)."""
+Unblocked, a plot's grid of 250,000 points made 300-400 MB of NumPy
+temporaries whose page faults cost 0.4-0.8 s of system time on first use
+(docs/decisions/33g01-fresh-process-fixed-costs.md)."""
 
 from __future__ import annotations
 

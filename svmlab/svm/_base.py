@@ -477,9 +477,10 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         :data:`PREDICT_ROWS_AT_ONCE` rows).  Why: the whole (m, n_SV) block
         and the five or six NumPy temporaries of its kernel, for a plot's
         grid of 250,000 points, came to 300-400 MB of fresh pages whose
-        faults cost 0.7-0.9 s of system time on first use (the gallery's
-        ``plot_oneclass``, docs/decisions/33g01-fresh-process-fixed-costs.md);
-        blocks of half a megabyte reuse the same memory.  A row's value
+        faults cost 0.4-0.8 s of system time on first use (the gallery's
+        ``plot_svm_kernels`` and ``plot_svm_tie_breaking`` predict on such
+        grids; docs/decisions/33g01-fresh-process-fixed-costs.md); blocks
+        of half a megabyte reuse the same memory.  A row's value
         agrees with the whole block's to rounding (BLAS may sum a row in an
         order that depends on the block's size), as it already did between
         two sizes of X.  Callable and precomputed kernels take X whole (the
