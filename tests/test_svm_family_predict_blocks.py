@@ -112,3 +112,21 @@ def test_callable_kernel_is_called_once():
     G = np.random.RandomState(1).randn(50000, 3)
     est.decision_function(G)
     assert calls == [50000]
+
+
+def test_callable_kernel_on_a_list_of_strings():
+    """A callable kernel's input need not be an array (scikit-learn's
+    test_custom_kernel_not_array_input): prediction takes it whole."""
+    data = ["A A", "A", "B", "B B", "A B"]
+    y = np.array([1, 1, 2, 2, 1])
+    X = np.array([[2, 0], [1, 0], [0, 1], [0, 2], [1, 1]], dtype=float)
+
+    def counts(A, B):
+        a = np.array([[s.count("A"), s.count("B")] for s in A], dtype=float)
+        b = np.array([[s.count("A"), s.count("B")] for s in B], dtype=float)
+        return a @ b.T
+
+    for name in ("SVC", "SVR"):
+        est = getattr(svmlab, name)(kernel=counts).fit(data, y)
+        ref = getattr(svmlab, name)(kernel="linear").fit(X, y)
+        np.testing.assert_allclose(est.predict(data), ref.predict(X), atol=1e-6)

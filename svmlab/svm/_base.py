@@ -487,11 +487,11 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         callable is called once, as in scikit-learn)."""
         if not validated:
             X = self._validate_for_predict(X)
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return self._decision_block(X)  # X may be any input the callable takes
         m = X.shape[0]
-        step = m
-        if not callable(self.kernel) and self.kernel != "precomputed":
-            step = max(PREDICT_ROWS_AT_ONCE,
-                       PREDICT_BLOCK_ELEMENTS // max(1, self.support_vectors_.shape[0]))
+        step = max(PREDICT_ROWS_AT_ONCE,
+                   PREDICT_BLOCK_ELEMENTS // max(1, self.support_vectors_.shape[0]))
         if step >= m:
             return self._decision_block(X)
         return np.concatenate([self._decision_block(X[lo:lo + step])
