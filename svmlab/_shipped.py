@@ -78,6 +78,7 @@ import functools
 import hashlib
 import json
 import os
+import struct
 import sys
 
 __all__ = ["status", "attach", "load_cached", "source_hash", "check_internals", "PORTABLE_CPU",
@@ -108,6 +109,12 @@ INTERNALS = (
     ("numba.core.caching.FunctionCache", ("load_overload", "_guard_against_spurious_io_errors")),
     ("numba.core.runtime.nrt.rtsys", ("initialize",)),
     ("numba.cpython.hashing._Py_HashSecret_t", ()),
+    # load_cached: a cached library's linking bitcode parsed when first needed
+    ("numba.core.codegen.JITCodeLibrary", ("_unserialize", "_get_module_for_linking",
+                                           "enable_object_caching", "_set_compiled_object",
+                                           "_finalize_final_module")),
+    ("numba.core.codegen.JITCPUCodegen", ("unserialize_library", "create_library",
+                                          "_library_class")),
 )
 #: ... and instance attributes: of a cached dispatcher's FunctionCache
 CACHE_ATTRS = ("_impl", "_py_func", "_enabled", "_cache_file")
@@ -155,12 +162,33 @@ def check_internals():
     # load_cached links cached code against the symbols these register
     import llvmlite.binding as ll
 
-    load_cached(probe._cache, (types.int64,), probe.targetctx)
+    codegen = probe.targetctx.codegen()
+    if not isinstance(getattr(getattr(codegen, "_engine", None), "_defined_symbols", None), set):
+        return ["numba's JIT codegen has no _engine._defined_symbols set"]
+    probe(1)  # compiled here, and saved to numba's cache
+    del probe.overloads[(types.int64,)]
+    cres = load_cached(probe._cache, (types.int64,), probe.targetctx)
     for symbol in ("NRT_MemInfo_alloc_safe_aligned", "_numba_hashsecret_siphash_k0"):
         if not ll.address_of_symbol(symbol):
             problems.append(f"LLVM symbol {symbol} is not registered after "
                             "rtsys.initialize and importing numba.cpython.hashing")
-    codegen = probe.targetctx.codegen()
+    if cres is None:
+        problems.append("the probe compiled into numba's cache did not load back")
+    elif type(cres.library) is _LazyLinkLibrary:
+        # the names read from the object code are the linking bitcode's
+        # definitions, and the engine knows them
+        lib = cres.library
+        mod = lib._get_module_for_linking()
+        defined = {g.name for gs in (mod.functions, mod.global_variables) for g in gs
+                   if not g.is_declaration}
+        if lib._svmlab_symbols != defined:
+            problems.append("the object code's defined symbols differ from its linking "
+                            f"bitcode's: {sorted(lib._svmlab_symbols ^ defined)[:5]}")
+        if not defined <= codegen._engine._defined_symbols:
+            problems.append("a loaded library's symbols are not in _engine._defined_symbols")
+    elif sys.platform.startswith("linux"):
+        problems.append("a cached library loaded on Linux did not take the lazy-bitcode path "
+                        f"({type(cres.library).__name__})")
     key = cache._index_key((types.int64,), codegen)
     if not (isinstance(key, tuple) and len(key) == 3 and key[1] == codegen.magic_tuple()):
         problems.append("numba.core.caching.Cache._index_key no longer returns "
@@ -401,11 +429,111 @@ def load_cached(cache, sig, target_context):
     Parallel kernels carry their own re-initialisation (``reload_init``),
     which numba's rebuild runs.  A compilation later in the process (a
     signature not in the cache) refreshes the context itself
-    (``numba.core.compiler.compile_extra``), so nothing is skipped for it."""
+    (``numba.core.compiler.compile_extra``), so nothing is skipped for it.
+
+    The libraries rebuilt by this load skip the parse of their linking
+    bitcode too (:func:`_unserialize_lazily`): parsed when a compilation
+    links them, not before."""
     from numba.core.runtime.nrt import rtsys
 
     rtsys.initialize(target_context)
     import numba.cpython.hashing  # noqa: F401  (registers _numba_hashsecret_* symbols)
 
-    with cache._guard_against_spurious_io_errors():
-        return cache._load_overload(sig, target_context)
+    codegen = target_context.codegen()
+    lazy = (type(codegen).unserialize_library is _JITCPUCodegen.unserialize_library
+            and "unserialize_library" not in vars(codegen))
+    if lazy:  # the libraries this load rebuilds parse their bitcode when linked
+        codegen.unserialize_library = functools.partial(_unserialize_lazily, codegen)
+    try:
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
+    finally:
+        if lazy:
+            del codegen.unserialize_library
+
+
+# --------------------------------------------------------------------------
+# A cached library without the parse of its linking bitcode
+
+from numba.core import codegen as _codegen  # noqa: E402  (private API, see INTERNALS)
+
+_JITCPUCodegen = _codegen.JITCPUCodegen
+
+
+class _LazyLinkLibrary(_codegen.JITCodeLibrary):
+    """numba's JIT code library rebuilt from cached object code whose LLVM
+    bitcode (kept for linking it into later compilations) is parsed when a
+    compilation first links it, not when it is loaded."""
+
+    def _get_module_for_linking(self):
+        bitcode = self.__dict__.pop("_svmlab_bitcode", None)
+        if bitcode is not None:
+            import llvmlite.binding as ll
+
+            self._shared_module = ll.parse_bitcode(bitcode)
+        return super()._get_module_for_linking()
+
+
+def _unserialize_lazily(codegen, state):
+    """What numba's ``CPUCodeLibrary._unserialize`` does for a library cached
+    as object code, less the parse of its linking bitcode.
+
+    The problem: loading a cached kernel parsed the LLVM bitcode stored
+    beside its object code (``ll.parse_bitcode``) and walked every function
+    and global of it for their names (``JitEngine._load_defined_symbols``):
+    30-60 % of a load, 0.03-0.08 s of a small first fit
+    (docs/decisions/33g01-fresh-process-fixed-costs.md).  The machine code
+    needs neither: the bitcode is only read when a later compilation in this
+    process links the library (numba's ``_get_module_for_linking``), and the
+    names are those the object code defines, read here from its ELF symbol
+    table (:func:`_elf_defined_symbols`; :func:`check_internals` checks that
+    the two agree).  Anything else (not object code, not ELF, another
+    library class) takes numba's own path."""
+    name, kind, data = state
+    if kind == "object" and codegen._library_class is _codegen.JITCodeLibrary:
+        object_code, bitcode = data
+        symbols = _elf_defined_symbols(object_code)
+        if symbols is not None:
+            lib = codegen.create_library(name)
+            lib.__class__ = _LazyLinkLibrary
+            lib._svmlab_bitcode = bitcode
+            lib._svmlab_symbols = symbols
+            lib.enable_object_caching()
+            lib._set_compiled_object(object_code)
+            lib._finalize_final_module()
+            codegen._engine._defined_symbols |= symbols
+            return lib
+    return _JITCPUCodegen.unserialize_library(codegen, state)
+
+
+_ELF64_SECTION = struct.Struct("<IIQQQQIIQQ")
+_ELF64_SYMBOL = struct.Struct("<IBBHQQ")
+
+
+def _elf_defined_symbols(obj):
+    """The names of the symbols a little-endian 64-bit ELF object ``obj``
+    (bytes) defines (every binding; not section or file symbols), or None
+    when ``obj`` is not such an object."""
+    if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+        return None
+    shoff = int.from_bytes(obj[0x28:0x30], "little")
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    if shentsize != _ELF64_SECTION.size or shnum == 0 \
+            or shoff + shnum * shentsize > len(obj):
+        return None
+    sections = [_ELF64_SECTION.unpack_from(obj, shoff + i * shentsize) for i in range(shnum)]
+    names = set()
+    for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
+        if sh_type != 2:  # SHT_SYMTAB
+            continue
+        if entsize != _ELF64_SYMBOL.size or link >= shnum:
+            return None
+        strtab = sections[link][4]
+        for st_name, st_info, _, st_shndx, _, _ in _ELF64_SYMBOL.iter_unpack(
+                obj[off:off + size]):
+            # SHN_UNDEF: a reference, not a definition; STT_SECTION, STT_FILE
+            if st_shndx == 0 or st_name == 0 or (st_info & 0xF) in (3, 4):
+                continue
+            start = strtab + st_name
+            names.add(obj[start:obj.index(b"\0", start)].decode("utf-8", "replace"))
+    return names

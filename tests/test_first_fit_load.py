@@ -20,6 +20,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 KERNELS = textwrap.dedent('''
@@ -49,6 +51,10 @@ KERNELS = textwrap.dedent('''
         if x[0] < 0:
             raise ValueError("negative first value")
         return x.sum()
+
+    @njit  # never cached: compiled in every process, linking alloc's library
+    def caller(x):
+        return alloc(x)[::2].sum() + 1.0
 ''')
 
 DRIVER = textwrap.dedent('''
@@ -61,6 +67,13 @@ DRIVER = textwrap.dedent('''
         calls.append(1)
         return orig(self)
     base.BaseContext.refresh = refresh
+    import llvmlite.binding as ll
+    parses = []
+    orig_parse = ll.parse_bitcode
+    def parse_bitcode(*a, **kw):
+        parses.append(1)
+        return orig_parse(*a, **kw)
+    ll.parse_bitcode = parse_bitcode
     import kernels_31f01 as k
     x = np.linspace(-1.0, 2.0, 7)
     out = {}
@@ -74,7 +87,11 @@ DRIVER = textwrap.dedent('''
         out["raised"] = str(e)
     out["checked"] = k.checked(x[::-1].copy())
     out["refresh_after_loads"] = len(calls)
+    out["parses_after_loads"] = len(parses)
     out["n_overloads"] = [len(k.alloc.overloads), len(k.hashes.overloads)]
+    # a compilation here that links a library loaded from the cache
+    out["caller"] = k.caller(x)
+    out["parses_after_link"] = len(parses)
     if sys.argv[1] == "load":
         # a signature that is not cached (int64, and large: compiled here)
         xi = np.arange(6000, dtype=np.int64)
@@ -127,3 +144,23 @@ def test_cached_code_loads_without_refresh_and_computes_the_same(tmp_path):
     # compile does the registry set-up numba's compiler needs
     assert loaded["int_alloc_ok"] is True
     assert loaded["refresh_after_compile"] >= 1
+
+
+def test_cached_code_parses_its_linking_bitcode_only_when_linked(tmp_path):
+    """Loading cached machine code skips the parse of the LLVM bitcode kept
+    beside it (docs/decisions/33g01-fresh-process-fixed-costs.md); a later
+    compilation that calls a loaded kernel parses it then and links it, and
+    computes what the Python bodies compute."""
+    import numpy as np
+
+    (tmp_path / "kernels_31f01.py").write_text(KERNELS)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    _run(tmp_path, "build", "eager")
+    loaded = _run(tmp_path, "load", "auto")
+    assert loaded["refresh_after_loads"] == 0 and loaded["n_overloads"] == [1, 1]
+    if sys.platform.startswith("linux"):  # ELF object code: the lazy path
+        assert loaded["parses_after_loads"] == 0          # numba's own load parsed 3
+    # linking alloc's loaded library into caller parsed its bitcode
+    assert loaded["parses_after_link"] >= loaded["parses_after_loads"] + 1
+    x = np.linspace(-1.0, 2.0, 7)
+    assert loaded["caller"] == pytest.approx(float(np.exp(x).sum()) + 1.0, rel=1e-14)

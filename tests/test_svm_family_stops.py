@@ -226,3 +226,21 @@ def test_huge_C_gives_the_hard_margin(separable, C, name):
     w = fit_with_deadline(est, X, y, seconds=900)
     assert not any(issubclass(x.category, ConvergenceWarning) for x in w)
     _hard_margin_checks(est, X, y, ref)
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "3 classes"])
+@pytest.mark.parametrize("cls", [svmlab.SVC, type("MySVC", (svmlab.SVC,), {})])
+def test_early_stop_warnings_name_the_class_fitted(cls, multiclass):
+    """A stalled or capped SVC fit warns in the words of the class the user
+    fitted ("SVC stalled after ..."), not of the solver estimator its
+    compiled run stands in for (the message said "SMOClassifier")."""
+    X, y = load_iris(return_X_y=True) if multiclass else make_blobs(
+        200, n_features=5, centers=2, cluster_std=3.0, random_state=0)
+    for params, reason in ((dict(C=10.0, gamma=0.5, tol=1e-15), "stalled"),
+                           (dict(max_iter=5), "max_iter")):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            est = cls(**params).fit(X, y)
+        assert est.stop_reason_ == reason and not est.converged_
+        text = " ".join(str(x.message) for x in w if issubclass(x.category, ConvergenceWarning))
+        assert f"{cls.__name__} st" in text and "SMOClassifier" not in text, text

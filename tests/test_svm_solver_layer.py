@@ -394,7 +394,9 @@ def test_start_kernel_run_makes_the_estimators_run_without_it(k):
 @pytest.mark.parametrize("k", [2, 3])
 def test_svc_rows_backend_builds_its_runs_with_no_estimator(k):
     """SVC's rows backend makes its compiled run (and every pair's) with no
-    estimator object; the model is LIBSVM's to its tolerance."""
+    estimator object, named after the class fitted (its messages say "SVC
+    stalled ...", not "SMOClassifier ..."); the model is LIBSVM's to its
+    tolerance."""
     X, y = load_iris(return_X_y=True)
     if k == 2:
         X, y = X[y > 0], y[y > 0]
@@ -404,10 +406,10 @@ def test_svc_rows_backend_builds_its_runs_with_no_estimator(k):
     assert run.solving.backend.name == "rows"
     run.run()
     inner = run.solving.inner
-    assert inner.estimator is None and inner.name == "SMOClassifier"
+    assert inner.estimator is None and inner.name == "SVC"
     if k > 2:
         runs = [inner._open_part(p) for p in range(inner.n_parts)]
-        assert all(r.estimator is None and r.name == "SMOClassifier" for r in runs)
+        assert all(r.estimator is None and r.name == "SVC" for r in runs)
     run.finish()
     ref = SkSVC(tol=1e-6).fit(X, y)
     np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X), atol=1e-4)

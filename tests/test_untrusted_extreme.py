@@ -180,3 +180,43 @@ def test_svm_family_refuses_overflowing_data_before_any_work(name, sparse):
         else:
             est.fit(X, y.astype(float) if "SVR" in name else y, callback=calls.append)
     assert calls == [] and not hasattr(est, "support_")
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM"])
+@pytest.mark.parametrize("kernel,params,words", [
+    ("poly", {"degree": 400, "gamma": 1.0}, r"poly kernel values overflow.*degree=400"),
+    ("sigmoid", {"gamma": 1e306}, r"sigmoid kernel values overflow"),
+])
+def test_svm_family_refuses_an_overflowing_kernel_before_any_work(name, sparse, kernel, params,
+                                                                  words):
+    """Finite data whose kernel values overflow float64 (a poly kernel of
+    degree 400, a sigmoid of gamma 1e306): every formulation refuses them
+    before its first step, as SVC did (SVR, NuSVR and OneClassSVM ran such a
+    fit); a representable kernel on the same data is not refused."""
+    import svmlab
+
+    X, y = _data(10.0, sparse=sparse)
+    dense = X.toarray() if sparse else X
+    sq = float(np.max(np.einsum("ij,ij->i", dense, dense)))
+    with np.errstate(over="ignore"):  # the premise: the bound itself is not finite
+        if kernel == "poly":
+            assert not np.isfinite(np.float64(params["gamma"] * sq) ** 400)
+        else:
+            assert not np.isfinite(np.float64(params["gamma"]) * sq)
+    target = y.astype(float) if "SVR" in name else y
+
+    def fit(est, callback=None):
+        if name == "OneClassSVM":
+            return est.fit(X, callback=callback)
+        return est.fit(X, target, callback=callback)
+
+    est = getattr(svmlab, name)(kernel=kernel, **params)
+    calls = []
+    with pytest.raises(ValueError, match=words):
+        fit(est, calls.append)
+    assert calls == [] and not hasattr(est, "support_")
+    # the same data with a kernel that stays finite are fitted
+    ok = fit(getattr(svmlab, name)(kernel=kernel, degree=2, gamma=0.01))
+    coef = ok.dual_coef_.toarray() if sp.issparse(ok.dual_coef_) else ok.dual_coef_
+    assert np.isfinite(ok.predict(X)).all() and np.isfinite(coef).all()

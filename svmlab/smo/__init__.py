@@ -22,10 +22,36 @@ LIBSVM's second-order working-set selection (WSS2) on the generalised dual.
 
 The readable twin of every step is :mod:`svmlab.reference.smo` (Platt),
 :mod:`svmlab.reference.wss2` and :mod:`svmlab.reference.dual`.
+
+Names are imported on first touch (:func:`__getattr__`): the SVM family
+imports :mod:`._pairstep` from this room for every fit (through
+:mod:`svmlab.decomposition._blocked`), and its SVR and one-class fits need
+:class:`DualRun` alone, not the estimator and Platt's loop
+(docs/decisions/33g01-fresh-process-fixed-costs.md).
 """
 
-from ._dual import DualRun  # noqa: F401
-from ._estimator import SMOClassifier, SMORun, SMOStep  # noqa: F401
-from ._records import DualStep  # noqa: F401
+_LAZY = {
+    "DualRun": "._dual",
+    "SMOClassifier": "._estimator",
+    "SMORun": "._estimator",
+    "SMOStep": "._estimator",
+    "DualStep": "._records",
+}
 
 __all__ = ["SMOClassifier", "SMOStep", "SMORun", "DualRun", "DualStep"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        # under the package's import lock (svmlab._load), as
+        # svmlab.decomposition's names
+        from .. import _load
+
+        value = _load(__name__ + _LAZY[name], name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

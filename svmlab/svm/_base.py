@@ -57,7 +57,7 @@ from sklearn.utils.validation import (_num_samples, check_consistent_length, che
                                       validate_data)
 
 from .._stepping import FitOptions, SteppedFitMixin, effective_n_jobs, with_callbacks
-from .._validation import _check_label_type, _plain_valid_xy, check_scale
+from .._validation import _check_label_type, _plain_valid_xy, check_kernel_scale, check_scale
 from ..reference import dual as ref_dual
 from . import _solve
 from ._kernel import TrainKernel, predict_kernel
@@ -75,6 +75,24 @@ __all__ = ["BaseSVM", "BaseSVC", "LIBSVM_IMPL", "class_pairs"]
 LIBSVM_IMPL = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 #: sparse training data up to this dense size (bytes) is trained densely
 DENSIFY_MAX_BYTES = 1 << 20
+#: prediction evaluates the kernel against the support vectors in blocks of
+#: about this many values (:meth:`BaseSVM._internal_decision`) ...
+PREDICT_BLOCK_ELEMENTS = 1 << 16
+#: ... and of at least this many rows
+PREDICT_ROWS_AT_ONCE = 64
+
+
+def max_sqnorm(X, rows):
+    """The largest squared norm among the rows ``rows`` of ``X`` (dense or
+    CSR), 0.0 when there is none; einsum, one thread (as check_scale)."""
+    if len(rows) == 0:
+        return 0.0
+    Xr = X if len(rows) == X.shape[0] else X[rows]
+    if sp.issparse(Xr):
+        sq = np.asarray(Xr.multiply(Xr).sum(axis=1)).ravel()
+    else:
+        sq = np.einsum("ij,ij->i", Xr, Xr)
+    return float(sq.max())
 
 
 def class_pairs(k):
@@ -241,6 +259,19 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         self.shape_fit_ = X.shape if hasattr(X, "shape") else (n,)
         return self._start(X, self._training_copy(X), y, w)
 
+    def _check_kernel_scale(self, Xt, keep):
+        """Refuse, before any work, a named kernel whose values overflow
+        float64 on the training rows ``keep`` of ``Xt`` (a poly kernel of a
+        high degree, a huge gamma, gamma='scale' on data of a tiny variance):
+        :func:`svmlab._validation.check_kernel_scale`, the check every
+        formulation makes (SVR, NuSVR and OneClassSVM ran such a fit to a
+        non-finite model).  Only linear, poly and sigmoid read the rows'
+        squared norms; rbf needs a finite gamma alone."""
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return
+        sq = max_sqnorm(Xt, keep) if self.kernel in ("linear", "poly", "sigmoid") else 0.0
+        check_kernel_scale(self._gamma, self.kernel, sq, self.degree, self.coef0)
+
     def _training_copy(self, X):
         """The rows the solvers train on: X itself, or for sparse X whose
         dense copy takes at most :data:`DENSIFY_MAX_BYTES` the dense copy,
@@ -285,6 +316,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         keep = np.flatnonzero(U > 0)
         if len(keep) == 0:
             raise ValueError("Invalid input - all samples have zero or negative weights.")
+        self._check_kernel_scale(Xt, keep)
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, None, kern.kind, 1)
         bk = _solve.select_backend(self, self._impl, kern.kind)
@@ -438,9 +470,35 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
     def _internal_decision(self, X, validated=False):
         """LIBSVM's decision values (its sign), (m,) for one problem or
         (m, P) for the pairs of a classifier, from ``_dual_coef_``,
-        ``_intercept_``, ``_n_support`` and the support vectors."""
+        ``_intercept_``, ``_n_support`` and the support vectors.
+
+        Named kernels are evaluated in blocks of rows of X (about
+        :data:`PREDICT_BLOCK_ELEMENTS` kernel values, at least
+        :data:`PREDICT_ROWS_AT_ONCE` rows).  Why: the whole (m, n_SV) block
+        and the five or six NumPy temporaries of its kernel, for a plot's
+        grid of 250,000 points, came to 300-400 MB of fresh pages whose
+        faults cost 0.4-0.8 s of system time on first use (the gallery's
+        ``plot_svm_kernels`` and ``plot_svm_tie_breaking`` predict on such
+        grids; docs/decisions/33g01-fresh-process-fixed-costs.md); blocks
+        of half a megabyte reuse the same memory.  A row's value
+        agrees with the whole block's to rounding (BLAS may sum a row in an
+        order that depends on the block's size), as it already did between
+        two sizes of X.  Callable and precomputed kernels take X whole (the
+        callable is called once, as in scikit-learn)."""
         if not validated:
             X = self._validate_for_predict(X)
+        if callable(self.kernel) or self.kernel == "precomputed":
+            return self._decision_block(X)  # X may be any input the callable takes
+        m = X.shape[0]
+        step = max(PREDICT_ROWS_AT_ONCE,
+                   PREDICT_BLOCK_ELEMENTS // max(1, self.support_vectors_.shape[0]))
+        if step >= m:
+            return self._decision_block(X)
+        return np.concatenate([self._decision_block(X[lo:lo + step])
+                               for lo in range(0, m, step)])
+
+    def _decision_block(self, X):
+        """:meth:`_internal_decision` of the validated rows ``X`` at once."""
         Kx = predict_kernel(self, X)
         D = self._dual_coef_
         D = D.toarray() if sp.issparse(D) else np.asarray(D)
@@ -538,6 +596,7 @@ class BaseSVC(BaseSVM):
                 f"Invalid input - every sample of class(es) {', '.join(gone)} has zero or "
                 "negative weight; one-vs-one needs every class with a positive weight "
                 "(drop the class from the labels instead).")
+        self._check_kernel_scale(Xt, keep)
         kern = TrainKernel(self.kernel, Xt, self._gamma, self.degree, self.coef0)
         yk, Uk = y_idx[keep], U[keep]
         self.solver_ = _solve.choose_solver(self, self._impl, Xt, yk, kern.kind, k)

@@ -366,7 +366,8 @@ def compiled_options(solver, opts, seed, C):
     return FitOptions(**vals)
 
 
-def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, checked=True):
+def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, checked=True,
+                   name=None):
     """The compiled C-SVC run (binary, or one-vs-one over ``k`` classes) of
     the rows ``X`` (labels ``y_idx`` in 0..k-1, bounds ``U``) with the
     family's options ``opts``, made directly by
@@ -375,8 +376,9 @@ def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, check
     (:func:`svmlab.smo._estimator.smo_run`,
     :func:`svmlab.decomposition.irwls.irwls_run`,
     :func:`svmlab.decomposition.estimators.decomposition_run`), with no
-    estimator object.  Its runs name themselves after the estimator they
-    replace (``SMOClassifier``, ...), so every message reads as before.
+    estimator object.  ``name`` is what the runs' messages call the fit
+    (the family class the user fitted, ``"SVC"``); None: the estimator
+    class the run replaces (``SMOClassifier``, ...).
     X, y and the parameters were validated at the family estimator's start
     (check_scale included): not twice; ``checked=False`` (rows not
     validated as a classification problem: the probability folds)
@@ -398,7 +400,7 @@ def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, check
         X, classes = np.ascontiguousarray(X), np.arange(k, dtype=y_idx.dtype)
     run, _ = start_kernel_run(X, y_idx, classes, None if same else U, o, make_run,
                               gamma=gamma, cache_dtype=cache_dtype, n_jobs=n_jobs,
-                              name=cls.__name__)
+                              name=cls.__name__ if name is None else name)
     return run
 
 
@@ -750,18 +752,19 @@ class _RowsSolving(Solving):
     :class:`svmlab._multiclass.MulticlassRun`) as the one part of the fit;
     it runs the pairs on ``threads`` cores itself."""
 
-    def __init__(self, problem, opts, seed, threads):
+    def __init__(self, problem, opts, seed, threads, name=None):
         super().__init__(problem, 1)
         pb = problem
         self.yk = pb.y_idx[pb.keep]
         self._opts, self._seed, self._threads = opts, seed, threads
+        self._name = name  # what the run's messages call the fit
         self.inner = None  # the compiled run, once made
 
     def open_part(self, i):
         pb, yk = self.problem, self.yk
         Xk = pb.Xt if len(pb.keep) == pb.Xt.shape[0] else pb.Xt[pb.keep]
         inner = start_compiled(pb.solver, self._opts, Xk, yk, pb.k, pb.U[pb.keep], pb.gamma,
-                               self._seed, n_jobs=self._threads)
+                               self._seed, n_jobs=self._threads, name=self._name)
         inner.progress = False
         self.inner = inner
         return inner
@@ -810,7 +813,10 @@ class _Rows(Backend):
     name = "rows"
 
     def _open(self, problem, opts, seed, threads, last, estimator):
-        return _RowsSolving(problem, opts, seed, threads)
+        # the compiled run's messages name the class the user fitted ("SVC
+        # stalled after ..."), not the solver estimator it stands in for
+        return _RowsSolving(problem, opts, seed, threads,
+                            None if estimator is None else type(estimator).__name__)
 
     def solve_binary(self, problem, opts, train_rows, y_pm, U, seed, estimator=None):
         yl = (y_pm < 0).astype(np.int64)  # class index 0 for +1 (the pair's first)
