@@ -542,11 +542,11 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             _shrink(rows, pb, it, nu, mapped, blocks)
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
-        # the SVR forms' layout: the negative class starts at act[k_pos]
-        # (the active list is in index order; a binary search written out:
-        # see the nu selection below for why not a helper)
+        # the nu forms with the SVR layout: the negative class starts at
+        # act[k_pos] (the active list is in index order; a binary search
+        # written out: see the nu selection below for why not a helper)
         k_pos = nh
-        if nh > 0 and na < l:
+        if nu is not None and nh > 0 and na < l:
             lo = np.int64(0)
             hi = na
             while lo < hi:
@@ -739,39 +739,23 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # shrunk: one pass, the gain computed for the candidates
                 # only (gain_or_nan's NaN never takes j: the same j and
                 # best as the scratch and the scan below)
-                if mapped is not None and nh > 0:
-                    # the SVR forms' layout: the pass in its two classes
-                    # (act[:k_pos] positive, entry t of the row; then the
-                    # negative, entry t - nh), each with its constant sign
-                    # (the same variables in the same order: no select of
-                    # the entry and no load of y per variable)
-                    for c in range(2):
-                        yc = 1.0 if c == 0 else -1.0
-                        uo = np.uint64(0) if c == 0 else unh
-                        for p in range(0 if c == 0 else k_pos, k_pos if c == 0 else na):
-                            t = act[p]
-                            ut = np.uint64(t)
-                            v = yp[ut] - G[ut]
-                            if in_low(yc, alpha[ut], U[ut]) and m - v > 0.0:
-                                g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, ut - uo])
-                                if takes_j(g, best):
-                                    best = g
-                                    j = t
-                else:
-                    for p in range(na):
-                        # (indices as uint64: no negative-index wraparound on
-                        # each load; act holds indices in [0, l))
-                        t = act[p]
-                        ut = np.uint64(t)
-                        v = yp[ut] - G[ut]
-                        if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
-                            uq = ut
-                            if mapped is not None:
+                for p in range(na):
+                    # (indices as uint64: no negative-index wraparound on
+                    # each load; act holds indices in [0, l))
+                    t = act[p]
+                    ut = np.uint64(t)
+                    v = yp[ut] - G[ut]
+                    if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
+                        uq = ut
+                        if mapped is not None:
+                            if nh > 0:
+                                uq = ut - unh if ut >= unh else ut
+                            else:
                                 uq = np.uint64(idx[ut])
-                            g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
-                            if takes_j(g, best):
-                                best = g
-                                j = t
+                        g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
+                        if takes_j(g, best):
+                            best = g
+                            j = t
             else:
                 if mapped is not None and nh > 0:
                     for h in range(2):
@@ -935,31 +919,6 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     v = mf if in_low(y[t], a, u) else np.inf
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
-            elif mapped is not None and nh > 0:
-                # the SVR forms' layout: the same pass in its two classes
-                # (positive first, entry t of the rows; then the negative,
-                # entry t - nh), each with its constant sign: the same
-                # variables in the same order, with no select of the entry
-                # and no load of y per variable
-                for c in range(2):
-                    yc = 1.0 if c == 0 else -1.0
-                    uo = np.uint64(0) if c == 0 else unh
-                    for p in range(0 if c == 0 else k_pos, k_pos if c == 0 else na):
-                        t = act[p] if na < l else p
-                        ut = np.uint64(t)
-                        uq = ut - uo
-                        g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
-                        G[ut] = g
-                        mf = yp[ut] - g
-                        a = alpha[ut]
-                        u = U[ut]
-                        v = mf if in_up(yc, a, u) else -np.inf
-                        if takes_i(v, pre_m):
-                            pre_m = v
-                            pre_i = t
-                        v = mf if in_low(yc, a, u) else np.inf
-                        pre_M = v if v < pre_M else pre_M
-                n_rest = 0
             for p in range(n_rest):
                 # (identity rows reach here shrunk only: no select for them;
                 # indices as uint64: no negative-index wraparound per load)
@@ -967,7 +926,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 ut = np.uint64(t)
                 uq = ut
                 if mapped is not None:
-                    uq = np.uint64(idx[ut])
+                    if nh > 0:
+                        uq = ut - unh if ut >= unh else ut
+                    else:
+                        uq = np.uint64(idx[ut])
                 g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
                 G[ut] = g
                 mf = yp[ut] - g
