@@ -771,7 +771,9 @@ def kernel_row_range(kd, g, lo, hi, out):
     (one class of a class-ordered set: the one-vs-one store's class blocks,
     :class:`svmlab.kernels.cache.SharedRowStore`).  Bit-packed rows by
     their column range; dense float64 rows of data with many zeros through
-    the transpose (:func:`feature_major_dots`); otherwise
+    the transpose (:func:`feature_major_dots`); other dense rows by the
+    GEMV on the rows' slice (:func:`_dense_row_arrays`'s arithmetic on the
+    slices, decision record 33s01); otherwise (CSR, precomputed)
     :func:`kernel_row_against` with a view of those rows as the other side
     (a GEMV for dense rows; the view's arrays keep ``kd``'s types, so no
     second compiled copy of the row functions is made; every field is
@@ -789,6 +791,14 @@ def kernel_row_range(kd, g, lo, hi, out):
             out[:] = np.dot(X[lo:hi], X[g])
         _finish64_arrays(kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.sqnorm[g],
                          kd.sqnorm[lo:hi], out)
+        return
+    if not kd.sparse and kd.ktype != PRECOMPUTED:
+        # a float32 block: _dense_row_against on the view's arrays (its
+        # float32 path reads neither the transpose nor its state), without
+        # building the view
+        _dense_row_arrays(kd.dense, kd.dense32, g, kd.sqnorm[g], kd.dense[lo:hi],
+                          kd.dense32[lo:hi], kd.denseT[0:0], kd.tstate, kd.sqnorm[lo:hi],
+                          kd.ktype, kd.gamma, kd.coef0, kd.degree, out)
         return
     sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
                      kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,

@@ -52,7 +52,11 @@ written out in the body too: numba's inlining gives an inlined helper's
 array arguments reference-count updates at every call, which its pruning
 does not remove; and the loops over the active set index with uint64, so
 that no load pays numba's negative-index wraparound (decision record
-32s01).  A miss of ``i``'s row with float32 rows of dense input
+32s01).  A row miss is handled in the body as well: the slot from the
+cache's LRU arrays (:func:`svmlab.kernels.cache.slot_of_row`), the row
+computed into it; ``get_row`` and ``fetch_row`` take the kernel's and the
+cache's named tuples, whose reference counts cost more than a small row
+(decision record 33s01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
