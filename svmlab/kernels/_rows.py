@@ -554,9 +554,16 @@ def kernel_row(kd, i, out):
 
     O(n d) for dense input (a BLAS matrix-vector product: DGEMV for a
     float64 ``out``, SGEMV on the float32 copy for a float32 ``out``),
-    O(nnz) for CSR, O(n d / 64) for bit-packed binary input.
+    O(nnz) for CSR, O(n d / 64) for bit-packed binary input.  Dense input
+    goes straight to :func:`_dense_row_arrays` (no chain of calls that each
+    take ``kd``: decision record 33s01).
     """
-    kernel_row_against(kd, i, kd, out)
+    if kd.ktype != PRECOMPUTED and not kd.binary and not kd.sparse:
+        _dense_row_arrays(kd.dense, kd.dense32, i, kd.sqnorm[i], kd.dense, kd.dense32,
+                          kd.denseT, kd.tstate, kd.sqnorm, kd.ktype, kd.gamma, kd.coef0,
+                          kd.degree, out)
+    else:
+        kernel_row_against(kd, i, kd, out)
 
 
 @njit(cache=True)
@@ -639,12 +646,18 @@ def transposed_ready(kd):
     computed (a one-vs-one pair served from the shared store) never pays
     for the copy.  Two threads sharing the data may both fill it: they write
     the same values, and the state is set only after a complete fill."""
-    XT = kd.denseT
-    X = kd.dense
+    return _transposed_ready_arrays(kd.dense, kd.denseT, kd.tstate)
+
+
+@njit(cache=True)
+def _transposed_ready_arrays(X, XT, tstate):
+    """:func:`transposed_ready` on the three arrays it reads (the row paths
+    call this one: a call that takes the whole :class:`KernelData` pays a
+    reference-count update per array field, decision record 33s01)."""
     n, d = X.shape
     if n == 0 or XT.shape[0] != d or XT.shape[1] != n:
         return False
-    if kd.tstate[0] == 0:
+    if tstate[0] == 0:
         for i0 in range(0, n, 32):
             i1 = min(i0 + 32, n)
             for f0 in range(0, d, 32):
@@ -652,7 +665,7 @@ def transposed_ready(kd):
                 for f in range(f0, f1):
                     for i in range(i0, i1):
                         XT[f, i] = X[i, f]
-        kd.tstate[0] = 1
+        tstate[0] = 1
     return True
 
 
@@ -717,15 +730,20 @@ def _transposed_dots(kd, i, kd2, lo, hi, out):
     ``kd2``) through ``kd2``'s transpose when it has one and x_i has few
     nonzeros (:func:`feature_major_dots`); returns False, ``out``
     untouched, otherwise."""
-    if not transposed_ready(kd2):
+    return _transposed_dots_arrays(kd.dense[i], kd2.dense, kd2.denseT, kd2.tstate, lo, hi, out)
+
+
+@njit(cache=True)
+def _transposed_dots_arrays(x, X2, XT2, tstate2, lo, hi, out):
+    """:func:`_transposed_dots` with ``x = x_i`` and ``kd2``'s arrays."""
+    if not _transposed_ready_arrays(X2, XT2, tstate2):
         return False
-    x = kd.dense[i]
     d = x.shape[0]
     nz = np.empty(d, np.int64)
     k = _nonzeros(x, nz)
     if not _few_nonzeros(k, d):
         return False
-    feature_major_dots(x, nz, k, kd2.denseT, lo, hi, out)
+    feature_major_dots(x, nz, k, XT2, lo, hi, out)
     return True
 
 
@@ -733,13 +751,18 @@ def _transposed_dots(kd, i, kd2, lo, hi, out):
 def _finish64(kd, sqi, sq2, out):
     """Inner products in the float64 ``out`` to kernel values in place
     (rbf: the vectorised exp :func:`rbf_exp_row64`)."""
+    _finish64_arrays(kd.ktype, kd.gamma, kd.coef0, kd.degree, sqi, sq2, out)
+
+
+@njit(cache=True)
+def _finish64_arrays(ktype, gamma, coef0, degree, sqi, sq2, out):
+    """:func:`_finish64` with the kernel's scalars."""
     n = out.shape[0]
-    if kd.ktype == RBF:
-        rbf_exp_row64(out, sqi, sq2, kd.gamma, np.empty(n, np.int64))
-    elif kd.ktype != LINEAR:
+    if ktype == RBF:
+        rbf_exp_row64(out, sqi, sq2, gamma, np.empty(n, np.int64))
+    elif ktype != LINEAR:
         for j in range(n):
-            out[j] = _transform(out[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0,
-                                kd.degree)
+            out[j] = _transform(out[j], sqi, sq2[j], ktype, gamma, coef0, degree)
 
 
 @njit(cache=True)
@@ -748,7 +771,9 @@ def kernel_row_range(kd, g, lo, hi, out):
     (one class of a class-ordered set: the one-vs-one store's class blocks,
     :class:`svmlab.kernels.cache.SharedRowStore`).  Bit-packed rows by
     their column range; dense float64 rows of data with many zeros through
-    the transpose (:func:`feature_major_dots`); otherwise
+    the transpose (:func:`feature_major_dots`); other dense rows by the
+    GEMV on the rows' slice (:func:`_dense_row_arrays`'s arithmetic on the
+    slices, decision record 33s01); otherwise (CSR, precomputed)
     :func:`kernel_row_against` with a view of those rows as the other side
     (a GEMV for dense rows; the view's arrays keep ``kd``'s types, so no
     second compiled copy of the row functions is made; every field is
@@ -757,12 +782,23 @@ def kernel_row_range(kd, g, lo, hi, out):
         _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
         return
     if not kd.sparse and kd.ktype != PRECOMPUTED and is_float64(out):
-        if not _transposed_dots(kd, g, kd, lo, hi, out):
+        # (on kd's arrays, not kd: decision record 33s01)
+        X = kd.dense
+        if not _transposed_dots_arrays(X[g], X, kd.denseT, kd.tstate, lo, hi, out):
             # the GEMV that kernel_row_against would run on the view below,
             # without building the view (its 21 fields cost more than the
             # product of a small class block: iris, 50 x 4)
-            out[:] = np.dot(kd.dense[lo:hi], kd.dense[g])
-        _finish64(kd, kd.sqnorm[g], kd.sqnorm[lo:hi], out)
+            out[:] = np.dot(X[lo:hi], X[g])
+        _finish64_arrays(kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.sqnorm[g],
+                         kd.sqnorm[lo:hi], out)
+        return
+    if not kd.sparse and kd.ktype != PRECOMPUTED:
+        # a float32 block: _dense_row_against on the view's arrays (its
+        # float32 path reads neither the transpose nor its state), without
+        # building the view
+        _dense_row_arrays(kd.dense, kd.dense32, g, kd.sqnorm[g], kd.dense[lo:hi],
+                          kd.dense32[lo:hi], kd.denseT[0:0], kd.tstate, kd.sqnorm[lo:hi],
+                          kd.ktype, kd.gamma, kd.coef0, kd.degree, out)
         return
     sub = KernelData(kd.sparse, kd.dense[lo:hi], kd.indptr[lo:hi + 1], kd.indices, kd.data,
                      kd.sqnorm[lo:hi], kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.work,
@@ -781,30 +817,46 @@ def _dense_row_against(kd, i, kd2, out):
     (:func:`feature_major_dots`, the per-entry sums of the subset rows);
     a float32 row one SGEMV on
     the float32 copy when both sides have it (else the float64 GEMV), the
-    transform in float64 from the inner product, rounded once."""
+    transform in float64 from the inner product, rounded once.
+    (:func:`_dense_row_arrays` on the arrays of ``kd`` and ``kd2``.)"""
+    _dense_row_arrays(kd.dense, kd.dense32, i, kd.sqnorm[i], kd2.dense, kd2.dense32,
+                      kd2.denseT, kd2.tstate, kd2.sqnorm, kd.ktype, kd.gamma, kd.coef0,
+                      kd.degree, out)
+
+
+@njit(cache=True)
+def _dense_row_arrays(X, X32, i, sqi, X2, X2_32, XT2, tstate2, sq2, ktype, gamma, coef0,
+                      degree, out):
+    """:func:`_dense_row_against` on the arrays it reads (``X``, ``X32``:
+    ``kd``'s dense data and float32 copy; ``X2``, ``X2_32``, ``XT2``,
+    ``tstate2``, ``sq2``: ``kd2``'s).  A kernel row is computed at most
+    steps of a small SMO fit, and a call taking a :class:`KernelData` pays a
+    reference-count update per array field (15) on entry and exit: along
+    the former chain of calls each taking ``kd`` (and ``kd2``) that was
+    several microseconds a row, more than the row's GEMV and exp on a
+    100 x 4 set (decision record 33s01).  The same operations on the same
+    arrays."""
     n = out.shape[0]
-    sqi = kd.sqnorm[i]
-    sq2 = kd2.sqnorm
     if is_float64(out):
-        if not _transposed_dots(kd, i, kd2, 0, n, out):
-            out[:] = np.dot(kd2.dense, kd.dense[i])
-        _finish64(kd, sqi, sq2, out)
+        if not _transposed_dots_arrays(X[i], X2, XT2, tstate2, 0, n, out):
+            out[:] = np.dot(X2, X[i])
+        _finish64_arrays(ktype, gamma, coef0, degree, sqi, sq2, out)
         return
-    if kd.dense32.shape[0] == kd.dense.shape[0] and kd2.dense32.shape[0] == n and n > 0 \
-            and kd.dense32.shape[1] == kd.dense.shape[1]:
-        if kd.ktype == RBF:
+    if X32.shape[0] == X.shape[0] and X2_32.shape[0] == n and n > 0 \
+            and X32.shape[1] == X.shape[1]:
+        if ktype == RBF:
             # SGEMV into the row, then the vectorised exp, as the blocks
-            out[:] = np.dot(kd2.dense32, kd.dense32[i])
-            rbf_exp_row(out, sqi, sq2, kd.gamma, np.empty(n), np.empty(n, np.int64))
+            out[:] = np.dot(X2_32, X32[i])
+            rbf_exp_row(out, sqi, sq2, gamma, np.empty(n), np.empty(n, np.int64))
             return
-        dots32 = np.dot(kd2.dense32, kd.dense32[i])
+        dots32 = np.dot(X2_32, X32[i])
         for j in range(n):
-            out[j] = _transform(np.float64(dots32[j]), sqi, sq2[j], kd.ktype, kd.gamma,
-                                kd.coef0, kd.degree)
+            out[j] = _transform(np.float64(dots32[j]), sqi, sq2[j], ktype, gamma, coef0,
+                                degree)
     else:
-        dots = np.dot(kd2.dense, kd.dense[i])
+        dots = np.dot(X2, X[i])
         for j in range(n):
-            out[j] = _transform(dots[j], sqi, sq2[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+            out[j] = _transform(dots[j], sqi, sq2[j], ktype, gamma, coef0, degree)
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
@@ -924,34 +976,59 @@ def kernel_row_subset(kd, i, idx, m, out):
         _binary_row_subset(kd, i, idx, m, out)
     elif not kd.sparse and not is_float64(out) and kd.dense32.shape[0] == kd.dense.shape[0] \
             and kd.dense32.shape[1] == kd.dense.shape[1] and kd.dense.shape[0] > 0:
-        _subset_row32(kd, i, idx, m, out)
+        # (on kd's arrays, not kd: a call taking the KernelData pays its
+        # reference counts, decision record 33s01)
+        _subset_row32(kd.dense32, kd.sqnorm, kd.ktype, kd.gamma, kd.coef0, kd.degree,
+                      i, idx, m, out)
+    elif not kd.sparse:
+        _subset_dense64_arrays(kd.dense, kd.sqnorm, kd.ktype, kd.gamma, kd.coef0, kd.degree,
+                               i, idx, m, out)
     else:
         _subset_row64(kd, i, idx, m, out)
 
 
 @njit(cache=True)
-def _subset_row32(kd, i, idx, m, out):
+def _subset_row32(x32, sqnorm, ktype, gamma, coef0, degree, i, idx, m, out):
     """:func:`kernel_row_subset` into a float32 ``out`` from the float32 copy
-    of dense data: :func:`dot32` per entry, the transform in float64
+    ``x32`` of dense data: :func:`dot32` per entry, the transform in float64
     (rbf: the vectorised exp), rounded once."""
-    sqi = kd.sqnorm[i]
-    x32 = kd.dense32
+    sqi = sqnorm[i]
     xi = x32[i]
-    if kd.ktype == RBF:
+    if ktype == RBF:
         tb = np.empty(m)
         sb = np.empty(m)
         for t in range(m):
             j = idx[t]
             tb[t] = dot32(xi, x32[j])
-            sb[t] = kd.sqnorm[j]
-        rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
+            sb[t] = sqnorm[j]
+        rbf_exp_row64(tb, sqi, sb, gamma, np.empty(m, np.int64))
         for t in range(m):
             out[idx[t]] = tb[t]
         return
     for t in range(m):
         j = idx[t]
-        out[j] = _transform(dot32(xi, x32[j]), sqi, kd.sqnorm[j], kd.ktype, kd.gamma,
-                            kd.coef0, kd.degree)
+        out[j] = _transform(dot32(xi, x32[j]), sqi, sqnorm[j], ktype, gamma, coef0, degree)
+
+
+@njit(cache=True)
+def _subset_dense64_arrays(X, sqnorm, ktype, gamma, coef0, degree, i, idx, m, out):
+    """:func:`_subset_row64` for dense data, on its arrays: the same
+    operations in the same order."""
+    sqi = sqnorm[i]
+    tb = np.empty(m)
+    _dense_sums(X, i, idx, m, tb)
+    if ktype == RBF:
+        if m > 0:
+            sb = np.empty(m)
+            for t in range(m):
+                sb[t] = sqnorm[idx[t]]
+            rbf_exp_row64(tb, sqi, sb, gamma, np.empty(m, np.int64))
+            for t in range(m):
+                out[idx[t]] = tb[t]
+        return
+    for t in range(m):
+        j = idx[t]
+        out[j] = _transform(tb[t], sqi, sqnorm[j], ktype, gamma, coef0, degree)
 
 
 @njit(cache=True)

@@ -243,21 +243,51 @@ def lru_hit(prev, nxt, meta, s):
 def _slot(cd, i):
     """Slot holding row i, made most recently used; on a miss the least
     recently used slot is handed over to i.  Returns ``(slot, hit)``."""
-    s = cd.slot_of[i]
+    return slot_of_row(cd.slot_of, cd.owner, cd.prev, cd.next, cd.meta, cd.rows.shape[0], i)
+
+
+@njit(cache=True)
+def slot_of_row(slot_of, owner, prev, nxt, meta, n_slots, i):
+    """:func:`_slot` on the LRU arrays of a :class:`CacheData` (or
+    :class:`SharedRows`) holding ``n_slots`` rows.  Solver loops call this
+    one: a call that takes the cache's named tuple pays a reference-count
+    update per array in it (31 with the store's placeholder) on entry and
+    exit, more than the LRU work (decision record 33s01)."""
+    s = slot_of[i]
     if s >= 0:
-        lru_hit(cd.prev, cd.next, cd.meta, s)
+        lru_hit(prev, nxt, meta, s)
         return s, True
-    cd.meta[_MISSES] += 1
-    if cd.meta[_USED] < cd.rows.shape[0]:
-        s = cd.meta[_USED]
-        cd.meta[_USED] += 1
+    meta[_MISSES] += 1
+    if meta[_USED] < n_slots:
+        s = meta[_USED]
+        meta[_USED] += 1
     else:
-        s = cd.meta[_TAIL]
-        _unlink(cd, s)
-        cd.slot_of[cd.owner[s]] = -1
-    cd.owner[s] = i
-    cd.slot_of[i] = s
-    _push_front(cd, s)
+        s = meta[_TAIL]
+        # (_unlink, on the arrays)
+        p = prev[s]
+        q = nxt[s]
+        if p >= 0:
+            nxt[p] = q
+        else:
+            meta[_HEAD] = q
+        if q >= 0:
+            prev[q] = p
+        else:
+            meta[_TAIL] = p
+        prev[s] = -1
+        nxt[s] = -1
+        slot_of[owner[s]] = -1
+    owner[s] = i
+    slot_of[i] = s
+    # (_push_front, on the arrays)
+    h = meta[_HEAD]
+    prev[s] = -1
+    nxt[s] = h
+    if h >= 0:
+        prev[h] = s
+    meta[_HEAD] = s
+    if meta[_TAIL] < 0:
+        meta[_TAIL] = s
     return s, False
 
 
@@ -266,31 +296,25 @@ def get_row(kd, cd, i):
     """Row ``K(x_i, X)``: a view into the cache, valid until the next miss
     evicts it (the two most recently fetched rows are never evicted by the
     next fetch)."""
-    s, hit = _slot(cd, i)
+    s, hit = slot_of_row(cd.slot_of, cd.owner, cd.prev, cd.next, cd.meta, cd.rows.shape[0], i)
     r = cd.rows[s]
     if hit:
         return r
     if cd.shared.gmap.shape[0] == 0:
         kernel_row(kd, i, r)
     else:
-        _from_store(cd.shared, i, r)
+        row_from_store(cd.shared, i, r)
     return r
 
 
 @njit(cache=True)
-def _class_block(kd, g, lo, hi, out):
-    """``out[p] = K(x_g, x_{lo+p})`` for the rows ``lo..hi-1`` of ``kd``
-    (one class of the class-ordered set):
-    :func:`svmlab.kernels._rows.kernel_row_range` (the arithmetic of the
-    pair's own row over the same rows)."""
-    kernel_row_range(kd, g, lo, hi, out)
-
-
-@njit(cache=True)
-def _from_store(sh, i, r):
+def row_from_store(sh, i, r):
     """The pair's row i, ``r = [K(x_g, X_a), K(x_g, X_b)]`` (g = gmap[i]),
     from the store's class blocks; a missing block is computed into the
-    store (evicting the least recently used), counted in ``sh.counts``."""
+    store (evicting the least recently used), counted in ``sh.counts``.
+    A miss of a cache with a store (``sh = cd.shared``) fills its slot's
+    row with this (:func:`get_row`, and the dual loop, which does its own
+    slot lookup)."""
     g = sh.gmap[i]
     k = sh.coff.shape[0] - 1
     o = 0
@@ -298,12 +322,16 @@ def _from_store(sh, i, r):
         c = sh.cls[t]
         lo = sh.coff[c]
         m = sh.coff[c + 1] - lo
-        s, hit = _slot(sh, g * k + c)
+        s, hit = slot_of_row(sh.slot_of, sh.owner, sh.prev, sh.next, sh.meta, sh.rows.shape[0],
+                             g * k + c)
         blk = sh.rows[s, :m]
         if hit:
             sh.counts[2] += 1
         else:
-            _class_block(sh.kd, g, lo, lo + m, blk)
+            # K(x_g, X_c): the arithmetic of the pair's own row over the
+            # same rows (kernel_row_range, called directly: each call level
+            # taking a KernelData costs its reference counts, 33s01)
+            kernel_row_range(sh.kd, g, lo, lo + m, blk)
             sh.counts[0] += m
             sh.counts[1] += 1
         r[o:o + m] = blk
@@ -338,7 +366,7 @@ def get_row_subset(kd, cd, i, idx, m):
     else:
         # with a shared store both class blocks whole (the other pairs need
         # all of them; at most the values of the pair's full row)
-        _from_store(cd.shared, i, r)
+        row_from_store(cd.shared, i, r)
     return r
 
 
@@ -416,7 +444,7 @@ def fill_block(kd, cd, rows, m):
         # served from the shared store (its missing rows one by one)
         for a in range(k - 1, -1, -1):
             s, hit = _slot(cd, miss[a])
-            _from_store(cd.shared, miss[a], cd.rows[s])
+            row_from_store(cd.shared, miss[a], cd.rows[s])
         return k
     blk = np.empty_like(cd.rows[:k])
     kernel_block(kd, miss[:k], blk)

@@ -52,7 +52,11 @@ written out in the body too: numba's inlining gives an inlined helper's
 array arguments reference-count updates at every call, which its pruning
 does not remove; and the loops over the active set index with uint64, so
 that no load pays numba's negative-index wraparound (decision record
-32s01).  A miss of ``i``'s row with float32 rows of dense input
+32s01).  A row miss is handled in the body as well: the slot from the
+cache's LRU arrays (:func:`svmlab.kernels.cache.slot_of_row`), the row
+computed into it; ``get_row`` and ``fetch_row`` take the kernel's and the
+cache's named tuples, whose reference counts cost more than a small row
+(decision record 33s01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -68,11 +72,11 @@ from .._kkt import in_low, in_up, takes_i
 from .._linalg import insert_sorted
 from .._wss2 import gain as wss2_gain
 from .._wss2 import gain_or_nan, takes_j
-from ..kernels._rows import KernelData, kernel_row
-from ..kernels.cache import CacheData, get_row, lru_hit
+from ..kernels._rows import KernelData, kernel_row, kernel_row_subset
+from ..kernels.cache import CacheData, get_row, lru_hit, row_from_store, slot_of_row
 from ._core import (ACTIVE, FS_B, IS_DONE, IS_ITER, IS_N_ACTIVE, IS_NB, IS_SHRINK_COUNTER,
                     IS_UNSHRUNK, PREFETCH_MIN_FEATURES, PREFETCH_ROWS, SHRUNK, be_shrunk,
-                    fetch_row, fill_full_rows, gbar_change, inactive_list,
+                    fetch_row, fill_full_rows, inactive_list,
                     rebuild_active_list, reconstruct_gradient)
 from ._fetch import complete_rows
 from ._pairstep import pair_step_box, pair_threshold_box, segment_objective
@@ -506,6 +510,15 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     shrinking, shrink_every, want_rec = opt.shrinking, opt.shrink_every, opt.want_rec
     l = alpha.shape[0]
     R, c_slot, c_prev, c_next, c_meta = cd.rows, cd.slot_of, cd.prev, cd.next, cd.meta
+    # a miss: the slot by slot_of_row on the LRU arrays, the row by
+    # kernel_row or the one-vs-one store (row_from_store) into it -- never
+    # get_row(kd, cd, .) / fetch_row: a call taking the named tuples pays
+    # reference-count updates per array in them, 46 for kd and cd, more than
+    # a small row's arithmetic (decision record 33s01)
+    c_owner = cd.owner
+    n_slots = R.shape[0]
+    sh = cd.shared
+    store = sh.gmap.shape[0] > 0
     # the SVR forms' map: rows walked in order, no idx[t] load (_svr_half)
     nh = np.int64(0)
     if mapped is not None:
@@ -587,11 +600,15 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     if sc >= 0:
                         lru_hit(c_prev, c_next, c_meta, sc)
                     else:
-                        if mapped is not None:
-                            get_row(kd, cd, ec)
+                        if mapped is None:
+                            rowfull[ec] = na == l
+                        sc, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, ec)
+                        if store:
+                            row_from_store(sh, ec, R[sc])
+                        elif mapped is None and na < l:
+                            kernel_row_subset(kd, ec, act, na, R[sc])
                         else:
-                            fetch_row(kd, cd, tc, act, ist, rowfull)
-                        sc = c_slot[ec]
+                            kernel_row(kd, ec, R[sc])
                     if cls == 0:
                         sp = sc
                     else:
@@ -695,8 +712,11 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 if s1 >= 0:
                     lru_hit(c_prev, c_next, c_meta, s1)
                 else:
-                    get_row(kd, cd, e1)
-                    s1 = c_slot[e1]
+                    s1, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, e1)
+                    if store:
+                        row_from_store(sh, e1, R[s1])
+                    else:
+                        kernel_row(kd, e1, R[s1])
             else:
                 s1 = c_slot[i]
                 if s1 >= 0:
@@ -704,8 +724,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 elif blocks is not None and blocks and prefetch:
                     s1 = _prefetch(kd, cd, i, m, y, yp, U, alpha, G, act, ist, rowfull)
                 else:
-                    fetch_row(kd, cd, i, act, ist, rowfull)
-                    s1 = c_slot[i]
+                    rowfull[i] = na == l
+                    s1, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, i)
+                    if store:
+                        row_from_store(sh, i, R[s1])
+                    elif na < l:
+                        kernel_row_subset(kd, i, act, na, R[s1])
+                    else:
+                        kernel_row(kd, i, R[s1])
             # j: unshrunk, the gains of every t into the scratch ``full``
             # (branch-free, contiguous loads: vectorised), then the scan;
             # shrunk, one pass over the candidates
@@ -798,8 +824,11 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             if s2 >= 0:
                 lru_hit(c_prev, c_next, c_meta, s2)
             else:
-                get_row(kd, cd, e2)
-                s2 = c_slot[e2]
+                s2, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, e2)
+                if store:
+                    row_from_store(sh, e2, R[s2])
+                else:
+                    kernel_row(kd, e2, R[s2])
         else:
             e1 = i
             e2 = j
@@ -813,8 +842,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             if s2 >= 0:
                 lru_hit(c_prev, c_next, c_meta, s2)
             else:
-                fetch_row(kd, cd, j, act, ist, rowfull)
-                s2 = c_slot[j]
+                rowfull[j] = na == l
+                s2, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, j)
+                if store:
+                    row_from_store(sh, j, R[s2])
+                elif na < l:
+                    kernel_row_subset(kd, j, act, na, R[s2])
+                else:
+                    kernel_row(kd, j, R[s2])
         s1 = c_slot[e1]
         alpha[i] = ain
         alpha[j] = ajn
@@ -912,43 +947,43 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 pre_M = v if v < pre_M else pre_M
             pre = True
         # ---- Gbar (the sum over the variables at their bound) ----
-        if mapped is None:
-            if (ai >= Ui) != (ain >= Ui):
-                gbar_change(kd, cd, i, Ui * yi if ain >= Ui else -Ui * yi, Gbar, ist)
-            if (aj >= Uj) != (ajn >= Uj):
-                gbar_change(kd, cd, j, Uj * yj if ajn >= Uj else -Uj * yj, Gbar, ist)
-        else:
-            # (svmlab.smo._core.gbar_change for a mapped problem, written
-            # out: the cached row read in place through its slot, and no
-            # helper taking arrays -- its reference-count updates at every
-            # call, decision record 32s01; nh: _svr_half)
-            for side in range(2):
-                tb = i if side == 0 else j
-                ub = Ui if side == 0 else Uj
-                yb = yi if side == 0 else yj
-                a_was = ai if side == 0 else aj
-                a_now = ain if side == 0 else ajn
-                if (a_was >= ub) == (a_now >= ub):
-                    continue
-                cb = ub * yb if a_now >= ub else -ub * yb
-                if na < l:
-                    Gbar[1, tb] += cb
-                    continue
-                eb = idx[tb]
-                sb = c_slot[eb]
-                if sb >= 0:
-                    lru_hit(c_prev, c_next, c_meta, sb)
+        # (svmlab.smo._core.gbar_change written out: the cached row read in
+        # place through its slot, and no helper taking arrays or the named
+        # tuples -- their reference-count updates at every call, decision
+        # records 32s01 and 33s01; nh: _svr_half)
+        for side in range(2):
+            tb = i if side == 0 else j
+            ub = Ui if side == 0 else Uj
+            yb = yi if side == 0 else yj
+            a_was = ai if side == 0 else aj
+            a_now = ain if side == 0 else ajn
+            if (a_was >= ub) == (a_now >= ub):
+                continue
+            cb = ub * yb if a_now >= ub else -ub * yb
+            if na < l:
+                Gbar[1, tb] += cb
+                continue
+            eb = idx[tb] if mapped is not None else tb
+            sb = c_slot[eb]
+            if sb >= 0:
+                lru_hit(c_prev, c_next, c_meta, sb)
+            else:
+                sb, _ = slot_of_row(c_slot, c_owner, c_prev, c_next, c_meta, n_slots, eb)
+                if store:
+                    row_from_store(sh, eb, R[sb])
                 else:
-                    get_row(kd, cd, eb)
-                    sb = c_slot[eb]
-                if nh > 0:
-                    for h in range(2):
-                        o = h * nh
-                        for q in range(nh):
-                            Gbar[0, o + q] += cb * R[sb, q]
-                else:
-                    for q in range(l):
-                        Gbar[0, q] += cb * R[sb, idx[q]]
+                    kernel_row(kd, eb, R[sb])
+            if mapped is None:
+                for q in range(l):
+                    Gbar[0, q] += cb * R[sb, q]
+            elif nh > 0:
+                for h in range(2):
+                    o = h * nh
+                    for q in range(nh):
+                        Gbar[0, o + q] += cb * R[sb, q]
+            else:
+                for q in range(l):
+                    Gbar[0, q] += cb * R[sb, idx[q]]
         # ---- the free count ----
         ist[IS_NB] += (int(0.0 < ain < Ui) - int(0.0 < ai < Ui)
                        + int(0.0 < ajn < Uj) - int(0.0 < aj < Uj))
