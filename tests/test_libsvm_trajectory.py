@@ -8,10 +8,10 @@ rounded to float32 (``Qfloat``).  With both, svmlab's SVC takes LIBSVM's
 steps to within a few percent and ends at its dual objective (first test,
 the float32 rows asked for through ``resolve_cache_dtype``); with the first
 maximising index and float32 rows it took 4283 steps at C = 1e6 (LIBSVM
-704).  The drop-in's default rows for a fit this small are float64 (float32
-rows take LIBSVM's steps but make digits 1.7x slower), where the C = 1e10
-fit still takes 7.0 million steps: the second test is a strict expected
-failure until LIBSVM's float32-rounded values reach the float64 rows.  Step counts and each
+704).  The drop-in's default rows for a fit this small are float64 (the
+compiled one-vs-one driver takes float64 rows only), where the C = 1e10 fit
+still takes 7.0 million steps: the second test is a strict expected failure
+until float32-rounded values reach that driver.  Step counts and each
 pair's dual objective of scikit-learn's SVC (LIBSVM) are computed here."""
 
 import numpy as np
@@ -86,10 +86,9 @@ def test_with_qfloat_rows_svc_takes_libsvm_steps(iris_split, C, monkeypatch):
     assert seen  # the drop-in's run asked for its cache type here
 
 
-@pytest.mark.xfail(strict=True, reason="the drop-in's small fits cache float64 rows (float32 "
-                   "rows take LIBSVM's steps but cost digits 1.7x LIBSVM's time): without "
-                   "LIBSVM's float32 rounding the C = 1e10 fit takes 7.0 million steps "
-                   "(docs/decisions/33a01)")
+@pytest.mark.xfail(strict=True, reason="the drop-in's small fits cache float64 rows (the "
+                   "compiled one-vs-one driver takes float64 only): without LIBSVM's float32 "
+                   "rounding the C = 1e10 fit takes 7.0 million steps (docs/decisions/33a01)")
 def test_default_svc_takes_libsvm_steps_on_the_gallery_cell(iris_split):
     X, y = iris_split
     _check_against_libsvm(X, y, 1e10, 1e-4)
