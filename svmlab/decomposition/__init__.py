@@ -27,6 +27,8 @@ for the chunking, decomposition and IRWLS estimators it does not use
 (docs/decisions/31f01-first-fit-in-a-fresh-process.md).
 """
 
+from .._lazy import lazy_names as _lazy_names
+
 _LAZY = {
     "ChunkingClassifier": ".estimators",
     "DecompositionClassifier": ".estimators",
@@ -40,18 +42,4 @@ __all__ = ["ChunkingClassifier", "DecompositionClassifier", "DecompositionRecord
            "IRWLSClassifier", "IRWLSRecord", "IRWLSRun"]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        # under the package's import lock (svmlab._load): threads touching
-        # these names at once in a fresh process would otherwise run
-        # scikit-learn's circular imports interleaved
-        from .. import _load
-
-        value = _load(__name__ + _LAZY[name], name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())

@@ -30,6 +30,8 @@ imports :mod:`._pairstep` from this room for every fit (through
 (docs/decisions/33g01-fresh-process-fixed-costs.md).
 """
 
+from .._lazy import lazy_names as _lazy_names
+
 _LAZY = {
     "DualRun": "._dual",
     "SMOClassifier": "._estimator",
@@ -41,17 +43,4 @@ _LAZY = {
 __all__ = ["SMOClassifier", "SMOStep", "SMORun", "DualRun", "DualStep"]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        # under the package's import lock (svmlab._load), as
-        # svmlab.decomposition's names
-        from .. import _load
-
-        value = _load(__name__ + _LAZY[name], name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
