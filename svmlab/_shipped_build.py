@@ -35,6 +35,10 @@ BUILD_FITS = (
     ("2000x10 SVR", "svmlab.SVR()", "_reg(2000, 10)"),
     ("2000x10 NuSVR", "svmlab.NuSVR()", "_reg(2000, 10)"),
     ("3000x20 NuSVC", "svmlab.NuSVC()", "_clf(3000, 20)"),
+    # a multiclass fit whose rows are float32 (the full kernel matrix does
+    # not fit the cache: MNIST-sized data at the default cache) takes the
+    # one-vs-one driver's float32 signature (docs/decisions/33n01)
+    ("3000x10 3-class SVC, float32 rows", "svmlab.SVC(cache_size=20)", "_clf3(3000, 10)"),
     ("3000x20 OneClassSVM", "svmlab.OneClassSVM()", "_clf(3000, 20)[:1] + (None,)"),
     ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
     ("a9a rows, small cache: SMOClassifier",
@@ -57,6 +61,12 @@ def _clf(n, d):
     from sklearn.datasets import make_classification
 
     return make_classification(n, d, random_state=0)
+
+
+def _clf3(n, d):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, d, n_informative=6, n_classes=3, random_state=0)
 
 
 def _reg(n, d):
@@ -100,7 +110,8 @@ def run_unit(unit):
         _warm.warm_up(name)
         return
     (est, data), = [(e, d) for label, e, d in BUILD_FITS if label == name]
-    env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_reg": _reg, "_a9a": _a9a}
+    env = {"svmlab": svmlab, "_digits": _digits, "_clf": _clf, "_clf3": _clf3, "_reg": _reg,
+           "_a9a": _a9a}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         X, y = eval(data, env)
