@@ -209,7 +209,7 @@ def test_interpreted_driver_equals_compiled(sets):
                          a["C"], a["uniform"], a["tol"], a["eps"], a["shrinking"],
                          a["want_rec"], a["limits"], a["slots"], a["offsets"],
                          a["alpha_out"], a["n_iter"], a["done"], a["icpt"], a["counts"],
-                         a["budget"], a["nnz"], *run._fast._scratch(a), a["blocks"])
+                         a["budget"], a["keeps"], *run._fast._scratch(a), a["blocks"])
         outs.append((int(stop), int(taken), a["alpha_out"], a["n_iter"], a["done"], a["icpt"]))
     c, i = outs
     assert c[0] == i[0] == 3 and c[1] == i[1] > 0

@@ -54,8 +54,7 @@ from .. import _stepping
 from .._jit import njit
 from .._kkt import intercept
 from .._stepping import blas_thread_limit
-from ..kernels._rows import (TRANSPOSE_MAX_BYTES, TRANSPOSE_MAX_DENSITY, KernelData,
-                             keeps_transpose)
+from ..kernels._rows import KernelData, keeps_transpose
 from ..kernels.cache import CacheData, KernelCache, SharedRows
 from ._core import ACTIVE, FS_SIZE, IS_DONE, IS_N_ACTIVE, IS_SHRINK_COUNTER, IS_SIZE
 from ._dual import DualState
@@ -69,7 +68,7 @@ __all__ = ["FastPairs", "ovo_pairs"]
 @njit(cache=True)
 def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinking, want_rec,
               limits, slots, offsets, alpha_out, n_iter, done, icpt, counts, budget,
-              nnz, xbuf, tbuf, cbuf, x32buf, blocks):
+              keeps, xbuf, tbuf, cbuf, x32buf, blocks):
     """Run pairs ``p0, p0+1, ...`` to their end; returns the index of the
     first pair not run to convergence by this call (``len(pa)`` when all
     were), and the steps taken.
@@ -106,11 +105,10 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         Out: cache hits, cache misses, kernel values the store computed.
     budget : int
         Return after the pair during which the steps of this call reach it.
-    nnz : int64 (k,)
-        The nonzero entries of each class's rows (``kd.dense``): a pair's
-        count is the sum of its two classes', so the transpose rule of
-        :class:`svmlab.kernels.Kernel` (``keeps_transpose``) is decided
-        without counting the pair's rows again.
+    keeps : bool (P,)
+        Whether each pair's rows keep a transpose, as
+        :class:`svmlab.kernels.Kernel` decides it for them (``keeps_transpose``, decided once per fit by
+        the caller from each class's nonzeros).
     xbuf, tbuf : float64 (at least n d,)
         The memory of the pair's copy of its rows and of its transpose
         (``tbuf`` may be empty when no pair keeps one): reused from pair to
@@ -147,12 +145,9 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         sq = np.empty(n)
         sq[:na] = kd.sqnorm[a0:a1]
         sq[na:] = kd.sqnorm[b0:b1]
-        # the pair's transpose as Kernel(Xp) decides it (svmlab.kernels._rows:
-        # kept, unfilled, for rows with at most TRANSPOSE_MAX_DENSITY nonzeros
-        # and at most TRANSPOSE_MAX_BYTES: keeps_transpose's rule)
-        nz = nnz[a] + nnz[b]
-        if not kd.binary and n * d > 0 and 8 * n * d <= TRANSPOSE_MAX_BYTES \
-                and nz <= TRANSPOSE_MAX_DENSITY * (n * d):
+        # the pair's transpose as Kernel(Xp) decides it (kept, unfilled:
+        # keeps_transpose's rule, the caller's ``keeps``)
+        if keeps[p]:
             XT = tbuf[:d * n].reshape((d, n))
         else:
             XT = np.zeros((0, 0))
@@ -352,8 +347,8 @@ class FastPairs:
         mb = min(float(o.cache_size), mc.store.pair_cache_mb)
         rows_fit = (mb * (1 << 20)) // (float(cdtype.itemsize) * np.maximum(sizes, 1))
         slots = np.minimum(np.maximum(rows_fit, 2), np.maximum(sizes, 1)).astype(np.int64)
-        # the nonzeros of each class's rows, counted once: a pair's transpose
-        # rule (keeps_transpose) reads the sum of its two classes'
+        # each pair's transpose rule (keeps_transpose) from the nonzeros of
+        # each class's rows, counted once: a pair's are its two classes'
         kd = mc.kernel.data
         d = int(kd.dense.shape[1])
         per_row = np.count_nonzero(kd.dense, axis=1)
@@ -375,7 +370,7 @@ class FastPairs:
             limits=limits, slots=slots, offsets=offsets, alpha_out=np.zeros(int(offsets[-1])),
             n_iter=np.zeros(P, dtype=np.int64), done=np.zeros(P, dtype=np.int64),
             icpt=np.zeros(P), counts=np.zeros((P, 3), dtype=np.int64),
-            budget=int(allow.max()), nnz=nnz,
+            budget=int(allow.max()), keeps=keeps,
             # the scratch sizes (_scratch) and the loop's blocks switch
             xlen=int(sizes.max()) * d, tlen=int(sizes[keeps].max(initial=0)) * d,
             clen=int(np.max(slots * sizes)), cdtype=cdtype,
@@ -391,7 +386,8 @@ class FastPairs:
         return ovo_pairs(kd, tmpl, sel(a["pa"]), sel(a["pb"]), int(p0), a["kdiag_all"], a["Cv"],
                          a["C"], sel(a["uniform"]), a["tol"], a["eps"], a["shrinking"],
                          a["want_rec"], sel(a["limits"]), sel(a["slots"]), off, alpha, n_iter,
-                         done, icpt, counts, a["budget"], a["nnz"], *bufs, a["blocks"])
+                         done, icpt, counts, a["budget"], sel(a["keeps"]), *bufs,
+                         a["blocks"])
 
     def _advance_driver(self, mc):
         """Pairs from the running one on through
