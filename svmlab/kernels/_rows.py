@@ -984,7 +984,7 @@ def kernel_row_subset(kd, i, idx, m, out):
         _subset_dense64_arrays(kd.dense, kd.sqnorm, kd.ktype, kd.gamma, kd.coef0, kd.degree,
                                i, idx, m, out)
     else:
-        _subset_row64(kd, i, idx, m, out)
+        _subset_sparse64(kd, i, idx, m, out)
 
 
 @njit(cache=True)
@@ -1012,8 +1012,11 @@ def _subset_row32(x32, sqnorm, ktype, gamma, coef0, degree, i, idx, m, out):
 
 @njit(cache=True)
 def _subset_dense64_arrays(X, sqnorm, ktype, gamma, coef0, degree, i, idx, m, out):
-    """:func:`_subset_row64` for dense data, on its arrays: the same
-    operations in the same order."""
+    """:func:`kernel_row_subset` of dense rows in float64 arithmetic, on
+    the data's arrays (rounded once into a float32 ``out``): the inner
+    products first (:func:`_dense_sums`, contiguous), then, for rbf, the
+    vectorised exp (:func:`rbf_exp_row64`, the values of
+    :func:`_transform`), then scattered into ``out``."""
     sqi = sqnorm[i]
     tb = np.empty(m)
     _dense_sums(X, i, idx, m, tb)
@@ -1032,11 +1035,12 @@ def _subset_dense64_arrays(X, sqnorm, ktype, gamma, coef0, degree, i, idx, m, ou
 
 
 @njit(cache=True)
-def _subset_row64(kd, i, idx, m, out):
-    """:func:`kernel_row_subset` in float64 arithmetic (dense or CSR, rounded
-    once into a float32 ``out``): the inner products first (contiguous),
-    then, for rbf, the vectorised exp (:func:`rbf_exp_row64`, the values of
-    :func:`_transform`), then scattered into ``out``."""
+def _subset_sparse64(kd, i, idx, m, out):
+    """:func:`kernel_row_subset` of CSR rows in float64 arithmetic (rounded
+    once into a float32 ``out``): the inner products first, then, for rbf,
+    the vectorised exp (:func:`rbf_exp_row64`, the values of
+    :func:`_transform`), then scattered into ``out``.  (Dense rows:
+    :func:`_subset_dense64_arrays`.)"""
     sqi = kd.sqnorm[i]
     vec = kd.ktype == RBF
     if vec:
@@ -1047,32 +1051,21 @@ def _subset_row64(kd, i, idx, m, out):
     else:
         tb = np.empty(0)
         sb = tb
-    if kd.sparse:
-        w = kd.work
-        a0, a1 = kd.indptr[i], kd.indptr[i + 1]
-        for p in range(a0, a1):
-            w[kd.indices[p]] = kd.data[p]
-        for t in range(m):
-            j = idx[t]
-            s = 0.0
-            for p in range(kd.indptr[j], kd.indptr[j + 1]):
-                s += kd.data[p] * w[kd.indices[p]]
-            if vec:
-                tb[t] = s
-            else:
-                out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0,
-                                    kd.degree)
-        for p in range(a0, a1):
-            w[kd.indices[p]] = 0.0
-    elif vec:
-        _dense_sums(kd.dense, i, idx, m, tb)
-    else:
-        tb = np.empty(m)
-        _dense_sums(kd.dense, i, idx, m, tb)
-        for t in range(m):
-            j = idx[t]
-            out[j] = _transform(tb[t], sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0,
-                                kd.degree)
+    w = kd.work
+    a0, a1 = kd.indptr[i], kd.indptr[i + 1]
+    for p in range(a0, a1):
+        w[kd.indices[p]] = kd.data[p]
+    for t in range(m):
+        j = idx[t]
+        s = 0.0
+        for p in range(kd.indptr[j], kd.indptr[j + 1]):
+            s += kd.data[p] * w[kd.indices[p]]
+        if vec:
+            tb[t] = s
+        else:
+            out[j] = _transform(s, sqi, kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree)
+    for p in range(a0, a1):
+        w[kd.indices[p]] = 0.0
     if vec and m > 0:
         rbf_exp_row64(tb, sqi, sb, kd.gamma, np.empty(m, np.int64))
         for t in range(m):

@@ -190,34 +190,6 @@ def cache_from_buffer(rows, n, shared=None):
                      np.full(m, -1, np.int64), np.full(m, -1, np.int64), meta, shared)
 
 
-@njit(cache=True)
-def _unlink(cd, s):
-    p = cd.prev[s]
-    q = cd.next[s]
-    if p >= 0:
-        cd.next[p] = q
-    else:
-        cd.meta[_HEAD] = q
-    if q >= 0:
-        cd.prev[q] = p
-    else:
-        cd.meta[_TAIL] = p
-    cd.prev[s] = -1
-    cd.next[s] = -1
-
-
-@njit(cache=True)
-def _push_front(cd, s):
-    h = cd.meta[_HEAD]
-    cd.prev[s] = -1
-    cd.next[s] = h
-    if h >= 0:
-        cd.prev[h] = s
-    cd.meta[_HEAD] = s
-    if cd.meta[_TAIL] < 0:
-        cd.meta[_TAIL] = s
-
-
 @njit(cache=True, inline="always")
 def lru_hit(prev, nxt, meta, s):
     """Count a hit on slot s and make it the most recently used.  Takes the
@@ -263,7 +235,7 @@ def slot_of_row(slot_of, owner, prev, nxt, meta, n_slots, i):
         meta[_USED] += 1
     else:
         s = meta[_TAIL]
-        # (_unlink, on the arrays)
+        # the least recently used slot out of the list
         p = prev[s]
         q = nxt[s]
         if p >= 0:
@@ -279,7 +251,7 @@ def slot_of_row(slot_of, owner, prev, nxt, meta, n_slots, i):
         slot_of[owner[s]] = -1
     owner[s] = i
     slot_of[i] = s
-    # (_push_front, on the arrays)
+    # s to the front, the most recently used
     h = meta[_HEAD]
     prev[s] = -1
     nxt[s] = h
