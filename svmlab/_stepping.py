@@ -118,6 +118,7 @@ a ``Pipeline`` or ``GridSearchCV`` reach the svmlab estimator inside
 
 from __future__ import annotations
 
+import _signal  # signal's C module: its calls without the enum conversions
 import ctypes
 import copy
 import dataclasses
@@ -210,15 +211,21 @@ class FitOptions:
         """The options of ``estimator``'s parameters (and ``cache_dtype_``,
         ``_fit_Cv`` when its ``start`` set them), with ``overrides``."""
         d = estimator.__dict__
+        # the fields' (name, default) pairs, found once per class
+        # (dataclasses.fields at every fit was a visible part of a small one)
+        fields = cls.__dict__.get("_field_defaults")
+        if fields is None:
+            fields = tuple((f.name, f.default) for f in dataclasses.fields(cls))
+            cls._field_defaults = fields
         vals = {}
-        for f in dataclasses.fields(cls):
-            if f.name == "cache_dtype":
+        for name, default in fields:
+            if name == "cache_dtype":
                 v = d.get("cache_dtype_", "float64")
-            elif f.name == "Cv":
+            elif name == "Cv":
                 v = d.get("_fit_Cv")
             else:
-                v = d.get(f.name, f.default)
-            vals[f.name] = v
+                v = d.get(name, default)
+            vals[name] = v
         vals["C"] = float(vals["C"])
         vals["tol"] = float(vals["tol"])
         vals["max_iter"] = int(vals["max_iter"])
@@ -630,7 +637,7 @@ class SolverRun(ABC):
         previous = None
         if threading.current_thread() is threading.main_thread():
             try:
-                previous = signal.getsignal(signal.SIGINT)
+                previous = _signal.getsignal(signal.SIGINT)
             except (ValueError, OSError):  # pragma: no cover - exotic platforms
                 previous = None
             if previous is signal.default_int_handler:
@@ -640,13 +647,13 @@ class SolverRun(ABC):
                     _PENDING_INTERRUPT[0] = True  # seen by the parts' runs too
                     signal.signal(signal.SIGINT, previous)
 
-                signal.signal(signal.SIGINT, _note)
+                _signal.signal(signal.SIGINT, _note)
                 installed = True
         try:
             yield
         finally:
             if installed:
-                signal.signal(signal.SIGINT, previous)
+                _signal.signal(signal.SIGINT, previous)
                 _PENDING_INTERRUPT[0] = False
 
     def _chunk_should_end(self, t0):

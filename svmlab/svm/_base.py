@@ -104,6 +104,40 @@ def class_pairs(k):
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
+def _labels_and_index(y):
+    """``np.unique(y, return_inverse=True)`` for 1-D labels: the same sorted
+    classes (y's dtype) and indices.  Integer labels in a range of at most
+    a few times their number are counted (``np.bincount``) instead of
+    sorted: np.unique's sort was a visible part of a small fit's
+    validation (decision record 34p01); other labels go to np.unique."""
+    if y.dtype.kind in "iu" and y.ndim == 1 and y.shape[0] > 0:
+        lo, hi = int(y.min()), int(y.max())
+        if hi - lo <= 4 * y.shape[0] + 64 and -2**62 < lo and hi < 2**62:
+            z = y.astype(np.int64, copy=False)
+            z = z - lo if lo else z
+            present = np.bincount(z, minlength=hi - lo + 1) > 0
+            cls = (np.flatnonzero(present) + lo).astype(y.dtype, copy=False)
+            index = np.cumsum(present) - 1
+            return cls, index[z]
+    return np.unique(y, return_inverse=True)
+
+
+_PAIR_LAYOUTS = {}
+
+
+def _pair_layout(k):
+    """For k classes, the pairs' classes ``(a0, b0, a1, b1, ...)`` in
+    LIBSVM's order and the dual_coef_ row of each: ``b - 1`` for class a's
+    rows, ``a`` for class b's (made once per k)."""
+    out = _PAIR_LAYOUTS.get(k)
+    if out is None:
+        pairs = class_pairs(k)
+        ab = np.array([c for pair in pairs for c in pair], dtype=np.int64)
+        to_row = np.array([r for a, b in pairs for r in (b - 1, a)], dtype=np.int64)
+        out = _PAIR_LAYOUTS[k] = (ab, to_row)
+    return out
+
+
 class BaseSVM(SteppedFitMixin, BaseEstimator):
     """Base of the five estimators (not for direct use).  Subclasses set
     ``_impl`` and their ``__init__`` with scikit-learn's parameters plus
@@ -233,7 +267,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
                 raise ValueError("The dual coefficients or intercepts are not finite for "
                                  f"these data. {exc}") from None
         y = self._validate_targets(y)
-        n = _num_samples(X)
+        n = X.shape[0] if isinstance(X, np.ndarray) else _num_samples(X)
         if self._impl != "one_class" and n != y.shape[0]:
             raise ValueError("X and y have incompatible shapes.\n"
                              f"X has {n} samples, but y has {y.shape[0]}.")
@@ -431,16 +465,25 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         memory; checks that the coefficients are finite (scikit-learn's
         message).  The warning for an early stop is the run's
         (:meth:`svmlab.svm._run.FamilyRun.warning_message`)."""
-        for r in results:
-            if not (np.all(np.isfinite(r.coef)) and np.isfinite(r.rho)):
-                raise ValueError(
-                    "The dual coefficients or intercepts are not finite. The input data may "
-                    "contain large values and need to be preprocessed.")
+        # one check over every problem's coefficients (a loop of np.all
+        # per pair was a sizeable part of a 45-pair fit's end)
+        coefs = [r.coef for r in results]
+        rhos = np.array([r.rho for r in results], dtype=np.float64)
+        if not (np.isfinite(np.concatenate(coefs) if len(coefs) > 1 else coefs[0]).all()
+                and np.isfinite(rhos).all()):
+            raise ValueError(
+                "The dual coefficients or intercepts are not finite. The input data may "
+                "contain large values and need to be preprocessed.")
         converged = bool(run.converged)
         return {"converged_": converged, "fit_status_": 0 if converged else 1,
                 "stop_reason_": run.stop_reason,
                 "_last_alpha": [np.asarray(r.alpha) for r in results],
-                "_last_U": [np.asarray(U) for U in bounds]}
+                "_last_U": [np.asarray(U) for U in bounds],
+                # what SolverRun.finish's end-of-fit guard (non_finite_fit)
+                # would find: nothing, every coefficient (alpha_ times a
+                # sign, or alpha - alpha* for regression: non-finite with
+                # any non-finite alpha) and intercept being finite here
+                "_non_finite_reason": None}
 
     # -------------------------------------------------------------- predict
     def _validate_for_predict(self, X):
@@ -560,7 +603,7 @@ class BaseSVC(BaseSVM):
         # scikit-learn's check, its cost skipped where its answer is known
         # (integer, boolean and integral float labels; the same errors)
         _check_label_type(y_)
-        cls, y_idx = np.unique(y_, return_inverse=True)
+        cls, y_idx = _labels_and_index(y_)
         # no class weights: every class weighs 1 (compute_class_weight's
         # answer, without its scan of y)
         self.class_weight_ = (np.ones(len(cls)) if self.class_weight is None
@@ -586,7 +629,9 @@ class BaseSVC(BaseSVM):
         keep = np.flatnonzero(U > 0)
         if len(keep) == 0:
             raise ValueError("Invalid input - all samples have zero or negative weights.")
-        left = np.unique(y_idx[keep])
+        # the classes left with a positive weight (np.unique's answer for
+        # labels 0..k-1, by one count)
+        left = np.flatnonzero(np.bincount(y_idx[keep], minlength=k))
         if len(left) < 2:
             raise ValueError("Invalid input - all samples with positive weights belong to "
                              "the same class.")
@@ -654,29 +699,39 @@ class BaseSVC(BaseSVM):
                 raise ValueError("specified nu is infeasible")
 
     def _pair_attributes(self, X, y_idx, k, rows, results):
-        """SVC's layout from the pairs' coefficients over their rows."""
+        """SVC's layout from the pairs' coefficients over their rows.
+
+        The pairs' rows and coefficients are taken as one concatenation
+        (``(k - 1) n`` entries for ``n`` kept rows), not scattered into a
+        pairs x rows matrix (``k (k - 1) n / 2`` entries, most of them zero:
+        on digits the largest serial part of the fit's end, decision record
+        34p01).  Every entry of a support vector's row is written, zeros
+        (and LIBSVM's ``-0.0`` of a class-b row) included, so the layout is
+        the matrix's, value for value."""
         n = len(y_idx)
-        pairs = class_pairs(k)
-        P = len(pairs)
-        A = np.zeros((P, n))  # each pair's coefficient on the rows of X
-        for p, (r, res) in enumerate(zip(rows, results)):
-            A[p, r] = res.coef
-        sv = np.flatnonzero((A != 0).any(axis=0))
+        R = np.concatenate(rows) if len(rows) > 1 else np.asarray(rows[0])
+        coef = np.concatenate([res.coef for res in results]) if len(results) > 1 \
+            else np.asarray(results[0].coef)
+        m = np.zeros(n, dtype=bool)
+        m[R[coef != 0]] = True
+        sv = np.flatnonzero(m)
         # the support vectors class by class, in row order within a class
         support = sv[np.argsort(y_idx[sv], kind="stable")].astype(np.int32)
         cls = y_idx[support]
         n_support = np.bincount(cls, minlength=k).astype(np.int32)
         # LIBSVM's layout: the coefficient of a support vector of class a in
-        # pair (a, b) sits in row b - 1, of class b in row a (array
-        # operations over all pairs at once, not a loop over them)
+        # pair (a, b) sits in row b - 1, of class b in row a.  Pair p's rows
+        # are class a's then class b's, each class in k - 1 pairs: the row
+        # of every entry is the pair's (b - 1, a) repeated over the classes'
+        # sizes
+        ab, to_row = _pair_layout(k)
+        sizes = np.bincount(y_idx[R], minlength=k) // (k - 1)
+        on_sv = m[R]
+        t = np.repeat(to_row, sizes[ab])[on_sv]
+        where = np.empty(n, dtype=np.int64)
+        where[support] = np.arange(len(support))
         dual = np.zeros((k - 1, len(support)))
-        As = A[:, support]
-        pa = np.array([a for a, _ in pairs])
-        pb = np.array([b for _, b in pairs])
-        p_i, j = np.nonzero(cls[None, :] == pa[:, None])
-        dual[pb[p_i] - 1, j] = As[p_i, j]
-        p_i, j = np.nonzero(cls[None, :] == pb[:, None])
-        dual[pa[p_i], j] = As[p_i, j]
+        dual[t, where[R[on_sv]]] = coef[on_sv]
         _dual = self._as_sparse_if(dual)
         _intercept = np.array([-r.rho for r in results])
         return {

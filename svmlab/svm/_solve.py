@@ -427,16 +427,23 @@ def compiled_results(res, inner, y_kept, k):
     reasons = getattr(inner, "part_reasons", None)
     sizes = np.bincount(y_kept, minlength=k)  # once per class
     pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]  # LIBSVM's order
-    for p, alpha in enumerate(res["alphas"]):
-        a, b = pairs[p]
-        n_a = int(sizes[a])
-        alpha = np.asarray(alpha, dtype=np.float64)
-        y_l = np.ones(len(alpha))
-        y_l[n_a:] = -1.0
+    alphas = [np.asarray(alpha, dtype=np.float64) for alpha in res["alphas"]]
+    # every pair's alpha y at once: the multipliers end to end times the
+    # signs (+1 over class a's rows, -1 over class b's), each pair's a view
+    # (one product, not one per pair: 45 on digits)
+    n_ab = np.array([(sizes[a], sizes[b]) for a, b in pairs[:len(alphas)]],
+                    dtype=np.int64).reshape(-1)
+    lens = n_ab.reshape(-1, 2).sum(axis=1)  # each pair's rows (class a's, then b's)
+    signs = np.repeat(np.array([1.0, -1.0] * len(alphas)), n_ab)
+    flat = np.concatenate(alphas) * signs if alphas else np.empty(0)
+    ends = np.cumsum(lens).tolist()
+    coefs = [flat[e - m:e] for e, m in zip(ends, lens.tolist())]
+    intercepts, n_iter = res["intercepts"], res["n_iter"]
+    for p, alpha in enumerate(alphas):
         reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
         msg = (inner.part_messages[p] or "") if reasons is not None else ""
-        out.append(ProblemResult(alpha * y_l, -float(res["intercepts"][p]), alpha,
-                                 int(res["n_iter"][p]), reason, np.nan, np.nan, msg))
+        out.append(ProblemResult(coefs[p], -float(intercepts[p]), alpha,
+                                 int(n_iter[p]), reason, np.nan, np.nan, msg))
     return out
 
 
