@@ -108,7 +108,6 @@ Kernel values and threads (parameters of every kernel estimator)
 
 from __future__ import annotations
 
-import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -216,11 +215,8 @@ def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
     if cdt == "float32":
         kernel.ensure_float32()  # the float32 copy of dense X for SGEMV/SGEMM
     threads = effective_n_jobs(n_jobs)
-    # dataclasses.replace(opts, Cv=Cv, cache_dtype=cdt) without its call of
-    # __init__ over every field (FitOptions has no __post_init__)
-    run_opts = copy.copy(opts)
-    object.__setattr__(run_opts, "Cv", Cv)
-    object.__setattr__(run_opts, "cache_dtype", cdt)
+    # dataclasses.replace(opts, Cv=Cv, cache_dtype=cdt), without its cost
+    run_opts = opts.replaced(Cv=Cv, cache_dtype=cdt)
     state = {"class_weight_": cw, "classes_": classes, "cache_dtype_": cdt,
              "_fit_X": X_all, "_fit_y": None if k > 2 else y_all, "_fit_yidx": yi_all,
              "_fit_keep": keep, "_fit_Cv": Cv, "_kernel_obj": kernel}

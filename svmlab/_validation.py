@@ -13,6 +13,7 @@ i.e. a NaN model, so the message says to scale the data.
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -107,20 +108,20 @@ def check_kernel_scale(gamma, kernel, sqnorm_max, degree, coef0):
     row.  Bounds: linear ``|K| <= sqnorm_max``, poly ``|K| <= (gamma
     sqnorm_max + |coef0|)**degree``, sigmoid's argument ``gamma sqnorm_max +
     |coef0|``; rbf needs only a finite gamma."""
-    if not np.isfinite(gamma) or gamma < 0:
+    if not math.isfinite(gamma) or gamma < 0:
         raise ValueError(
             f"gamma_ = {float(gamma)!r} is not a finite non-negative number: with gamma='scale' "
             "the data's variance is too small for float64 (1 / (n_features * var) "
             f"overflows). {_SCALE_ADVICE}")
+    if kernel not in ("linear", "poly", "sigmoid"):
+        return  # rbf: values in (0, 1] for any finite gamma >= 0
     with np.errstate(over="ignore", invalid="ignore"):
         if kernel == "linear":
             bound = sqnorm_max
         elif kernel == "poly":
             bound = np.float64(gamma * sqnorm_max + abs(coef0)) ** float(degree)
-        elif kernel == "sigmoid":
-            bound = gamma * sqnorm_max + abs(coef0)
         else:
-            bound = 0.0
+            bound = gamma * sqnorm_max + abs(coef0)
     if not np.isfinite(bound):
         raise ValueError(
             f"The {kernel} kernel values overflow float64 on this data (gamma_={gamma:.3g}, "
