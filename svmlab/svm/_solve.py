@@ -425,24 +425,18 @@ def compiled_results(res, inner, y_kept, k):
                                  inner.warning_message() or ""))
         return out
     reasons = getattr(inner, "part_reasons", None)
-    sizes = np.bincount(y_kept, minlength=k)  # once per class
+    sizes = np.bincount(y_kept, minlength=k).tolist()  # once per class
     pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]  # LIBSVM's order
-    alphas = [np.asarray(alpha, dtype=np.float64) for alpha in res["alphas"]]
-    # every pair's alpha y at once: the multipliers end to end times the
-    # signs (+1 over class a's rows, -1 over class b's), each pair's a view
-    # (one product, not one per pair: 45 on digits)
-    n_ab = np.array([(sizes[a], sizes[b]) for a, b in pairs[:len(alphas)]],
-                    dtype=np.int64).reshape(-1)
-    lens = n_ab.reshape(-1, 2).sum(axis=1)  # each pair's rows (class a's, then b's)
-    signs = np.repeat(np.array([1.0, -1.0] * len(alphas)), n_ab)
-    flat = np.concatenate(alphas) * signs if alphas else np.empty(0)
-    ends = np.cumsum(lens).tolist()
-    coefs = [flat[e - m:e] for e, m in zip(ends, lens.tolist())]
     intercepts, n_iter = res["intercepts"], res["n_iter"]
-    for p, alpha in enumerate(alphas):
+    for p, alpha in enumerate(res["alphas"]):
+        alpha = np.asarray(alpha, dtype=np.float64)
+        # alpha y: +1 over class a's rows, -1 over class b's (the product
+        # in place on a copy: the same values as by a vector of signs)
+        coef = alpha.copy()
+        coef[sizes[pairs[p][0]]:] *= -1.0
         reason = _reason(reasons[p]) if reasons is not None else _reason(inner.stop_reason)
         msg = (inner.part_messages[p] or "") if reasons is not None else ""
-        out.append(ProblemResult(coefs[p], -float(intercepts[p]), alpha,
+        out.append(ProblemResult(coef, -float(intercepts[p]), alpha,
                                  int(n_iter[p]), reason, np.nan, np.nan, msg))
     return out
 
