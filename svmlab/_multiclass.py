@@ -105,7 +105,8 @@ class _PairPositions:
 
     def __init__(self, coff, pairs):
         self.coff, self.pairs = coff, pairs
-        self.sizes = [int(coff[a + 1] - coff[a] + coff[b + 1] - coff[b]) for a, b in pairs]
+        c = np.asarray(coff).tolist()  # Python ints: no NumPy scalar per pair
+        self.sizes = [c[a + 1] - c[a] + c[b + 1] - c[b] for a, b in pairs]
 
     def __len__(self):
         return len(self.pairs)
