@@ -79,6 +79,7 @@ The rules and the measurements behind them:
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, NamedTuple, Optional
 
@@ -210,7 +211,7 @@ def hard_reason(est):
     """Why this C-SVC fit can only run on the readable generalised solver
     (``C=inf``: the compiled step's snap band ``1e-12 C`` is infinite; a
     warm start: the compiled runs take no start), or None."""
-    if not np.isfinite(float(est.C)):
+    if not math.isfinite(float(est.C)):
         return "C=inf"
     if est.warm_start and getattr(est, "_last_alpha", None) is not None:
         return "warm_start"
@@ -314,9 +315,22 @@ def compiled_estimator(solver, opts, gamma, seed, C=1.0, n_jobs=None):
 _DEFAULTS = {}
 
 
+#: per solver, :func:`_direct`'s answer (its imports go through the rooms'
+#: first-touch lookups: a few microseconds, twice a fit)
+_DIRECT = {}
+
+
 def _direct(solver):
     """``(estimator class, make_run, cache_dtype)`` of the compiled C-SVC
-    run of ``solver`` (what :func:`compiled_estimator` picks)."""
+    run of ``solver`` (what :func:`compiled_estimator` picks), found once
+    per solver."""
+    out = _DIRECT.get(solver)
+    if out is None:
+        out = _DIRECT[solver] = _find_direct(solver)
+    return out
+
+
+def _find_direct(solver):
     if solver in ("wss2", "platt"):
         from ..smo import SMOClassifier
         from ..smo._estimator import smo_run
