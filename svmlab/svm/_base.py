@@ -388,6 +388,12 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         ``finish`` calls this after its warning)."""
         for name, value in self._fitted_attributes(run).items():
             setattr(self, name, value)
+        # what SolverRun.finish's end-of-fit guard (non_finite_fit) would
+        # find: nothing.  _status_attributes raised unless every problem's
+        # coefficients and intercept are finite, and every multiplier
+        # (alpha_) enters a coefficient (alpha y, alpha - alpha*, alpha / r):
+        # a non-finite one makes it non-finite
+        self._non_finite_reason = None
         if callable(self.kernel):
             self._X_fit = run.fit_problem.X
         self._after_store(run)
@@ -478,12 +484,7 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         return {"converged_": converged, "fit_status_": 0 if converged else 1,
                 "stop_reason_": run.stop_reason,
                 "_last_alpha": [np.asarray(r.alpha) for r in results],
-                "_last_U": [np.asarray(U) for U in bounds],
-                # what SolverRun.finish's end-of-fit guard (non_finite_fit)
-                # would find: nothing, every coefficient (alpha_ times a
-                # sign, or alpha - alpha* for regression: non-finite with
-                # any non-finite alpha) and intercept being finite here
-                "_non_finite_reason": None}
+                "_last_U": [np.asarray(U) for U in bounds]}
 
     # -------------------------------------------------------------- predict
     def _validate_for_predict(self, X):
