@@ -224,3 +224,37 @@ def test_agrees_with_scikit_learn_nusvc(data, kw):
 
     o1, o2 = pair_objectives(ours), pair_objectives(theirs)
     assert np.allclose(o1, o2, rtol=2e-2, atol=1e-6)
+
+
+def test_interrupt_between_driver_calls_keeps_the_pairs_reached(monkeypatch):
+    """A Ctrl-C (a real SIGINT) noted while the driver runs: the call in
+    flight ends, the pairs it finished are kept (their model the full
+    fit's), the others are not begun, the fit is 'interrupted'."""
+    import os
+    import signal
+    import time
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _digits()
+    full = NuSVC().fit(X, y)
+    real = nuovo.nu_pairs
+    sizes = []
+
+    def spy(*args):
+        sizes.append(len(args[3]))
+        out = real(*args)
+        if len(sizes) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)
+        return out
+
+    monkeypatch.setattr(nuovo, "nu_pairs", spy)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        est = NuSVC().fit(X, y)
+    assert est.stop_reason_ == "interrupted" and not est.converged_
+    assert len(sizes) == 1 and 0 < sizes[0] < 45
+    m = sizes[0]
+    assert np.array_equal(est.n_iter_[:m], full.n_iter_[:m])
+    assert not np.any(est.n_iter_[m:])
+    assert np.array_equal(est.intercept_[:m], full.intercept_[:m])
