@@ -258,3 +258,19 @@ def test_interrupt_between_driver_calls_keeps_the_pairs_reached(monkeypatch):
     assert np.array_equal(est.n_iter_[:m], full.n_iter_[:m])
     assert not np.any(est.n_iter_[m:])
     assert np.array_equal(est.intercept_[:m], full.intercept_[:m])
+
+
+def test_interpreted_driver_equals_compiled(monkeypatch):
+    """nu_pairs' Python body (the interpreted tier of svmlab._jit, which
+    ``SVMLAB_JIT=auto`` runs for small fits before the background compiler
+    has the machine code) gives the compiled driver's model, bit for bit."""
+    from svmlab import _jit
+
+    X, y = _iris()
+    compiled, _, calls = _fit(X, y, True, monkeypatch, nu=0.3)
+    assert calls > 0
+    with monkeypatch.context() as m:
+        m.setattr(nuovo, "nu_pairs", _jit.interpreted(nuovo.nu_pairs))
+        slow, _, calls = _fit(X, y, True, m, nu=0.3)
+    assert calls > 0
+    _same(slow, compiled)
