@@ -39,6 +39,9 @@ BUILD_FITS = (
     # not fit the cache: MNIST-sized data at the default cache) takes the
     # one-vs-one driver's float32 signature (docs/decisions/33n01)
     ("3000x10 3-class SVC, float32 rows", "svmlab.SVC(cache_size=20)", "_clf3(3000, 10)"),
+    # a NuSVC of three or more classes runs its pairs through the compiled
+    # nu driver (svmlab.smo._nuovo.nu_pairs, docs/decisions/34n01)
+    ("digits NuSVC", "svmlab.NuSVC()", "_digits()"),
     ("3000x20 OneClassSVM", "svmlab.OneClassSVM()", "_clf(3000, 20)[:1] + (None,)"),
     ("a9a rows, small cache: SVC", "svmlab.SVC(cache_size=1)", "_a9a(3000)"),
     ("a9a rows, small cache: SMOClassifier",

@@ -24,7 +24,7 @@ from sklearn.svm import SVC as SkSVC
 
 from svmlab import _multiclass
 from svmlab.decomposition import DecompositionClassifier, IRWLSClassifier
-from svmlab.smo import SMOClassifier, _ovo
+from svmlab.smo import SMOClassifier, _nuovo, _ovo
 from svmlab.svm import SVC, NuSVC
 
 
@@ -41,7 +41,7 @@ def drivers(monkeypatch):
     """The names of the threads that drove pairs on the parallel paths, one
     entry per pair: each pair's run (``ParallelParts._drive``) or a pair the
     compiled driver ran to convergence in a worker thread
-    (``FastPairs.advance_parallel``, decision 32p01)."""
+    (``FastPairs.advance_parallel``, decision 32p01; NuSVC's ``NuPairs``, 34n01)."""
     seen = []
     original = _multiclass.ParallelParts._drive
 
@@ -59,8 +59,19 @@ def drivers(monkeypatch):
             seen.extend([name] * int(np.sum(done[p0:int(out[0])])))
         return out
 
+    nu_driver = _nuovo.nu_pairs
+
+    def recording_nu_driver(*args):
+        # NuSVC's pairs through their compiled driver (decision 34n01)
+        out = nu_driver(*args)
+        name = threading.current_thread().name
+        if name.startswith("svmlab-pair-"):
+            seen.extend([name] * int(np.sum(args[19] == 1)))
+        return out
+
     monkeypatch.setattr(_multiclass.ParallelParts, "_drive", recording)
     monkeypatch.setattr(_ovo, "ovo_pairs", recording_driver)
+    monkeypatch.setattr(_nuovo, "nu_pairs", recording_nu_driver)
     return seen
 
 

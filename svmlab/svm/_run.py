@@ -114,6 +114,20 @@ class FamilyRun(ParallelParts, SequentialRun):
         return FamilyStep(iteration=self.n_iter + 1, problem_index=int(p), pair=pair,
                           record=rec)
 
+    def _advance(self, max_steps):
+        # NuSVC's one-vs-one pairs: several per compiled call, on the fast
+        # path only (svmlab.smo._nuovo; None: the per-pair runs)
+        if self.parallel_ok and not self.done and self.n_parts > 1:
+            from ..reference.dual import DualProblem
+            from ..smo._nuovo import nu_pairs_fast
+
+            fast = nu_pairs_fast(self)
+            if fast is not None:
+                taken = fast.advance(self, DualProblem)
+                if taken is not None:
+                    return taken
+        return super()._advance(max_steps)
+
     def run(self, chunk=None, tasks=None):
         if chunk is None:
             chunk = 20000 if self.steps_per_task > 1 else 1000
