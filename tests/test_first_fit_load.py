@@ -81,7 +81,12 @@ DRIVER = textwrap.dedent('''
     import kernels_31f01 as k
     x = np.linspace(-1.0, 2.0, 7)
     out = {}
+    # numba's on-disk cache of a dispatcher is made on its first use
+    out["caches_pending_before"] = ["_svmlab_cache_pending" in vars(f)
+                                    for f in (k.alloc, k.hashes)]
     out["alloc"] = k.alloc(x).tolist()
+    out["caches_pending_after_alloc"] = ["_svmlab_cache_pending" in vars(f)
+                                         for f in (k.alloc, k.hashes)]
     # numba modules the load of alloc imported, and the environments it
     # rebuilt without importing their module (globals: only __name__)
     out["arrayobj_after_alloc"] = "numba.np.arrayobj" in sys.modules
@@ -213,3 +218,6 @@ def test_cached_code_loads_without_importing_numbas_implementation_modules(tmp_p
     assert loaded["nrt_module_after_link"] is True     # the compilation built it
     x = np.linspace(-1.0, 2.0, 7)
     assert loaded["caller"] == pytest.approx(float(np.exp(x).sum()) + 1.0, rel=1e-14)
+    # each dispatcher's cache object was made when it was first called
+    assert loaded["caches_pending_before"] == [True, True]
+    assert loaded["caches_pending_after_alloc"] == [False, True]
