@@ -153,6 +153,29 @@ if _CPUDispatcher is not None:
 
         def _numba_compile_for_args(self, *args, **kws):
             return _CPUDispatcher._compile_for_args(self, *args, **kws)
+
+        @property
+        def _cache(self):
+            """numba's on-disk cache of this dispatcher, made on first use.
+
+            Why lazily: making it (numba's ``enable_caching``: a cache
+            locator, the cache folder made and probed with a temporary file)
+            cost about 0.13 ms per dispatcher, and importing the modules a
+            first fit touches makes about 200 dispatchers, most of which that
+            fit never calls (docs/decisions/34g01-first-fit-imports.md).
+            Every reader (numba's compile and save, :func:`_load_cached`, the
+            background compiler, the shipped build) gets the same object it
+            would have got at decoration."""
+            d = self.__dict__
+            if d.get("_svmlab_cache_pending"):
+                with _lock:
+                    if d.pop("_svmlab_cache_pending", False):
+                        _enable_cache(self)
+            return d["_cache"]
+
+        @_cache.setter
+        def _cache(self, value):
+            self.__dict__["_cache"] = value
 else:  # pragma: no cover
     TieredDispatcher = None
 
@@ -174,7 +197,18 @@ def njit(*args, **kwargs):
         interpret_ok = False
 
     def wrap(fn):
-        disp = _numba_njit(**kwargs)(fn)
+        if TieredDispatcher is not None and kwargs.get("cache"):
+            # numba's on-disk cache made on first use (TieredDispatcher._cache)
+            disp = _numba_njit(**{k: v for k, v in kwargs.items() if k != "cache"})(fn)
+            if type(disp) is _CPUDispatcher:
+                disp.__class__ = TieredDispatcher
+                disp._svmlab_interpret_ok = interpret_ok
+                disp._svmlab_twin = twin
+                disp._svmlab_cache_pending = True
+                return disp
+            disp.enable_caching()  # pragma: no cover - another dispatcher class
+        else:
+            disp = _numba_njit(**kwargs)(fn)
         _shipped.attach(disp)  # machine code shipped in a wheel (svmlab._shipped)
         if TieredDispatcher is not None and isinstance(disp, _CPUDispatcher):
             disp.__class__ = TieredDispatcher
@@ -193,6 +227,8 @@ def njit(*args, **kwargs):
             _warn_cache(exc)
             kwargs["cache"] = False
             disp = wrap(fn)
+        if "_svmlab_cache_pending" in vars(disp):
+            return disp  # guarded when its cache is made (_enable_cache)
         return _guard_cache_writes(disp)
 
     if len(args) == 1 and callable(args[0]):
@@ -200,6 +236,22 @@ def njit(*args, **kwargs):
     if args:  # explicit signatures: numba's eager compilation, no tiers
         return _numba_njit(*args, **kwargs)
     return guarded
+
+
+def _enable_cache(disp):
+    """Give the tiered dispatcher ``disp`` numba's on-disk cache (what
+    ``numba.njit(cache=True)`` does at decoration), the shipped folder in
+    front of it, and the guard on its writes; without a writable cache
+    folder, one :class:`CacheWriteWarning` and no cache."""
+    try:
+        disp.enable_caching()
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        _warn_cache(exc)
+        return
+    _shipped.attach(disp)  # machine code shipped in a wheel (svmlab._shipped)
+    _guard_cache_writes(disp)
 
 
 # --------------------------------------------------------------------------
@@ -404,14 +456,16 @@ def _choose(disp, args, kws):
     except Exception:
         return disp._numba_compile_for_args(*args)
     key = (disp, sig)
-    small = is_small(args) and can_interpret(disp)
     with _lock:
         state = _pending.get(key)
+    if state is None and _caching(disp):
+        entry = _load_cached(disp, sig)
+        if entry is not None:
+            return entry
+    # judged after the cache: can_interpret reads the body's bytecode once
+    # (7 ms for the dual loop), which a call that loads cached code never needs
+    small = is_small(args) and can_interpret(disp)
     if state is None:
-        if _caching(disp):
-            entry = _load_cached(disp, sig)
-            if entry is not None:
-                return entry
         if small and _caching(disp) and _cache_writes_ok and _worker().submit_compile(key):
             with _lock:
                 _pending[key] = "pending"

@@ -76,8 +76,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
+import pickle
 import struct
 import sys
 
@@ -107,7 +109,8 @@ INTERNALS = (
     ("numba.core.codegen.CPUCodegen", ("magic_tuple",)),
     # load_cached: numba's load_overload without the typing/target refresh
     ("numba.core.caching.FunctionCache", ("load_overload", "_guard_against_spurious_io_errors")),
-    ("numba.core.runtime.nrt.rtsys", ("initialize",)),
+    ("numba.core.runtime.nrt.rtsys", ("initialize", "_init")),
+    ("numba.core.runtime._nrt_python", ("c_helpers", "memsys_enable_stats")),
     ("numba.cpython.hashing._Py_HashSecret_t", ()),
     # load_cached: a cached library's linking bitcode parsed when first needed
     ("numba.core.codegen.JITCodeLibrary", ("_unserialize", "_get_module_for_linking",
@@ -115,6 +118,10 @@ INTERNALS = (
                                            "_finalize_final_module")),
     ("numba.core.codegen.JITCPUCodegen", ("unserialize_library", "create_library",
                                           "_library_class")),
+    # load_cached: environments of numba's own modules rebuilt without importing them
+    ("numba.core.caching.IndexDataCacheFile", ("_load_data", "_data_path")),
+    ("numba.core.environment", ("_rebuild_env", "lookup_environment", "Environment")),
+    ("numba.core.environment.Environment", ("_memo", "can_cache")),
 )
 #: ... and instance attributes: of a cached dispatcher's FunctionCache
 CACHE_ATTRS = ("_impl", "_py_func", "_enabled", "_cache_file")
@@ -189,6 +196,16 @@ def check_internals():
     elif sys.platform.startswith("linux"):
         problems.append("a cached library loaded on Linux did not take the lazy-bitcode path "
                         f"({type(cres.library).__name__})")
+    if type(cache._cache_file) is not _EnvDeferringFile:
+        problems.append("load_cached did not read the probe's entry through _EnvDeferringFile")
+    # the pickled environments call _rebuild_env(modname, consts, env_name)
+    env = _environment.Environment({"__name__": "numba.np.arrayobj"})
+    env.env_name = "svmlab_probe_env"
+    red = env.__reduce__()
+    if red[0] is not _environment._rebuild_env or len(red[1]) != 3 \
+            or red[1][0] != "numba.np.arrayobj":
+        problems.append("numba.core.environment.Environment no longer pickles as "
+                        "_rebuild_env(modname, consts, env_name)")
     key = cache._index_key((types.int64,), codegen)
     if not (isinstance(key, tuple) and len(key) == 3 and key[1] == codegen.magic_tuple()):
         problems.append("numba.core.caching.Cache._index_key no longer returns "
@@ -325,9 +342,9 @@ class ShippedCache(_caching.FunctionCache):
             # one folder per module: the module's name does not depend on
             # where the package is installed (numba's folders do)
             sub = self._py_func.__module__
-            f = _caching.IndexDataCacheFile(cache_path=os.path.join(folder, sub),
-                                            filename_base=self._impl.filename_base,
-                                            source_stamp=stamp)
+            f = _EnvDeferringFile(cache_path=os.path.join(folder, sub),
+                                  filename_base=self._impl.filename_base,
+                                  source_stamp=stamp)
             self._svmlab_shipped_file = f
         return f
 
@@ -423,9 +440,11 @@ def load_cached(cache, sig, target_context):
     code read back from the cache needs only what its object code links
     against: the symbols numba registers with LLVM.  Those are the C helpers
     and math functions (registered when the target context is created), the
-    NRT functions (:meth:`rtsys.initialize`, the one part of the refresh kept
-    here), and the hash secret that :mod:`numba.cpython.hashing` registers
-    on import (imported here; a kernel hashing a value links against it).
+    NRT's C functions (:func:`_register_nrt_symbols`, the part of
+    :meth:`rtsys.initialize` that cached code needs; numba's own unserialize
+    path gets the whole of it), and the hash secret that
+    :mod:`numba.cpython.hashing` registers on import (a kernel hashing a
+    string links against it).
     Parallel kernels carry their own re-initialisation (``reload_init``),
     which numba's rebuild runs.  A compilation later in the process (a
     signature not in the cache) refreshes the context itself
@@ -433,15 +452,24 @@ def load_cached(cache, sig, target_context):
 
     The libraries rebuilt by this load skip the parse of their linking
     bitcode too (:func:`_unserialize_lazily`): parsed when a compilation
-    links them, not before."""
-    from numba.core.runtime.nrt import rtsys
-
-    rtsys.initialize(target_context)
-    import numba.cpython.hashing  # noqa: F401  (registers _numba_hashsecret_* symbols)
-
+    links them, not before; :mod:`numba.cpython.hashing` is imported only
+    when a library's object code needs a symbol that is not registered yet
+    (the hash secret).  The environments of numba's own modules referenced by
+    the cached code are rebuilt without importing those modules
+    (:func:`_rebuild_env_deferred`)."""
     codegen = target_context.codegen()
     lazy = (type(codegen).unserialize_library is _JITCPUCodegen.unserialize_library
             and "unserialize_library" not in vars(codegen))
+    if lazy:
+        _register_nrt_symbols()
+    else:  # numba's own unserialize: no symbol table read here to decide
+        from numba.core.runtime.nrt import rtsys
+
+        rtsys.initialize(target_context)
+        import numba.cpython.hashing  # noqa: F401  (registers _numba_hashsecret_* symbols)
+    f = getattr(cache, "_cache_file", None)
+    if type(f) is _caching.IndexDataCacheFile:
+        f.__class__ = _EnvDeferringFile  # its data read by _load_data_deferring_envs
     if lazy:  # the libraries this load rebuilds parse their bitcode when linked
         codegen.unserialize_library = functools.partial(_unserialize_lazily, codegen)
     try:
@@ -450,6 +478,65 @@ def load_cached(cache, sig, target_context):
     finally:
         if lazy:
             del codegen.unserialize_library
+
+
+# --------------------------------------------------------------------------
+# Environments of numba's own modules, rebuilt without importing them
+
+from numba.core import environment as _environment  # noqa: E402  (private API, see INTERNALS)
+
+
+def _rebuild_env_deferred(modname, consts, env_name):
+    """numba's ``environment._rebuild_env`` (what a cached entry's pickled
+    environments call when unpickled), except that the environment of a
+    numba module not imported yet gets a globals dict holding only its
+    ``__name__`` instead of importing the module for its ``__dict__``.
+
+    The problem: a cached kernel's entry carries the environment of every
+    function compiled into it, NumPy and linear-algebra implementations from
+    numba's own modules included (``numba.np.arrayobj``, ``numba.np.linalg``,
+    ``numba.cpython.unicode``, ...), and numba's rebuild imports each
+    module to take its globals: ``numba.np.arrayobj`` alone imports
+    ``numba.cpython.charseq`` and ``unicode``, 0.02-0.03 s of a first fit
+    (docs/decisions/34g01-first-fit-imports.md).  An environment's globals are
+    read only by object-mode code (numba's ``PyLower``); nopython code reads
+    its ``consts``, which are kept.  numba's own implementations are always
+    nopython, so the placeholder is never read; it keeps ``__name__``, so the
+    environment still pickles the same way (``can_cache``, ``__reduce__``)
+    when a later compilation links the library and saves it.  Modules
+    already imported, and every module outside numba, take numba's path."""
+    env = _environment.lookup_environment(env_name)
+    if env is not None:
+        return env
+    if not (isinstance(modname, str) and modname.startswith("numba.")
+            and modname not in sys.modules):
+        return _environment._rebuild_env(modname, consts, env_name)
+    env = _environment.Environment({"__name__": modname})
+    env.consts[:] = consts
+    env.env_name = env_name
+    _environment.Environment._memo[env_name] = env
+    return env
+
+
+class _EnvUnpickler(pickle.Unpickler):
+    """pickle's unpickler with :func:`_rebuild_env_deferred` for numba's
+    ``_rebuild_env``."""
+
+    def find_class(self, module, name):
+        if module == "numba.core.environment" and name == "_rebuild_env":
+            return _rebuild_env_deferred
+        return super().find_class(module, name)
+
+
+class _EnvDeferringFile(_caching.IndexDataCacheFile):
+    """numba's cache file whose entries are unpickled with
+    :class:`_EnvUnpickler` (numba's ``_load_data`` with another unpickler;
+    index, saving and naming unchanged)."""
+
+    def _load_data(self, name):
+        with open(self._data_path(name), "rb") as fh:
+            data = fh.read()
+        return _EnvUnpickler(io.BytesIO(data)).load()
 
 
 # --------------------------------------------------------------------------
@@ -492,8 +579,10 @@ def _unserialize_lazily(codegen, state):
     name, kind, data = state
     if kind == "object" and codegen._library_class is _codegen.JITCodeLibrary:
         object_code, bitcode = data
-        symbols = _elf_defined_symbols(object_code)
-        if symbols is not None:
+        table = _elf_symbols(object_code)
+        if table is not None:
+            symbols, undefined = table
+            _register_missing(codegen, undefined)
             lib = codegen.create_library(name)
             lib.__class__ = _LazyLinkLibrary
             lib._svmlab_bitcode = bitcode
@@ -503,7 +592,72 @@ def _unserialize_lazily(codegen, state):
             lib._finalize_final_module()
             codegen._engine._defined_symbols |= symbols
             return lib
+    # numba's own path: what load_cached does for it (the NRT module compiled)
+    from numba.core.registry import cpu_target
+    from numba.core.runtime.nrt import rtsys
+
+    rtsys.initialize(cpu_target.target_context)
+    import numba.cpython.hashing  # noqa: F401  (registers _numba_hashsecret_* symbols)
+
     return _JITCPUCodegen.unserialize_library(codegen, state)
+
+
+_nrt_symbols_registered = []
+
+
+def _register_nrt_symbols():
+    """Register the NRT's C functions with LLVM (``NRT_MemInfo_alloc``,
+    ``NRT_Allocate``, ...): what numba's ``rtsys.initialize`` does before it
+    compiles its own small NRT module, without that compilation.
+
+    Why not ``rtsys.initialize``: its LLVM compile of the NRT module
+    (atomic reference counts, ``NRT_MemInfo_data_fast``) was 0.024 s of a
+    0.065 s first fit (docs/decisions/34g01-first-fit-imports.md), and code
+    loaded from the cache does not use that module: numba links it into
+    every library it compiles, so each cached object carries its own copy
+    and refers only to the C functions registered here.  ``rtsys`` stays
+    uninitialised, so the first compilation in the process (numba's
+    ``load_additional_registries``) runs the whole of it, module included."""
+    from numba.core.runtime.nrt import rtsys
+
+    if rtsys._init or _nrt_symbols_registered:
+        return
+    import llvmlite.binding as ll
+    from numba.core import config
+    from numba.core.runtime import _nrt_python as _nrt
+
+    if config.NRT_STATS:  # pragma: no cover - a debugging switch
+        _nrt.memsys_enable_stats()
+    for py_name, address in _nrt.c_helpers.items():
+        ll.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, address)
+    _nrt_symbols_registered.append(True)
+
+
+def _register_missing(codegen, undefined):
+    """Import :mod:`numba.cpython.hashing` (whose import registers the hash
+    secret's symbols with LLVM) when object code refers to a symbol that
+    neither the engine nor the process provides yet: the one import of
+    numba's registry set-up that cached code may link against
+    (docs/decisions/31f01-first-fit-in-a-fresh-process.md); a kernel that
+    hashes nothing does not pay it.  Should a symbol still be missing (a
+    numba that registers more symbols on import), numba's whole registry
+    set-up runs, as its own load would have done: linking against a missing
+    symbol would crash the process."""
+    import llvmlite.binding as ll
+
+    known = codegen._engine._defined_symbols
+
+    def missing():
+        return [u for u in undefined if u not in known and not ll.address_of_symbol(u)]
+
+    if not missing():
+        return
+    import numba.cpython.hashing  # noqa: F401
+
+    if missing():  # pragma: no cover - not with the pinned numba
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.refresh()
 
 
 _ELF64_SECTION = struct.Struct("<IIQQQQIIQQ")
@@ -514,6 +668,15 @@ def _elf_defined_symbols(obj):
     """The names of the symbols a little-endian 64-bit ELF object ``obj``
     (bytes) defines (every binding; not section or file symbols), or None
     when ``obj`` is not such an object."""
+    table = _elf_symbols(obj)
+    return None if table is None else table[0]
+
+
+def _elf_symbols(obj):
+    """``(defined, undefined)``: the names of the symbols a little-endian
+    64-bit ELF object ``obj`` (bytes) defines (every binding; not section or
+    file symbols) and those it refers to without defining them, or None
+    when ``obj`` is not such an object."""
     if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
         return None
     shoff = int.from_bytes(obj[0x28:0x30], "little")
@@ -522,7 +685,7 @@ def _elf_defined_symbols(obj):
             or shoff + shnum * shentsize > len(obj):
         return None
     sections = [_ELF64_SECTION.unpack_from(obj, shoff + i * shentsize) for i in range(shnum)]
-    names = set()
+    names, undefined = set(), set()
     for _, sh_type, _, _, off, size, link, _, _, entsize in sections:
         if sh_type != 2:  # SHT_SYMTAB
             continue
@@ -532,8 +695,9 @@ def _elf_defined_symbols(obj):
         for st_name, st_info, _, st_shndx, _, _ in _ELF64_SYMBOL.iter_unpack(
                 obj[off:off + size]):
             # SHN_UNDEF: a reference, not a definition; STT_SECTION, STT_FILE
-            if st_shndx == 0 or st_name == 0 or (st_info & 0xF) in (3, 4):
+            if st_name == 0 or (st_info & 0xF) in (3, 4):
                 continue
             start = strtab + st_name
-            names.add(obj[start:obj.index(b"\0", start)].decode("utf-8", "replace"))
-    return names
+            name = obj[start:obj.index(b"\0", start)].decode("utf-8", "replace")
+            (undefined if st_shndx == 0 else names).add(name)
+    return names, undefined

@@ -47,6 +47,10 @@ KERNELS = textwrap.dedent('''
         return s, hash((x.shape[0], 7))
 
     @njit(cache=True)
+    def strhash(n):
+        return hash("ab" * n)                # a str's hash: the hash secret's symbols
+
+    @njit(cache=True)
     def checked(x):
         if x[0] < 0:
             raise ValueError("negative first value")
@@ -77,8 +81,23 @@ DRIVER = textwrap.dedent('''
     import kernels_31f01 as k
     x = np.linspace(-1.0, 2.0, 7)
     out = {}
+    # numba's on-disk cache of a dispatcher is made on its first use
+    out["caches_pending_before"] = ["_svmlab_cache_pending" in vars(f)
+                                    for f in (k.alloc, k.hashes)]
     out["alloc"] = k.alloc(x).tolist()
+    out["caches_pending_after_alloc"] = ["_svmlab_cache_pending" in vars(f)
+                                         for f in (k.alloc, k.hashes)]
+    # numba modules the load of alloc imported, and the environments it
+    # rebuilt without importing their module (globals: only __name__)
+    out["arrayobj_after_alloc"] = "numba.np.arrayobj" in sys.modules
+    out["hashing_after_alloc"] = "numba.cpython.hashing" in sys.modules
+    cres = next(iter(k.alloc.overloads.values()))
+    out["placeholder_envs"] = sorted(e.globals["__name__"] for e in (cres.referenced_envs or ())
+                                     if list(e.globals) == ["__name__"])
     s, h = k.hashes(x)
+    out["hashing_after_hashes"] = "numba.cpython.hashing" in sys.modules
+    out["strhash"] = [k.strhash(3), hash("ababab")]
+    out["hashing_after_strhash"] = "numba.cpython.hashing" in sys.modules
     out["hashes"] = [s, h]
     try:
         k.checked(x)
@@ -89,9 +108,12 @@ DRIVER = textwrap.dedent('''
     out["refresh_after_loads"] = len(calls)
     out["parses_after_loads"] = len(parses)
     out["n_overloads"] = [len(k.alloc.overloads), len(k.hashes.overloads)]
+    from numba.core.runtime.nrt import rtsys
+    out["nrt_module_after_loads"] = bool(rtsys._init)   # numba's NRT module compiled?
     # a compilation here that links a library loaded from the cache
     out["caller"] = k.caller(x)
     out["parses_after_link"] = len(parses)
+    out["nrt_module_after_link"] = bool(rtsys._init)
     if sys.argv[1] == "load":
         # a signature that is not cached (int64, and large: compiled here)
         xi = np.arange(6000, dtype=np.int64)
@@ -164,3 +186,38 @@ def test_cached_code_parses_its_linking_bitcode_only_when_linked(tmp_path):
     assert loaded["parses_after_link"] >= loaded["parses_after_loads"] + 1
     x = np.linspace(-1.0, 2.0, 7)
     assert loaded["caller"] == pytest.approx(float(np.exp(x).sum()) + 1.0, rel=1e-14)
+
+
+def test_cached_code_loads_without_importing_numbas_implementation_modules(tmp_path):
+    """Loading cached machine code rebuilds the environments of numba's own
+    implementation modules (``numba.np.arrayobj``, ...) without importing
+    them, registers the NRT's C functions without compiling numba's NRT
+    module, and imports the hash secret's module only for a kernel whose
+    object code needs its symbols
+    (docs/decisions/34g01-first-fit-imports.md); the loaded code computes
+    what it computed when compiled, and a later compilation linking it works."""
+    import numpy as np
+
+    (tmp_path / "kernels_31f01.py").write_text(KERNELS)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    built = _run(tmp_path, "build", "eager")
+    loaded = _run(tmp_path, "load", "auto")
+    assert loaded["refresh_after_loads"] == 0 and loaded["n_overloads"] == [1, 1]
+    assert loaded["alloc"] == built["alloc"] and loaded["hashes"] == built["hashes"]
+    assert loaded["raised"] == "negative first value"
+    # a str's hash reads the hash secret: linked, and the value is Python's
+    assert loaded["strhash"][0] == loaded["strhash"][1]
+    assert loaded["hashing_after_strhash"] is True
+    if sys.platform.startswith("linux"):  # ELF object code: the lazy path
+        assert "numba.np.arrayobj" in loaded["placeholder_envs"]
+        assert loaded["arrayobj_after_alloc"] is False
+        assert loaded["hashing_after_alloc"] is False
+        assert loaded["hashing_after_hashes"] is False  # int keys: no secret needed
+        # NRT arrays made and freed by loaded code, without numba's NRT module
+        assert loaded["nrt_module_after_loads"] is False
+    assert loaded["nrt_module_after_link"] is True     # the compilation built it
+    x = np.linspace(-1.0, 2.0, 7)
+    assert loaded["caller"] == pytest.approx(float(np.exp(x).sum()) + 1.0, rel=1e-14)
+    # each dispatcher's cache object was made when it was first called
+    assert loaded["caches_pending_before"] == [True, True]
+    assert loaded["caches_pending_after_alloc"] == [False, True]

@@ -64,7 +64,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _core as core
-from . import _platt as platt
 from ._dual import DualState
 from ._ovo import FastPairs
 from ._records import R_BUFFER, SMOStep, decode_record, smo_step_of
@@ -256,6 +255,8 @@ class SMORun(SolverRun):
         else:
             # platt_run returns early when a parked phase begins (build its
             # layout data, then go on) or ends (go on in full mode)
+            from . import _platt as platt  # Platt's loop only: not on a wss2 fit's path
+
             total = 0
             while total < kmax and self.ist[core.IS_DONE] == 0:
                 if self.ist[core.IS_REQUEST]:
@@ -270,6 +271,8 @@ class SMORun(SolverRun):
         """The named state :func:`svmlab.smo._platt.platt_run` takes, over
         this run's arrays (the tuples only name them; rebuilt per call, as a
         parked phase replaces ``kdL``/``kdL0``/``cdL``), and the record buffer."""
+        from . import _platt as platt
+
         return (platt.KernelSide(self.kd, self.cd, self.kdL, self.kdL0, self.cdL, self.full,
                                  self.rowfull),
                 platt.Problem(self.y, self.Cv, self.kdiag, self.tol, self.eps),
