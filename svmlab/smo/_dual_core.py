@@ -56,7 +56,11 @@ that no load pays numba's negative-index wraparound (decision record
 cache's LRU arrays (:func:`svmlab.kernels.cache.slot_of_row`), the row
 computed into it; ``get_row`` and ``fetch_row`` take the kernel's and the
 cache's named tuples, whose reference counts cost more than a small row
-(decision record 33s01).  A miss of ``i``'s row with float32 rows of dense input
+(decision record 33s01).  While shrunk, the loops over the active set read
+position-by-position copies of the active variables' entries (``y``, ``v``,
+``U``, the diagonal, ``alpha``, ``G``; :func:`_compact_active`), contiguous
+as LIBSVM's swapped active set but in the same order, so the same sums
+(decision record 34f01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -874,21 +878,21 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Gi = G[i]
         Gj = G[j]
         if cvalid:
-            # the positions of i and j in the active list (in index order)
+            # the positions of i and j in the active list (in index order;
+            # both are in it): a binary search written with selects, no
+            # branch to mispredict
             for side in range(2):
                 ts = i if side == 0 else j
-                lo = np.int64(0)
-                hi = na
-                while lo < hi:
-                    mid = (lo + hi) // 2
-                    if act[mid] < ts:
-                        lo = mid + 1
-                    else:
-                        hi = mid
+                base = np.int64(0)
+                w = na
+                while w > 1:
+                    half = w >> 1
+                    base = base + half if act[np.uint64(base + half)] <= ts else base
+                    w -= half
                 if side == 0:
-                    pi = lo
+                    pi = base
                 else:
-                    pj = lo
+                    pj = base
             Gi = cG[pi]
             Gj = cG[pj]
         # ---- the pair step ----
