@@ -125,7 +125,10 @@ class DualState:
         self.Gbar = np.zeros((2, l))
         self.full = np.zeros(l)
         self.rowfull = np.zeros(n, dtype=np.bool_)
-        if cache.full:
+        if cache.full and not mapped:
+            # (a mapped problem's rowfull marks the rows the loop computed
+            # by kernel_row, which its gradient reconstruction reads in
+            # place: not a kernel matrix filled by blocks; decision 34f01)
             self.rowfull[:] = True
         # (the loop reads its rows in place: no row buffers; the field keeps
         # its type, so the compiled signatures are unchanged)
@@ -149,6 +152,8 @@ class DualState:
             if not cache.full:
                 cache.fill(idx[np.flatnonzero(self.alpha)], gemm=True)
             dual_init(*self._state(False)[:3])
+            if mapped:
+                self.rowfull[:] = False
 
     def _state(self, want_rec):
         """The named state :func:`svmlab.smo._dual_core.dual_run` takes."""

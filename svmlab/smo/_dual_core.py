@@ -56,7 +56,11 @@ that no load pays numba's negative-index wraparound (decision record
 cache's LRU arrays (:func:`svmlab.kernels.cache.slot_of_row`), the row
 computed into it; ``get_row`` and ``fetch_row`` take the kernel's and the
 cache's named tuples, whose reference counts cost more than a small row
-(decision record 33s01).  A miss of ``i``'s row with float32 rows of dense input
+(decision record 33s01).  While shrunk, the loops over the active set read
+position-by-position copies of the active variables' entries (``y``, ``v``,
+``U``, the diagonal, ``alpha``, ``G``; :func:`_compact_active`), contiguous
+as LIBSVM's swapped active set but in the same order, so the same sums
+(decision record 34f01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -93,7 +97,8 @@ class DualRows(NamedTuple):
     #: float64 (l,) scratch (the gains of WSS 2's second loop; a row in the
     #: gradient reconstruction)
     full: np.ndarray
-    #: bool (n,) the cached row of example e has every entry (``rowfull[e]``)
+    #: bool (n,) the cached row of example e has every entry (``rowfull[e]``;
+    #: for a mapped problem: the loop computed it by ``kernel_row``)
     rowfull: np.ndarray
     #: (2, 0) of the cache's dtype: unused (the loop reads the cached rows
     #: in place; kept so that the compiled signatures stay as they were)
@@ -178,20 +183,33 @@ def _svr_half(idx, y):
 
 
 @njit(cache=True)
-def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row):
+def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row, R, slot_of, rowfull):
     """:func:`svmlab.smo._core.reconstruct_gradient` for a mapped problem:
     pending ``Gbar`` changes, then ``G_t = Gbar_t + sum_{free s} a_s y_s
-    K(x_idx(s), x_idx(t))`` for the inactive t, a full example row each
-    (``row``: scratch of length n)."""
+    K(x_idx(s), x_idx(t))`` for the inactive t, a full example row each.
+
+    The row of example e is read in place from the cache (``R[slot_of[e]]``)
+    when :func:`dual_run` computed it there by :func:`kernel_row` in float64
+    (``rowfull[e]``, which marks only those rows for a mapped problem: the
+    values :func:`kernel_row` gives, so the same sums), else computed into
+    the scratch ``row`` (length n), as LIBSVM's ``reconstruct_gradient``
+    reads its cached rows (decision record 34f01)."""
     l = alpha.shape[0]
+    exact = R.itemsize == 8
     gb = Gbar[0]
     pend = Gbar[1]
     for s in range(l):
         if pend[s] != 0.0:
-            kernel_row(kd, idx[s], row)
+            e = idx[s]
             c = pend[s]
-            for t in range(l):
-                gb[t] += c * row[idx[t]]
+            sl = slot_of[e]
+            if exact and sl >= 0 and rowfull[e]:
+                for t in range(l):
+                    gb[t] += c * R[sl, idx[t]]
+            else:
+                kernel_row(kd, e, row)
+                for t in range(l):
+                    gb[t] += c * row[idx[t]]
             pend[s] = 0.0
     inact = inactive_list(active)
     if inact.shape[0] == 0:
@@ -201,11 +219,18 @@ def _reconstruct_mapped(kd, y, U, alpha, G, Gbar, active, idx, row):
     for s in range(l):
         a = alpha[s]
         if a > 0.0 and a < U[s]:
-            kernel_row(kd, idx[s], row)
+            e = idx[s]
             c = a * y[s]
-            for p in range(inact.shape[0]):
-                t = inact[p]
-                G[t] += c * row[idx[t]]
+            sl = slot_of[e]
+            if exact and sl >= 0 and rowfull[e]:
+                for p in range(inact.shape[0]):
+                    t = inact[p]
+                    G[t] += c * R[sl, idx[t]]
+            else:
+                kernel_row(kd, e, row)
+                for p in range(inact.shape[0]):
+                    t = inact[p]
+                    G[t] += c * row[idx[t]]
 
 
 @njit(cache=True)
@@ -218,7 +243,8 @@ def dual_gradient(rows, pb, it, mapped, blocks):
     Gbar = it.Gbar.copy()
     if mapped is not None:
         _reconstruct_mapped(rows.kd, pb.y, pb.U, it.alpha, G, Gbar, it.active, pb.idx,
-                            np.empty(rows.rowfull.shape[0]))
+                            np.empty(rows.rowfull.shape[0]), rows.cd.rows, rows.cd.slot_of,
+                            rows.rowfull)
     else:
         reconstruct_gradient(rows.kd, rows.cd, pb.y, pb.U, it.alpha, G, Gbar, it.active,
                              rows.full, rows.rowfull, blocks)
@@ -260,7 +286,7 @@ def _unshrink(rows, pb, it, mapped, blocks):
     l = it.alpha.shape[0]
     if mapped is not None:
         _reconstruct_mapped(kd, pb.y, pb.U, it.alpha, it.G, it.Gbar, it.active, pb.idx,
-                            np.empty(rows.rowfull.shape[0]))
+                            np.empty(rows.rowfull.shape[0]), cd.rows, cd.slot_of, rows.rowfull)
     else:
         if it.ist[IS_N_ACTIVE] < l:
             complete_rows(kd, cd, rows.rowfull, blocks)
@@ -468,6 +494,30 @@ def _dual_record(rec, ist, i1, i2, a1, a2, a1n, a2n, a2u, L, H, eta, y1, y2, v1,
 
 
 @njit(cache=True)
+def _compact_active(act, na, y, yp, U, kdiag, alpha, G, cy, cyp, cU, ckd, ca, cG):
+    """Copies of the active variables' entries, position by position
+    (``c*[p]`` is entry ``act[p]``), for the loops of a shrunk
+    :func:`dual_run`: they then read contiguous arrays instead of loading
+    scattered entries of the full ones (decision record 34f01)."""
+    for p in range(na):
+        t = act[p]
+        cy[p] = y[t]
+        cyp[p] = yp[t]
+        cU[p] = U[t]
+        ckd[p] = kdiag[t]
+        ca[p] = alpha[t]
+        cG[p] = G[t]
+
+
+@njit(cache=True)
+def _write_back(act, na, cG, G):
+    """``G`` of the active variables from the shrunk loop's copy ``cG``
+    (:func:`_compact_active`)."""
+    for p in range(na):
+        G[act[p]] = cG[p]
+
+
+@njit(cache=True)
 def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     """Advance by up to ``kmax`` successful pair steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds
@@ -538,14 +588,40 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     pn_m = -np.inf
     pn_M = np.inf
     pn_i = np.int64(-1)
+    # while shrunk, the loops over the active set read position-by-position
+    # copies (_compact_active; ``cG`` holds the active variables' G until
+    # _write_back, ``ca`` is written with ``alpha``): contiguous loads, as
+    # LIBSVM's swapped active set, with the variables' order kept
+    cvalid = False
+    cy = np.empty(0)
+    cyp = np.empty(0)
+    cU = np.empty(0)
+    ckd = np.empty(0)
+    ca = np.empty(0)
+    cG = np.empty(0)
+    pi = np.int64(-1)
+    pj = np.int64(-1)
     steps = 0
     while steps < kmax and ist[IS_DONE] == 0:
         if shrinking and ist[IS_SHRINK_COUNTER] <= 0:
             pre = False
+            if cvalid:
+                _write_back(act, ist[IS_N_ACTIVE], cG, G)
+                cvalid = False
             ist[IS_SHRINK_COUNTER] = shrink_every
             _shrink(rows, pb, it, nu, mapped, blocks)
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
+        if na < l and not cvalid:
+            if cG.shape[0] < l:
+                cy = np.empty(l)
+                cyp = np.empty(l)
+                cU = np.empty(l)
+                ckd = np.empty(l)
+                ca = np.empty(l)
+                cG = np.empty(l)
+            _compact_active(act, na, y, yp, U, kdiag, alpha, G, cy, cyp, cU, ckd, ca, cG)
+            cvalid = True
         # the nu forms with the SVR layout: the negative class starts at
         # act[k_pos] (the active list is in index order; a binary search
         # written out: see the nu selection below for why not a helper)
@@ -609,6 +685,8 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                             kernel_row_subset(kd, ec, act, na, R[sc])
                         else:
                             kernel_row(kd, ec, R[sc])
+                            if mapped is not None:
+                                rowfull[ec] = True
                     if cls == 0:
                         sp = sc
                     else:
@@ -641,20 +719,27 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                             continue
                         uo = np.uint64(o)
                         for p in range(k_pos if cls == 0 else na - k_pos):
-                            t = act[p if cls == 0 else k_pos + p]
-                            # (uint64 indices: no negative-index wraparound)
+                            # (uint64 indices: no negative-index wraparound;
+                            # the copies by position, _compact_active)
+                            up = np.uint64(p if cls == 0 else k_pos + p)
+                            t = act[up]
                             ut = np.uint64(t)
-                            v = yp[ut] - G[ut]
-                            if in_low(yc, alpha[ut], U[ut]) and mc - v > 0.0:
-                                g = wss2_gain(mc, v, Kcc, kdiag[ut], R[sc, ut - uo])
+                            v = cyp[up] - cG[up]
+                            if in_low(yc, ca[up], cU[up]) and mc - v > 0.0:
+                                g = wss2_gain(mc, v, Kcc, ckd[up], R[sc, ut - uo])
                                 if takes_j(g, best):
                                     best = g
                                     j = t
                 else:
+                    # (the copies by position while shrunk, _compact_active;
+                    # unshrunk, position p is variable p)
+                    ry, ryp, ra, rU, rkd, rG = ((cy, cyp, ca, cU, ckd, cG) if cvalid
+                                                else (y, yp, alpha, U, kdiag, G))
                     for p in range(na):
-                        t = act[p]
+                        up = np.uint64(p)
+                        t = act[up]
                         ut = np.uint64(t)
-                        if y[ut] > 0:
+                        if ry[up] > 0:
                             if ip < 0:
                                 continue
                             mc = mp
@@ -666,10 +751,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                             mc = mn
                             ic = i_n
                             sc = sn
-                        v = yp[ut] - G[ut]
-                        if in_low(y[ut], alpha[ut], U[ut]) and mc - v > 0.0:
+                        v = ryp[up] - rG[up]
+                        if in_low(ry[up], ra[up], rU[up]) and mc - v > 0.0:
                             uq = np.uint64(idx[ut]) if mapped is not None else ut
-                            g = wss2_gain(mc, v, kdiag[ic], kdiag[ut], R[sc, uq])
+                            g = wss2_gain(mc, v, kdiag[ic], rkd[up], R[sc, uq])
                             if takes_j(g, best):
                                 best = g
                                 j = t
@@ -694,6 +779,9 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # LIBSVM: reconstruct the gradient, select again over every
                 # variable, and shrink again one step later if a pair still
                 # violates
+                if cvalid:
+                    _write_back(act, na, cG, G)
+                    cvalid = False
                 _unshrink(rows, pb, it, mapped, blocks)
                 ist[IS_UNSHRUNK] = 1
                 if shrinking:
@@ -717,6 +805,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                         row_from_store(sh, e1, R[s1])
                     else:
                         kernel_row(kd, e1, R[s1])
+                        rowfull[e1] = True
             else:
                 s1 = c_slot[i]
                 if s1 >= 0:
@@ -745,18 +834,20 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 # best as the scratch and the scan below)
                 for p in range(na):
                     # (indices as uint64: no negative-index wraparound on
-                    # each load; act holds indices in [0, l))
-                    t = act[p]
+                    # each load; act holds indices in [0, l); the copies
+                    # by position, _compact_active)
+                    up = np.uint64(p)
+                    t = act[up]
                     ut = np.uint64(t)
-                    v = yp[ut] - G[ut]
-                    if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
+                    v = cyp[up] - cG[up]
+                    if in_low(cy[up], ca[up], cU[up]) and m - v > 0.0:
                         uq = ut
                         if mapped is not None:
                             if nh > 0:
                                 uq = ut - unh if ut >= unh else ut
                             else:
                                 uq = np.uint64(idx[ut])
-                        g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
+                        g = wss2_gain(m, v, Kii, ckd[up], R[s1, uq])
                         if takes_j(g, best):
                             best = g
                             j = t
@@ -784,6 +875,26 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                 ist[IS_DONE] = 2
                 break
         Kij = R[s1, idx[j]] if mapped is not None else R[s1, j]
+        Gi = G[i]
+        Gj = G[j]
+        if cvalid:
+            # the positions of i and j in the active list (in index order;
+            # both are in it): a binary search written with selects, no
+            # branch to mispredict
+            for side in range(2):
+                ts = i if side == 0 else j
+                base = np.int64(0)
+                w = na
+                while w > 1:
+                    half = w >> 1
+                    base = base + half if act[np.uint64(base + half)] <= ts else base
+                    w -= half
+                if side == 0:
+                    pi = base
+                else:
+                    pj = base
+            Gi = cG[pi]
+            Gj = cG[pj]
         # ---- the pair step ----
         ai = alpha[i]
         aj = alpha[j]
@@ -792,8 +903,8 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Ui = U[i]
         Uj = U[j]
         Kjj = kdiag[j]
-        Ei = G[i] + b - yp[i]
-        Ej = G[j] + b - yp[j]
+        Ei = Gi + b - yp[i]
+        Ej = Gj + b - yp[j]
         moved, ain, ajn, aju, L, H, eta = pair_step_box(yi, yj, ai, aj, Ei, Ej, b, kdiag[i],
                                                         Kij, Kjj, Ui, Uj, eps)
         if not moved and i != j and ((aju < L and L != aj) or (aju > H and H != aj)):
@@ -808,8 +919,6 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             break
         bn = pair_threshold_box(yi, yj, ai, aj, ain, ajn, Ei, Ej, b, kdiag[i], Kij, Kjj, Ui,
                                 Uj)
-        Gi = G[i]
-        Gj = G[j]
         d1 = yi * (ain - ai)
         d2 = yj * (ajn - aj)
         # ---- the rows of i and j, their slots (i's was fetched by the
@@ -829,6 +938,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     row_from_store(sh, e2, R[s2])
                 else:
                     kernel_row(kd, e2, R[s2])
+                    rowfull[e2] = True
         else:
             e1 = i
             e2 = j
@@ -853,6 +963,9 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         s1 = c_slot[e1]
         alpha[i] = ain
         alpha[j] = ajn
+        if cvalid:
+            ca[pi] = ain
+            ca[pj] = ajn
         if nu is not None:
             # the same fusion, per class (the values and order of
             # _extremes with nu)
@@ -868,9 +981,31 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
                     uo = np.uint64(o)
+                    if na < l:
+                        # shrunk: the copies by position (_compact_active)
+                        for p in range(k if c == 0 else na - k):
+                            # (uint64 indices: no negative-index wraparound)
+                            up = np.uint64(p if c == 0 else k + p)
+                            t = act[up]
+                            uq = np.uint64(t) - uo
+                            g = cG[up] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                            cG[up] = g
+                            mf = cyp[up] - g
+                            a = ca[up]
+                            u = cU[up]
+                            if in_up(yc, a, u) and takes_i(mf, cm):
+                                cm = mf
+                                ci = t
+                            if in_low(yc, a, u) and mf < cM:
+                                cM = mf
+                        if c == 0:
+                            pre_m, pre_i, pre_M = cm, ci, cM
+                        else:
+                            pn_m, pn_i, pn_M = cm, ci, cM
+                        continue
                     for p in range(k if c == 0 else na - k):
                         p2 = p if c == 0 else k + p
-                        t = act[p2] if na < l else p2
+                        t = p2
                         # (uint64 indices: no negative-index wraparound)
                         ut = np.uint64(t)
                         uq = ut - uo
@@ -890,13 +1025,24 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                         pn_m, pn_i, pn_M = cm, ci, cM
             else:
                 ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
-                for p in range(na):
-                    t = act[p]
-                    ut = np.uint64(t)
-                    uq = np.uint64(idx[ut]) if mapped is not None else ut
-                    g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
-                    G[ut] = g
-                    ext = _extremes_with(ext, t, yp[ut] - g, y[ut], alpha[ut], U[ut], nu)
+                if na < l:
+                    # shrunk: the copies by position (_compact_active)
+                    for p in range(na):
+                        up = np.uint64(p)
+                        t = act[up]
+                        ut = np.uint64(t)
+                        uq = np.uint64(idx[ut]) if mapped is not None else ut
+                        g = cG[up] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                        cG[up] = g
+                        ext = _extremes_with(ext, t, cyp[up] - g, cy[up], ca[up], cU[up], nu)
+                else:
+                    for p in range(na):
+                        t = act[p]
+                        ut = np.uint64(t)
+                        uq = np.uint64(idx[ut]) if mapped is not None else ut
+                        g = G[ut] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                        G[ut] = g
+                        ext = _extremes_with(ext, t, yp[ut] - g, y[ut], alpha[ut], U[ut], nu)
                 pre_m, pre_i, pre_M, pn_m, pn_i, pn_M = ext
             pre = True
         else:
@@ -923,10 +1069,34 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     v = mf if in_low(y[t], a, u) else np.inf
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
+            if na < l:
+                # shrunk: the copies by position (_compact_active)
+                for p in range(na):
+                    up = np.uint64(p)
+                    t = act[up]
+                    ut = np.uint64(t)
+                    uq = ut
+                    if mapped is not None:
+                        if nh > 0:
+                            uq = ut - unh if ut >= unh else ut
+                        else:
+                            uq = np.uint64(idx[ut])
+                    g = cG[up] + (d1 * R[s1, uq] + d2 * R[s2, uq])
+                    cG[up] = g
+                    mf = cyp[up] - g
+                    a = ca[up]
+                    u = cU[up]
+                    v = mf if in_up(cy[up], a, u) else -np.inf
+                    if takes_i(v, pre_m):
+                        pre_m = v
+                        pre_i = t
+                    v = mf if in_low(cy[up], a, u) else np.inf
+                    pre_M = v if v < pre_M else pre_M
+                n_rest = 0
             for p in range(n_rest):
-                # (identity rows reach here shrunk only: no select for them;
-                # indices as uint64: no negative-index wraparound per load)
-                t = p if mapped is not None and na == l else act[p]
+                # (mapped rows, unshrunk; indices as uint64: no
+                # negative-index wraparound per load)
+                t = p
                 ut = np.uint64(t)
                 uq = ut
                 if mapped is not None:
@@ -973,6 +1143,8 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     row_from_store(sh, eb, R[sb])
                 else:
                     kernel_row(kd, eb, R[sb])
+                    if mapped is not None:
+                        rowfull[eb] = True
             if mapped is None:
                 for q in range(l):
                     Gbar[0, q] += cb * R[sb, q]
@@ -998,4 +1170,6 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                          sign_class, best)
         steps += 1
         ist[IS_SHRINK_COUNTER] -= 1
+    if cvalid:
+        _write_back(act, ist[IS_N_ACTIVE], cG, G)
     return steps
