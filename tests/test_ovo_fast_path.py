@@ -220,6 +220,52 @@ def test_interpreted_driver_equals_compiled(sets):
     assert np.array_equal(c[5], est.intercept_)
 
 
+def _mixed_density():
+    """Three classes: 0 and 1 dense, 2 mostly zeros, so that pair (0, 1)
+    is over the transpose's density bound and the pairs with class 2 are
+    under it."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(90, 12)) + 0.5
+    X[60:] *= rng.random((30, 12)) < 0.15
+    return X, np.repeat([0, 1, 2], 30)
+
+
+@pytest.mark.parametrize("case", ["iris", "digits4", "mixed", "weighted"])
+def test_driver_args_keep_each_pairs_scalar_rules(sets, case):
+    """The driver's per-pair inputs made for all pairs at once equal each
+    pair's own rules: ``keeps`` is keeps_transpose of the pair's rows (size
+    and counted nonzeros) and ``uniform`` says that every row of the pair
+    has the plain C."""
+    from svmlab.kernels._rows import keeps_transpose
+
+    kw = {}
+    if case in ("iris", "digits4"):
+        X, y = sets[case]
+    else:
+        X, y = _mixed_density()
+        if case == "weighted":
+            kw = {"class_weight": {1: 3.0}}
+    run = SVC(**kw).start(X, y).cur
+    a = run._fast._driver_args(run)
+    kd, c = run.kernel.data, run.coff
+    dense = np.asarray(kd.dense)
+    keeps, uniform = [], []
+    for i, j in run.pairs:
+        rows = np.concatenate([dense[c[i]:c[i + 1]], dense[c[j]:c[j + 1]]])
+        keeps.append(keeps_transpose(rows.shape[0], rows.shape[1], int(np.count_nonzero(rows)))
+                     and not kd.binary)
+        cv = np.concatenate([run.Cv[c[i]:c[i + 1]], run.Cv[c[j]:c[j + 1]]])
+        uniform.append(bool(np.all(cv == float(run.opts.C))))
+    assert a["keeps"].tolist() == keeps
+    assert a["uniform"].tolist() == uniform
+    assert a["pa"].tolist() == [p[0] for p in run.pairs]
+    assert a["pb"].tolist() == [p[1] for p in run.pairs]
+    if case == "mixed":
+        assert keeps == [False, True, True]
+    if case == "weighted":
+        assert uniform == [False, True, False]
+
+
 def test_interrupt_between_driver_calls_keeps_the_pairs_reached(sets, monkeypatch):
     """A Ctrl-C (a real SIGINT) noted while the driver runs: the call in
     flight ends, the pairs it finished are kept, the fit is 'interrupted'."""

@@ -54,7 +54,7 @@ from .. import _stepping
 from .._jit import njit
 from .._kkt import intercept
 from .._stepping import blas_thread_limit
-from ..kernels._rows import KernelData, keeps_transpose
+from ..kernels._rows import TRANSPOSE_MAX_BYTES, TRANSPOSE_MAX_DENSITY, KernelData
 from ..kernels.cache import CacheData, KernelCache, SharedRows
 from ._core import ACTIVE, FS_SIZE, IS_DONE, IS_N_ACTIVE, IS_SHRINK_COUNTER, IS_SIZE
 from ._dual import DualState
@@ -335,26 +335,33 @@ class FastPairs:
         C = float(o.C)
         Cv = np.ascontiguousarray(mc.Cv, dtype=np.float64)
         eq = Cv == C
+        pa, pb = np.ascontiguousarray(np.array(mc.pairs, dtype=np.int64).T)
         if eq.all():
             uniform = np.ones(P, dtype=np.bool_)
         else:
             cls_eq = np.logical_and.reduceat(eq, mc.coff[:-1])
-            uniform = np.array([cls_eq[a] and cls_eq[b] for a, b in mc.pairs], dtype=np.bool_)
-        pa, pb = np.ascontiguousarray(np.array(mc.pairs, dtype=np.int64).T)
+            uniform = cls_eq[pa] & cls_eq[pb]
         # each pair's cache slots, as KernelCache gives them over the store
         # (svmlab.kernels.cache.n_slots_for of the pair's share)
         cdtype = np.dtype(o.cache_dtype)
         mb = min(float(o.cache_size), mc.store.pair_cache_mb)
         rows_fit = (mb * (1 << 20)) // (float(cdtype.itemsize) * np.maximum(sizes, 1))
         slots = np.minimum(np.maximum(rows_fit, 2), np.maximum(sizes, 1)).astype(np.int64)
-        # each pair's transpose rule (keeps_transpose) from the nonzeros of
-        # each class's rows, counted once: a pair's are its two classes'
+        # each pair's transpose rule (keeps_transpose, stated here on all
+        # pairs at once) from the nonzeros of each class's rows, counted
+        # once per class and only when some pair's size allows a transpose:
+        # a pair's are its two classes'
         kd = mc.kernel.data
         d = int(kd.dense.shape[1])
-        per_row = np.count_nonzero(kd.dense, axis=1)
-        nnz = np.add.reduceat(per_row, mc.coff[:-1]).astype(np.int64)
-        keeps = np.array([keeps_transpose(int(n), d, int(nnz[a] + nnz[b])) and not kd.binary
-                          for n, (a, b) in zip(sizes, mc.pairs)], dtype=bool)
+        size = sizes * d
+        keeps = (size > 0) & (8 * size <= TRANSPOSE_MAX_BYTES)
+        if kd.binary:
+            keeps[:] = False
+        elif keeps.any():
+            c = mc.coff
+            nnz = np.array([np.count_nonzero(kd.dense[c[k]:c[k + 1]]) for k in range(len(c) - 1)],
+                           dtype=np.int64)
+            keeps &= nnz[pa] + nnz[pb] <= TRANSPOSE_MAX_DENSITY * size
         # each pair's allowance in one call: 8 of SMORun's first chunks (a
         # pair that needs more goes to its own run, which chunks it)
         allow = 8 * np.maximum(64, (1 << 22) // np.maximum(sizes, 1))
