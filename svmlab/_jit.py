@@ -206,7 +206,9 @@ def njit(*args, **kwargs):
                 disp._svmlab_twin = twin
                 disp._svmlab_cache_pending = True
                 return disp
-            disp.enable_caching()  # pragma: no cover - another dispatcher class
+            if hasattr(disp, "enable_caching"):  # pragma: no cover - another dispatcher class
+                disp.enable_caching()
+            # else NUMBA_DISABLE_JIT=1: numba returned the plain function
         else:
             disp = _numba_njit(**kwargs)(fn)
         _shipped.attach(disp)  # machine code shipped in a wheel (svmlab._shipped)
