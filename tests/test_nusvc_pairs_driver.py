@@ -30,9 +30,10 @@ def _iris():
     return load_iris(return_X_y=True)
 
 
-def _fit(X, y, fast, monkeypatch, **kw):
-    """A NuSVC fit with the driver on (``fast``) or off (the per-pair
-    runs), its warnings' texts, and the number of driver calls."""
+def _count_driver_calls(patch):
+    """Count the driver's calls (``NuPairs._call``) from now on, through
+    ``patch`` (a ``monkeypatch`` or one of its contexts); returns the
+    one-element list the count goes to."""
     calls = [0]
     real_call = nuovo.NuPairs._call
 
@@ -40,8 +41,15 @@ def _fit(X, y, fast, monkeypatch, **kw):
         calls[0] += 1
         return real_call(a, S, bufs)
 
+    patch.setattr(nuovo.NuPairs, "_call", staticmethod(counting))
+    return calls
+
+
+def _fit(X, y, fast, monkeypatch, **kw):
+    """A NuSVC fit with the driver on (``fast``) or off (the per-pair
+    runs), its warnings' texts, and the number of driver calls."""
     with monkeypatch.context() as m:
-        m.setattr(nuovo.NuPairs, "_call", staticmethod(counting))
+        calls = _count_driver_calls(m)
         if not fast:
             m.setattr(nuovo, "nu_pairs_fast", lambda run: None)
         with warnings.catch_warnings(record=True) as w:
@@ -91,17 +99,10 @@ def test_sample_weights_same_model(monkeypatch):
     X, y = _digits(400)
     w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
     ref = NuSVC(nu=0.3)
-    calls = [0]
-    real_call = nuovo.NuPairs._call
-
-    def counting(a, S, bufs):
-        calls[0] += 1
-        return real_call(a, S, bufs)
-
     with monkeypatch.context() as m:
         m.setattr(nuovo, "nu_pairs_fast", lambda run: None)
         ref.fit(X, y, sample_weight=w)
-    monkeypatch.setattr(nuovo.NuPairs, "_call", staticmethod(counting))
+    calls = _count_driver_calls(monkeypatch)
     for n_jobs in (1, 2):
         got = NuSVC(nu=0.3, n_jobs=n_jobs).fit(X, y, sample_weight=w)
         _same(got, ref)
@@ -172,14 +173,7 @@ def test_driver_not_taken_where_it_does_not_apply(monkeypatch, case):
         X = (X > np.median(X, axis=0)).astype(np.float64)
     elif case == "two classes":
         X, y = X[y < 2], y[y < 2]
-    calls = [0]
-    real_call = nuovo.NuPairs._call
-
-    def counting(a, S, bufs):
-        calls[0] += 1
-        return real_call(a, S, bufs)
-
-    monkeypatch.setattr(nuovo.NuPairs, "_call", staticmethod(counting))
+    calls = _count_driver_calls(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = NuSVC(**kw).fit(X, y, **fit_kw)
