@@ -62,6 +62,11 @@ def test_swap_runs_svmlab_classes_and_stock_runs_sklearn(tmp_path):
     assert [f["cls"] for f in fits] == ["SVC"] and fits[0]["shape"] == [4, 2]
     assert fits[0]["params"]["C"] == 10.0
     assert stock.cpu_s > 0 and swapped.cpu_s > 0
+    # the collector's CPU and the exit's: measured in both variants, parts of the total
+    for run in (stock, swapped):
+        assert run.exit_cpu_s is not None and 0 <= run.exit_cpu_s < run.cpu_s
+        assert run.gc_cpu_s is not None and 0 <= run.gc_cpu_s < run.cpu_s
+        assert isinstance(run.gc_full, int) and run.gc_full >= 0
 
 
 def test_a_hang_is_killed_at_the_cap_with_its_children(tmp_path):
@@ -113,6 +118,11 @@ if SVC.__module__.startswith("svmlab"):
     assert not any("not converged" in line or "warnings.warn" in line for line in row["noise"])
     assert row["convergence_warnings"] == {"stock": 1, "svmlab": 1}
     assert row["ratio_wall"] > 0 and row["ratio_cpu"] > 0
+    assert set(row["gc"]) == {"stock", "svmlab"}
+    assert all(g["exit_cpu_s"] is not None for g in row["gc"].values())
+    table = gallery.markdown_table([row], root)
+    assert "GC in run + exit" in table.splitlines()[0]
+    assert " + " in table.splitlines()[2]
     row = gallery.compare_script(root / "svm/plot_needs_pkg.py", rounds=1, log=lambda m: None)
     assert row["status"] == "unavailable (module svmlab_gallery_no_such_module missing)"
     table = gallery.markdown_table([row], root)

@@ -38,7 +38,13 @@ variant, its *noise*: stderr lines the stock run did not print that are not
 part of a warning, and any progress bar (tqdm's ``|###| n/N`` pattern) on
 either stream.  The runner also times every ``fit`` of the swapped classes
 (top-level calls in the script's own process; fits inside joblib workers
-are not seen) so a slow script names the fits that make it slow.
+are not seen) so a slow script names the fits that make it slow, and the
+garbage collector's CPU: during the run, and at exit (the CPU after the last
+``atexit`` handler, CPython's finalisation, which runs full collections over
+every object still alive).  A fresh svmlab process leaves about 25 % more
+objects alive (numba's, mostly), and every full collection pays for them:
+the part of the svmlab variant's extra CPU that is in no fit and no import
+(docs/decisions/35i01-fresh-process-imports-and-exit.md).
 
 A script whose stock run fails for want of something this machine lacks
 (network access to download a data set, an optional package such as
@@ -84,8 +90,24 @@ USES_SVM = re.compile(r"sklearn\.svm|from sklearn import svm")
 #: as ``__main__``.  The fit log is
 #: written at exit (also on an exception or ``sys.exit``).
 RUNNER = r'''
-import atexit, functools, json, os, runpy, sys, time
+import atexit, functools, gc, json, os, runpy, sys, time
 script, variant, fitlog = sys.argv[1], sys.argv[2], sys.argv[3]
+# the garbage collector's CPU (all collections, and the full ones counted) and
+# the CPU at the last atexit handler (registered first, so it runs last): the
+# parent takes the exit's CPU, CPython's finalisation, as its total less this
+_gc = [0.0, 0, 0.0]
+def _gc_cb(phase, info):
+    if phase == "start":
+        _gc[2] = time.process_time()
+    else:
+        _gc[0] += time.process_time() - _gc[2]
+        _gc[1] += info["generation"] == 2
+gc.callbacks.append(_gc_cb)
+def _exit_mark():
+    if fitlog:
+        with open(fitlog + ".exit", "w") as fh:
+            json.dump({"cpu_s": time.process_time(), "gc_cpu_s": _gc[0], "gc_full": _gc[1]}, fh)
+atexit.register(_exit_mark)
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -184,6 +206,15 @@ class Run:
     stderr: str = field(repr=False, default="")
     stdout_tail: str = field(repr=False, default="")
     fits: list = field(repr=False, default_factory=list)
+    #: CPU after the script's last atexit handler: CPython's finalisation,
+    #: whose full garbage collections scan every object still alive
+    #: (docs/decisions/35i01-fresh-process-imports-and-exit.md); None when the
+    #: child did not reach it
+    exit_cpu_s: float | None = None
+    #: CPU of the garbage collector's collections before that, and how many
+    #: were full (generation 2) collections
+    gc_cpu_s: float | None = None
+    gc_full: int | None = None
 
 
 def examples_dir(path=None) -> Path:
@@ -261,6 +292,14 @@ def run_script(script, variant, cap_s, python=None, env=None) -> Run:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+    exit_cpu = gc_cpu = gc_full = None
+    mark = Path(str(fitlog) + ".exit")
+    if mark.exists():
+        try:
+            m = json.loads(mark.read_text())
+            exit_cpu, gc_cpu, gc_full = cpu - m["cpu_s"], m["gc_cpu_s"], m["gc_full"]
+        except (ValueError, KeyError, TypeError):
+            pass
     fits = []
     if fitlog.exists():
         try:
@@ -273,7 +312,8 @@ def run_script(script, variant, cap_s, python=None, env=None) -> Run:
               else f"failed (rc {rc})")
     return Run(variant=variant, status=status, rc=rc, wall_s=wall, cpu_s=cpu, cap_s=cap_s,
                convergence_warnings=len(_CONVERGENCE.findall(err)), stderr=err,
-               stdout_tail=out[-2000:], fits=fits)
+               stdout_tail=out[-2000:], fits=fits, exit_cpu_s=exit_cpu, gc_cpu_s=gc_cpu,
+               gc_full=gc_full)
 
 
 def unavailable_reason(stderr):
@@ -377,6 +417,10 @@ def compare_script(script, rounds=2, cap_factor=10.0, cap_extra_s=60.0, max_cap_
         row["status"] = "ok" if not row["noise"] else "ok, noisy"
     best_sv = min(ok, key=lambda x: x.wall_s)
     best_st = min(st, key=lambda x: x.wall_s)
+    # the garbage collector's share, from each variant's run of least CPU
+    row["gc"] = {v: {"run_cpu_s": b.gc_cpu_s, "full": b.gc_full, "exit_cpu_s": b.exit_cpu_s}
+                 for v, b in (("stock", min(st, key=lambda x: x.cpu_s)),
+                              ("svmlab", min(ok, key=lambda x: x.cpu_s)))}
     row["fits"] = {"stock": fit_summary(best_st.fits), "svmlab": fit_summary(best_sv.fits),
                    "n_fits": {"stock": len(best_st.fits), "svmlab": len(best_sv.fits)},
                    "fit_wall_s": {"stock": _fit_total(best_st.fits),
@@ -390,9 +434,9 @@ def markdown_table(rows, root=None):
     """The table of benchmarks/README.md: script, stock and svmlab times
     (wall, with CPU in brackets), CPU and wall ratios, fits' share, status."""
     lines = ["| script | stock s (cpu) | svmlab s (cpu) | ratio cpu | ratio wall "
-             "| fits s stock / svmlab | import svmlab s | ConvergenceWarnings stock / svmlab "
-             "| status |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| fits s stock / svmlab | import svmlab s | GC in run + exit s stock / svmlab "
+             "| ConvergenceWarnings stock / svmlab | status |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         name = r["script"]
         if root is not None:
@@ -401,7 +445,7 @@ def markdown_table(rows, root=None):
             except ValueError:
                 pass
         if "ratio_wall" not in r:
-            lines.append(f"| {name} | - | - | - | - | - | - | - | {r['status']} |")
+            lines.append(f"| {name} | - | - | - | - | - | - | - | - | {r['status']} |")
             continue
         fw = r["fits"]["fit_wall_s"]
         cw = r["convergence_warnings"]
@@ -410,9 +454,21 @@ def markdown_table(rows, root=None):
             f"| {name} | {r['stock_wall_s']:.2f} ({r['stock_cpu_s']:.2f}) "
             f"| {r['svmlab_wall_s']:.2f} ({r['svmlab_cpu_s']:.2f}) | {flag(r['ratio_cpu'])} "
             f"| {flag(r['ratio_wall'])} | {fw['stock']:.2f} / {fw['svmlab']:.2f} "
-            f"| {r['fits'].get('import_svmlab_s', 0.0):.2f} "
+            f"| {r['fits'].get('import_svmlab_s', 0.0):.2f} | {_gc_cell(r.get('gc'))} "
             f"| {cw['stock']} / {cw['svmlab']} | {r['status']} |")
     return "\n".join(lines)
+
+
+def _gc_cell(gc):
+    """"0.15 + 0.37 / 0.24 + 0.53": the collector's CPU during the run and
+    the exit's CPU (CPython's finalisation, mostly full collections), stock
+    then svmlab; "-" where a run did not report them."""
+    def one(g):
+        if not g or g.get("run_cpu_s") is None or g.get("exit_cpu_s") is None:
+            return "-"
+        return f"{g['run_cpu_s']:.2f} + {g['exit_cpu_s']:.2f}"
+    gc = gc or {}
+    return f"{one(gc.get('stock'))} / {one(gc.get('svmlab'))}"
 
 
 def byte_compile_svmlab(log=print):
