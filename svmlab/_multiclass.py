@@ -75,6 +75,8 @@ each pair's multipliers over the rows of X (0 outside the pair).
 from __future__ import annotations
 
 import copy
+import os
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -89,7 +91,7 @@ from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
 __all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
-           "ovo_layout", "ovo_votes", "pair_workers"]
+           "ovo_layout", "ovo_votes", "pair_workers", "run_pair_workers"]
 
 
 def class_pairs(k):
@@ -178,6 +180,134 @@ def pair_workers(threads, n_parts):
     threads, n_parts = max(1, int(threads)), max(1, int(n_parts))
     workers = min(threads, n_parts)
     return workers, max(1, threads // workers)
+
+
+class _Task:
+    """One worker's share of a parallel phase, handed to a helper thread
+    (:func:`run_pair_workers`): ``fn(w)``, run at most once.  ``state``: 0
+    pending, 1 running, 2 cancelled (the caller finished every batch before
+    a helper took the task up: it then never runs)."""
+
+    __slots__ = ("fn", "w", "state", "done", "error")
+
+    def __init__(self, fn, w):
+        self.fn, self.w, self.state, self.error = fn, w, 0, None
+        self.done = threading.Event()
+
+    def claim(self):
+        """Helper side: pending -> running; False when cancelled."""
+        with _POOL_LOCK:
+            if self.state != 0:
+                return False
+            self.state = 1
+            return True
+
+    def cancel(self):
+        """Caller side: pending -> cancelled; False when already running
+        (the caller then waits for :attr:`done`)."""
+        with _POOL_LOCK:
+            if self.state != 0:
+                return self.state == 2
+            self.state = 2
+            return True
+
+
+class _Helper:
+    """A daemon thread kept for the process's parallel phases: it waits for
+    a task (:class:`_Task`), runs it under the worker's name
+    (``svmlab-pair-<w>``), returns itself to the idle helpers, and waits
+    again."""
+
+    def __init__(self):
+        self.inbox = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, daemon=True,
+                                       name="svmlab-pair-idle")
+        self.thread.start()
+
+    def _loop(self):
+        me = threading.current_thread()
+        while True:
+            task = self.inbox.get()
+            if task.claim():
+                me.name = f"svmlab-pair-{task.w}"
+                try:
+                    task.fn(task.w)
+                except BaseException as exc:  # raised by the caller
+                    task.error = exc
+                me.name = "svmlab-pair-idle"
+            with _POOL_LOCK:
+                _IDLE.append(self)
+            task.done.set()
+
+
+#: helpers waiting for a task, and the lock of the pool and of the tasks'
+#: states (reset in a forked child: its helper threads do not exist there)
+_POOL_LOCK = threading.Lock()
+_IDLE = []
+
+
+def _reset_pool():
+    global _POOL_LOCK, _IDLE
+    _POOL_LOCK = threading.Lock()
+    _IDLE = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_pool)
+
+
+def _hand_to_helper(fn, w):
+    """``fn(w)`` as a :class:`_Task` given to an idle helper (a new one when
+    none is idle); returns the task."""
+    task = _Task(fn, w)
+    with _POOL_LOCK:
+        helper = _IDLE.pop() if _IDLE else None
+    if helper is None:
+        helper = _Helper()
+    helper.inbox.put(task)
+    return task
+
+
+def run_pair_workers(work, n_workers, blas, failed, errors):
+    """Run ``work(w)`` for ``w < n_workers``: ``work(0)`` in the calling
+    thread, the others in helper threads kept from one fit to the next
+    (named ``svmlab-pair-<w>`` while they run), the process-wide BLAS count
+    limited to ``blas`` meanwhile; returns when all are done, raising the
+    first error recorded in ``errors``.
+
+    Why (docs/decisions/35n01): :func:`svmlab._stepping.run_worker_threads`
+    starts ``n_workers`` new threads per phase and waits for each to
+    start, while the calling thread only waits: on the shared 2-core
+    machine a digits fit's thread starts cost 5-7 ms of its 20 ms.  Here
+    the caller works from the first moment, a helper is woken (not made),
+    and a helper that has not taken its task up when the caller runs out
+    of work is cancelled rather than waited for: ``work`` must hand out
+    its batches as the workers ask (no batch kept for a worker that never
+    comes).
+
+    Same contract as ``run_worker_threads`` otherwise: ``work`` records an
+    exception in ``errors`` and sets ``failed`` (which every worker polls);
+    a KeyboardInterrupt reaching the caller sets ``failed``, waits for the
+    helpers to stop at their next check, and is re-raised."""
+    with blas_thread_limit(int(blas)):
+        tasks = [_hand_to_helper(work, w) for w in range(1, n_workers)]
+        try:
+            work(0)
+            for t in tasks:
+                if not t.cancel():
+                    while not t.done.wait(0.05):
+                        pass
+        except BaseException:
+            failed.set()
+            for t in tasks:
+                if not t.cancel():
+                    t.done.wait()
+            raise
+    if errors:
+        raise errors[0]
+    for t in tasks:
+        if t.error is not None:
+            raise t.error
 
 
 class ParallelParts:
@@ -430,8 +560,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
         store.pair_cache_mb = float(o.cache_size) * SharedRowStore.pair_fraction
         return store
 
-    def _prepare_workers(self, n):
-        if len(self._stores) >= n:
+    def _prepare_workers(self, n, lazy=False):
+        """The resources of workers ``1..n-1``: each its own store of class
+        blocks over a kernel sharing the fit's rows and their transpose
+        (filled here, once).  ``lazy``: the stores are left to
+        :meth:`_worker_store`, which each worker calls in its own thread
+        (their set-up then overlaps the other workers' compiled calls)."""
+        if len(self._stores) >= n and all(s is not None for s in self._stores[:n]):
             return
         main = self.kernel.data
         if main.denseT.shape == main.dense.shape[::-1] and main.denseT.size > 0 \
@@ -445,19 +580,31 @@ class MulticlassRun(ParallelParts, SequentialRun):
             np.copyto(main.denseT, main.dense.T)
             main.tstate[0] = 1
         while len(self._stores) < n:
-            # the kernel's data shared read-only, its transpose included
-            # (copy.copy leaves a copy an unfilled one of its own: each worker
-            # filled another d x n array, and the workers' products then
-            # streamed two of them through the shared L3 cache); its scratch
-            # vectors (the scattered sparse row, the bit-packed counts) its own
+            self._stores.append(None)
+        if not lazy:
+            for w in range(1, n):
+                self._worker_store(w)
+
+    def _worker_store(self, w):
+        """Worker w's store (made on the first call): over a copy of the
+        fit's kernel whose data is shared read-only, its transpose included
+        (copy.copy leaves a copy an unfilled one of its own: each worker
+        filled another d x n array, and the workers' products then streamed
+        two of them through the shared L3 cache); its scratch vectors (the
+        scattered sparse row, the bit-packed counts) its own.  Safe in
+        worker w's thread: it reads the fit's kernel and writes slot w."""
+        store = self._stores[w]
+        if store is None:
             kern = copy.copy(self.kernel)
             d = kern.data
+            main = self.kernel.data
             kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork),
                                    denseT=main.denseT, tstate=main.tstate)
-            self._stores.append(self._new_store(kern))
+            store = self._stores[w] = self._new_store(kern)
+        return store
 
     def _open_part_in(self, p, w):
-        return self._open_part(p, self._stores[w])
+        return self._open_part(p, self._worker_store(w))
 
     # -- the lean fast path ------------------------------------------------------
     def _lean_ok(self):
