@@ -195,7 +195,6 @@ def test_interrupt_keeps_the_pairs_reached(digits, seen, monkeypatch):
 
 def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
     X, y = digits
-    every_worker_runs(monkeypatch)
 
     def failing(*args):
         if threading.current_thread().name == "svmlab-pair-1":
@@ -204,6 +203,7 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
 
     spy = _ovo.ovo_pairs
     monkeypatch.setattr(_ovo, "ovo_pairs", failing)
+    every_worker_runs(monkeypatch)  # the helper's first call, then its error
     with pytest.raises(RuntimeError, match="worker failed"):
         SVC(n_jobs=2).fit(X, y)
 
