@@ -43,8 +43,10 @@ Decisions (the details SVC leaves to LIBSVM):
   arrays their runs would hold; a pair that does not converge is handed to
   its run (docs/decisions/32o01, 33n01).  With several workers, those dense
   pairs run in batches through the same compiled driver in each worker
-  thread (``FastPairs.advance_parallel``,
-  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01).
+  (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01):
+  worker 0 is the calling thread, the others helper threads kept from fit
+  to fit (:func:`run_pair_workers`, docs/decisions/35n01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
