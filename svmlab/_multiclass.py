@@ -45,8 +45,8 @@ Decisions (the details SVC leaves to LIBSVM):
   pairs run in batches through the same compiled driver in each worker
   (``FastPairs.advance_parallel``,
   :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01):
-  worker 0 is the calling thread, the others helper threads kept from fit
-  to fit (:func:`run_pair_workers`, docs/decisions/35n01).
+  worker 0 is the calling thread, the others helper threads
+  (:func:`run_pair_workers`, docs/decisions/35n01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -77,8 +77,6 @@ each pair's multipliers over the rows of X (0 outside the pair).
 from __future__ import annotations
 
 import copy
-import os
-import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -202,7 +200,7 @@ class _Task:
 
     def claim(self):
         """Helper side: pending -> running; False when cancelled."""
-        with _POOL_LOCK:
+        with _TASK_LOCK:
             if self.state != 0:
                 return False
             self.state = 1
@@ -211,81 +209,53 @@ class _Task:
     def cancel(self):
         """Caller side: pending -> cancelled; False when already running
         (the caller then waits for :attr:`done`)."""
-        with _POOL_LOCK:
+        with _TASK_LOCK:
             if self.state != 0:
                 return self.state == 2
             self.state = 2
             return True
 
 
-class _Helper:
-    """A daemon thread kept for the process's parallel phases: it waits for
-    a task (:class:`_Task`), runs it under the worker's name
-    (``svmlab-pair-<w>``), returns itself to the idle helpers, and waits
-    again."""
-
-    def __init__(self):
-        self.inbox = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._loop, daemon=True,
-                                       name="svmlab-pair-idle")
-        self.thread.start()
-
-    def _loop(self):
-        me = threading.current_thread()
-        while True:
-            task = self.inbox.get()
-            if task.claim():
-                me.name = f"svmlab-pair-{task.w}"
-                try:
-                    task.fn(task.w)
-                except BaseException as exc:  # raised by the caller
-                    task.error = exc
-                me.name = "svmlab-pair-idle"
-            with _POOL_LOCK:
-                _IDLE.append(self)
-            task.done.set()
+def _run_task(task):
+    """A helper thread's body: ``task.fn(task.w)`` unless the caller
+    cancelled it first, under the worker's name; then ``task.done``."""
+    try:
+        if task.claim():
+            try:
+                task.fn(task.w)
+            except BaseException as exc:  # raised by the caller
+                task.error = exc
+    finally:
+        task.done.set()
 
 
-#: helpers waiting for a task, and the lock of the pool and of the tasks'
-#: states (reset in a forked child: its helper threads do not exist there)
-_POOL_LOCK = threading.Lock()
-_IDLE = []
-
-
-def _reset_pool():
-    global _POOL_LOCK, _IDLE
-    _POOL_LOCK = threading.Lock()
-    _IDLE = []
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_pool)
+#: the lock of the tasks' states
+_TASK_LOCK = threading.Lock()
 
 
 def _hand_to_helper(fn, w):
-    """``fn(w)`` as a :class:`_Task` given to an idle helper (a new one when
-    none is idle); returns the task."""
+    """``fn(w)`` as a :class:`_Task` run by a new daemon thread named
+    ``svmlab-pair-<w>``; returns the task.  (Helpers kept from fit to fit
+    were tried and dropped: with them, later ``n_jobs=1`` MNIST fits in the
+    same process got transparent huge pages for their store and 80-190 ms
+    more system time per fit, decision 35n01.)"""
     task = _Task(fn, w)
-    with _POOL_LOCK:
-        helper = _IDLE.pop() if _IDLE else None
-    if helper is None:
-        helper = _Helper()
-    helper.inbox.put(task)
+    threading.Thread(target=_run_task, args=(task,), daemon=True,
+                     name=f"svmlab-pair-{w}").start()
     return task
 
 
 def run_pair_workers(work, n_workers, blas, failed, errors):
     """Run ``work(w)`` for ``w < n_workers``: ``work(0)`` in the calling
-    thread, the others in helper threads kept from one fit to the next
-    (named ``svmlab-pair-<w>`` while they run), the process-wide BLAS count
-    limited to ``blas`` meanwhile; returns when all are done, raising the
-    first error recorded in ``errors``.
+    thread, the others in helper threads (named ``svmlab-pair-<w>``), the
+    process-wide BLAS count limited to ``blas`` meanwhile; returns when all
+    are done, raising the first error recorded in ``errors``.
 
     Why (docs/decisions/35n01): :func:`svmlab._stepping.run_worker_threads`
     starts ``n_workers`` new threads per phase and waits for each to
     start, while the calling thread only waits: on the shared 2-core
     machine a digits fit's thread starts cost 5-7 ms of its 20 ms.  Here
-    the caller works from the first moment, a helper is woken (not made),
+    the caller starts one thread fewer and works from the first moment,
     and a helper that has not taken its task up when the caller runs out
     of work is cancelled rather than waited for: ``work`` must hand out
     its batches as the workers ask (no batch kept for a worker that never

@@ -503,8 +503,8 @@ class FastPairs:
         one-worker fit's bit for bit.  The batches are balanced by the pairs'
         sizes (:meth:`_batches`) and handed out as the workers ask.
 
-        Worker 0 is the calling thread, the others helper threads kept
-        across fits (:func:`svmlab._multiclass.run_pair_workers`); each
+        Worker 0 is the calling thread, the others helper threads
+        (:func:`svmlab._multiclass.run_pair_workers`); each
         helper makes its own store in its thread (``mc._worker_store``) and
         records its pairs' results itself, so that Python work overlaps the
         other workers' compiled calls instead of adding to the fit's serial
