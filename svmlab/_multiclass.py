@@ -237,7 +237,7 @@ def _hand_to_helper(fn, w):
     """``fn(w)`` as a :class:`_Task` run by a new daemon thread named
     ``svmlab-pair-<w>``; returns the task.  (Helpers kept from fit to fit
     were tried and dropped: with them, later ``n_jobs=1`` MNIST fits in the
-    same process got transparent huge pages for their store and 80-190 ms
+    same process got transparent huge pages for their store and 80-240 ms
     more system time per fit, decision 35n01.)"""
     task = _Task(fn, w)
     threading.Thread(target=_run_task, args=(task,), daemon=True,
