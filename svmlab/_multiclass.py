@@ -43,8 +43,10 @@ Decisions (the details SVC leaves to LIBSVM):
   arrays their runs would hold; a pair that does not converge is handed to
   its run (docs/decisions/32o01, 33n01).  With several workers, those dense
   pairs run in batches through the same compiled driver in each worker
-  thread (``FastPairs.advance_parallel``,
-  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01).
+  (``FastPairs.advance_parallel``,
+  :meth:`MulticlassRun._parallel_driver_ok`; docs/decisions/32p01, 33n01):
+  worker 0 is the calling thread, the others helper threads
+  (:func:`run_pair_workers`, docs/decisions/35n01).
 * One kernel cache for all pairs: a :class:`~svmlab.kernels.cache.SharedRowStore`
   of *class blocks* ``K(x_g, X_c)`` over the training set ordered by class;
   each pair's row cache serves its misses from it (pair (a, b)'s row of g
@@ -89,7 +91,7 @@ from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
 __all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
-           "ovo_layout", "ovo_votes", "pair_workers"]
+           "ovo_layout", "ovo_votes", "pair_workers", "run_pair_workers"]
 
 
 def class_pairs(k):
@@ -178,6 +180,110 @@ def pair_workers(threads, n_parts):
     threads, n_parts = max(1, int(threads)), max(1, int(n_parts))
     workers = min(threads, n_parts)
     return workers, max(1, threads // workers)
+
+
+#: rows of X per block of the transpose's fill (:meth:`MulticlassRun._prepare_workers`)
+TRANSPOSE_BLOCK_ROWS = 256
+
+
+class _Task:
+    """One worker's share of a parallel phase, handed to a helper thread
+    (:func:`run_pair_workers`): ``fn(w)``, run at most once.  ``state``: 0
+    pending, 1 running, 2 cancelled (the caller finished every batch before
+    a helper took the task up: it then never runs)."""
+
+    __slots__ = ("fn", "w", "state", "done", "error")
+
+    def __init__(self, fn, w):
+        self.fn, self.w, self.state, self.error = fn, w, 0, None
+        self.done = threading.Event()
+
+    def claim(self):
+        """Helper side: pending -> running; False when cancelled."""
+        with _TASK_LOCK:
+            if self.state != 0:
+                return False
+            self.state = 1
+            return True
+
+    def cancel(self):
+        """Caller side: pending -> cancelled; False when already running
+        (the caller then waits for :attr:`done`)."""
+        with _TASK_LOCK:
+            if self.state != 0:
+                return self.state == 2
+            self.state = 2
+            return True
+
+
+def _run_task(task):
+    """A helper thread's body: ``task.fn(task.w)`` unless the caller
+    cancelled it first, under the worker's name; then ``task.done``."""
+    try:
+        if task.claim():
+            try:
+                task.fn(task.w)
+            except BaseException as exc:  # raised by the caller
+                task.error = exc
+    finally:
+        task.done.set()
+
+
+#: the lock of the tasks' states
+_TASK_LOCK = threading.Lock()
+
+
+def _hand_to_helper(fn, w):
+    """``fn(w)`` as a :class:`_Task` run by a new daemon thread named
+    ``svmlab-pair-<w>``; returns the task.  (Helpers kept from fit to fit
+    were tried and dropped: with them, later ``n_jobs=1`` MNIST fits in the
+    same process got transparent huge pages for their store and 80-240 ms
+    more system time per fit, decision 35n01.)"""
+    task = _Task(fn, w)
+    threading.Thread(target=_run_task, args=(task,), daemon=True,
+                     name=f"svmlab-pair-{w}").start()
+    return task
+
+
+def run_pair_workers(work, n_workers, blas, failed, errors):
+    """Run ``work(w)`` for ``w < n_workers``: ``work(0)`` in the calling
+    thread, the others in helper threads (named ``svmlab-pair-<w>``), the
+    process-wide BLAS count limited to ``blas`` meanwhile; returns when all
+    are done, raising the first error recorded in ``errors``.
+
+    Why (docs/decisions/35n01): :func:`svmlab._stepping.run_worker_threads`
+    starts ``n_workers`` new threads per phase and waits for each to
+    start, while the calling thread only waits: on the shared 2-core
+    machine a digits fit's thread starts cost 5-7 ms of its 20 ms.  Here
+    the caller starts one thread fewer and works from the first moment,
+    and a helper that has not taken its task up when the caller runs out
+    of work is cancelled rather than waited for: ``work`` must hand out
+    its batches as the workers ask (no batch kept for a worker that never
+    comes).
+
+    Same contract as ``run_worker_threads`` otherwise: ``work`` records an
+    exception in ``errors`` and sets ``failed`` (which every worker polls);
+    a KeyboardInterrupt reaching the caller sets ``failed``, waits for the
+    helpers to stop at their next check, and is re-raised."""
+    with blas_thread_limit(int(blas)):
+        tasks = [_hand_to_helper(work, w) for w in range(1, n_workers)]
+        try:
+            work(0)
+            for t in tasks:
+                if not t.cancel():
+                    while not t.done.wait(0.05):
+                        pass
+        except BaseException:
+            failed.set()
+            for t in tasks:
+                if not t.cancel():
+                    t.done.wait()
+            raise
+    if errors:
+        raise errors[0]
+    for t in tasks:
+        if t.error is not None:
+            raise t.error
 
 
 class ParallelParts:
@@ -430,8 +536,13 @@ class MulticlassRun(ParallelParts, SequentialRun):
         store.pair_cache_mb = float(o.cache_size) * SharedRowStore.pair_fraction
         return store
 
-    def _prepare_workers(self, n):
-        if len(self._stores) >= n:
+    def _prepare_workers(self, n, lazy=False):
+        """The resources of workers ``1..n-1``: each its own store of class
+        blocks over a kernel sharing the fit's rows and their transpose
+        (filled here, once).  ``lazy``: the stores are left to
+        :meth:`_worker_store`, which each worker calls in its own thread
+        (their set-up then overlaps the other workers' compiled calls)."""
+        if len(self._stores) >= n and all(s is not None for s in self._stores[:n]):
             return
         main = self.kernel.data
         if main.denseT.shape == main.dense.shape[::-1] and main.denseT.size > 0 \
@@ -441,23 +552,40 @@ class MulticlassRun(ParallelParts, SequentialRun):
             # first block of a one-worker fit fills it
             # (svmlab.kernels._rows.transposed_ready: the same copies, made
             # by NumPy here, so no kernel runs interpreted for it), and
-            # shared below
-            np.copyto(main.denseT, main.dense.T)
+            # shared below.  In blocks of rows: one strided copy of the
+            # whole set (MNIST 5000 x 784) took 21-27 ms of the fit's
+            # serial part, 256 rows at a time 5-6 ms (decision 35n01)
+            X, XT = main.dense, main.denseT
+            for i0 in range(0, X.shape[0], TRANSPOSE_BLOCK_ROWS):
+                i1 = i0 + TRANSPOSE_BLOCK_ROWS
+                np.copyto(XT[:, i0:i1], X[i0:i1].T)
             main.tstate[0] = 1
         while len(self._stores) < n:
-            # the kernel's data shared read-only, its transpose included
-            # (copy.copy leaves a copy an unfilled one of its own: each worker
-            # filled another d x n array, and the workers' products then
-            # streamed two of them through the shared L3 cache); its scratch
-            # vectors (the scattered sparse row, the bit-packed counts) its own
+            self._stores.append(None)
+        if not lazy:
+            for w in range(1, n):
+                self._worker_store(w)
+
+    def _worker_store(self, w):
+        """Worker w's store (made on the first call): over a copy of the
+        fit's kernel whose data is shared read-only, its transpose included
+        (copy.copy leaves a copy an unfilled one of its own: each worker
+        filled another d x n array, and the workers' products then streamed
+        two of them through the shared L3 cache); its scratch vectors (the
+        scattered sparse row, the bit-packed counts) its own.  Safe in
+        worker w's thread: it reads the fit's kernel and writes slot w."""
+        store = self._stores[w]
+        if store is None:
             kern = copy.copy(self.kernel)
             d = kern.data
+            main = self.kernel.data
             kern.data = d._replace(work=np.zeros_like(d.work), bwork=np.zeros_like(d.bwork),
                                    denseT=main.denseT, tstate=main.tstate)
-            self._stores.append(self._new_store(kern))
+            store = self._stores[w] = self._new_store(kern)
+        return store
 
     def _open_part_in(self, p, w):
-        return self._open_part(p, self._stores[w])
+        return self._open_part(p, self._worker_store(w))
 
     # -- the lean fast path ------------------------------------------------------
     def _lean_ok(self):

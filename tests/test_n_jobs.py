@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_digits
 from sklearn.svm import SVC as SkSVC
 
+from _pair_workers import every_worker_runs, in_parallel_phase, worker_name
 from svmlab import _multiclass
 from svmlab.decomposition import DecompositionClassifier, IRWLSClassifier
 from svmlab.smo import SMOClassifier, _nuovo, _ovo
@@ -40,8 +41,10 @@ def digits():
 def drivers(monkeypatch):
     """The names of the threads that drove pairs on the parallel paths, one
     entry per pair: each pair's run (``ParallelParts._drive``) or a pair the
-    compiled driver ran to convergence in a worker thread
-    (``FastPairs.advance_parallel``, decision 32p01; NuSVC's ``NuPairs``, 34n01)."""
+    compiled driver ran to convergence in a worker (``FastPairs.advance_parallel``,
+    decision 32p01, whose worker 0 is the calling thread, "caller", 35n01;
+    NuSVC's ``NuPairs``, 34n01).  Every worker of SVC's driver runs pairs
+    (:func:`_pair_workers.every_worker_runs`)."""
     seen = []
     original = _multiclass.ParallelParts._drive
 
@@ -53,8 +56,8 @@ def drivers(monkeypatch):
 
     def recording_driver(*args):
         out = driver(*args)
-        name = threading.current_thread().name
-        if name.startswith("svmlab-pair-"):
+        name = worker_name()
+        if name.startswith("svmlab-pair-") or in_parallel_phase():
             p0, done = int(args[4]), args[18]
             seen.extend([name] * int(np.sum(done[p0:int(out[0])])))
         return out
@@ -72,6 +75,7 @@ def drivers(monkeypatch):
     monkeypatch.setattr(_multiclass.ParallelParts, "_drive", recording)
     monkeypatch.setattr(_ovo, "ovo_pairs", recording_driver)
     monkeypatch.setattr(_nuovo, "nu_pairs", recording_nu_driver)
+    every_worker_runs(monkeypatch)
     return seen
 
 
@@ -125,7 +129,11 @@ def test_svc_pairs_in_parallel_give_the_same_model(digits, drivers, case):
     one = _fit(SVC(n_jobs=1, **kw), Xf, y, **fit_kw)
     assert drivers == []  # n_jobs=1: the sequential path
     two = _fit(SVC(n_jobs=2, **kw), Xf, y, **fit_kw)
-    assert _pair_threads(drivers) == ["svmlab-pair-0", "svmlab-pair-1"]
+    # the compiled driver's workers (the caller and a helper) for dense rows,
+    # two threads running the pairs' own runs otherwise
+    assert _pair_threads(drivers) == (
+        ["svmlab-pair-0", "svmlab-pair-1"] if case in ("csr", "precomputed", "full")
+        else ["caller", "svmlab-pair-1"])
     assert_same_model(one, two, Xt)
     if case != "full":
         assert two.solver_ == "wss2"
@@ -152,18 +160,22 @@ def test_nusvc_pairs_in_parallel(digits, drivers):
     assert_same_model(one, two, X[:50])
 
 
-@pytest.mark.parametrize("make", [
-    lambda j: SMOClassifier(selection="wss2", progress=False, n_jobs=j),
-    lambda j: SMOClassifier(selection="platt", progress=False, random_state=0, n_jobs=j),
-    lambda j: IRWLSClassifier(progress=False, random_state=0, n_jobs=j),
-    lambda j: DecompositionClassifier(engine="smo", progress=False, n_jobs=j),
+@pytest.mark.parametrize("make, threads", [
+    (lambda j: SMOClassifier(selection="wss2", progress=False, n_jobs=j),
+     ["caller", "svmlab-pair-1"]),  # SVC's compiled driver
+    (lambda j: SMOClassifier(selection="platt", progress=False, random_state=0, n_jobs=j),
+     ["svmlab-pair-0", "svmlab-pair-1"]),
+    (lambda j: IRWLSClassifier(progress=False, random_state=0, n_jobs=j),
+     ["svmlab-pair-0", "svmlab-pair-1"]),
+    (lambda j: DecompositionClassifier(engine="smo", progress=False, n_jobs=j),
+     ["svmlab-pair-0", "svmlab-pair-1"]),
 ], ids=["smo-wss2", "smo-platt", "irwls", "blocked"])
-def test_lab_estimators_pairs_in_parallel(digits, drivers, make):
+def test_lab_estimators_pairs_in_parallel(digits, drivers, make, threads):
     X, y = digits
     X, y = X[:240], y[:240]
     one = _fit(make(1), X, y)
     two = _fit(make(2), X, y)
-    assert _pair_threads(drivers) == ["svmlab-pair-0", "svmlab-pair-1"]
+    assert _pair_threads(drivers) == threads
     assert_same_model(one, two, X[:40])
 
 
@@ -187,8 +199,9 @@ def test_parallel_config_is_honoured(digits, drivers):
         assert run.cur.workers == 2  # the compiled one-vs-one run, 45 pairs
         _fit(SVC(), X, y)
         _fit(NuSVC(nu=0.05), X, y)
-    assert _pair_threads(drivers) == ["svmlab-pair-0", "svmlab-pair-1"]
-    assert drivers.count("svmlab-pair-0") + drivers.count("svmlab-pair-1") == 2 * 45
+    # SVC's driver (the caller and a helper), NuSVC's (two threads)
+    assert _pair_threads(drivers) == ["caller", "svmlab-pair-0", "svmlab-pair-1"]
+    assert len(drivers) == 2 * 45
     with joblib.parallel_config(n_jobs=2):
         # an explicit n_jobs wins over the context, as in scikit-learn
         assert SVC(n_jobs=1).start(X, y).cur.workers == 1

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_digits, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning
 
+from _pair_workers import every_worker_runs
 from svmlab import _jit, _multiclass
 from svmlab.smo import _ovo
 from svmlab.svm import SVC
@@ -154,6 +155,7 @@ def test_driver_scratch_reused_from_pair_to_pair(sets, monkeypatch, cache_size, 
 
     monkeypatch.setattr(_ovo.FastPairs, "_scratch", staticmethod(poisoned))
     monkeypatch.setattr(_ovo, "ovo_pairs", spy)
+    every_worker_runs(monkeypatch)  # n_jobs=2: both workers run pairs
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = SVC(cache_size=cache_size, n_jobs=n_jobs).fit(X, y)

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
+from _pair_workers import every_worker_runs
 from svmlab import _multiclass
 from svmlab.kernels import Kernel
 from svmlab.kernels._pool import BufferPool
@@ -181,6 +182,9 @@ def test_fit_reuses_pair_memory_and_gives_the_same_model(digits, monkeypatch, st
     # pairs (decisions 32o01, 32p01), which makes its arrays in compiled code
     monkeypatch.setattr(_multiclass.MulticlassRun, "_lean_ok", lambda self: False)
     monkeypatch.setattr(_multiclass.MulticlassRun, "_parallel_driver_ok", lambda self: False)
+    # both workers run pairs (a late second thread found the queue empty on
+    # a busy machine: one buffer made, not two)
+    every_worker_runs(monkeypatch)
     # no pools: every pair's arrays fresh, as before decision 32j01
     monkeypatch.setattr(BufferPool, "MIN_BYTES", 1 << 62)
     plain = _fit(SVC(n_jobs=1, cache_size=cache_size), X, y)

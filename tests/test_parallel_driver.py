@@ -8,8 +8,9 @@ fit's bit for bit, a pair the driver hands back runs through its own run
 (stop reason and warning as before), Ctrl-C keeps the pairs reached, and an
 error in a worker is raised in the caller.  Every check compares against
 ``n_jobs=1`` (and the run-by-run path) with ``array_equal`` and checks that
-the path was taken (both worker threads ran the driver), so a silent
-fall-back fails."""
+the path was taken (both workers ran the driver: the calling thread,
+"caller", and the helper ``svmlab-pair-1``; :mod:`_pair_workers` makes the
+caller wait for the helper to begin), so a silent fall-back fails."""
 
 import os
 import signal
@@ -22,6 +23,7 @@ import pytest
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 
+from _pair_workers import every_worker_runs, worker_name
 from svmlab import _multiclass
 from svmlab.smo import _ovo
 from svmlab.svm import SVC
@@ -38,17 +40,17 @@ def digits():
 
 @pytest.fixture
 def seen(monkeypatch):
-    """Records ``(thread name, pairs converged)`` per ``ovo_pairs`` call,
-    ``"drive"`` per pair run by its own run in a thread, and the calls of
-    ``advance_parallel``."""
+    """Records ``(worker, pairs converged)`` per ``ovo_pairs`` call
+    (:func:`_pair_workers.worker_name`), ``"drive"`` per pair run by its own
+    run in a thread, and the calls of ``advance_parallel``; every worker of
+    a parallel phase runs pairs (:func:`_pair_workers.every_worker_runs`)."""
     log = {"driver": [], "drive": [], "parallel": 0}
     driver = _ovo.ovo_pairs
 
     def spy(*args):
         out = driver(*args)
         p0, done = int(args[4]), args[18]
-        log["driver"].append((threading.current_thread().name,
-                              int(np.sum(done[p0:int(out[0])]))))
+        log["driver"].append((worker_name(), int(np.sum(done[p0:int(out[0])]))))
         return out
 
     drive = _multiclass.ParallelParts._drive
@@ -66,6 +68,7 @@ def seen(monkeypatch):
     monkeypatch.setattr(_ovo, "ovo_pairs", spy)
     monkeypatch.setattr(_multiclass.ParallelParts, "_drive", spy_drive)
     monkeypatch.setattr(_ovo.FastPairs, "advance_parallel", spy_par)
+    every_worker_runs(monkeypatch)
     return log
 
 
@@ -100,7 +103,7 @@ def test_two_workers_give_the_one_worker_model(digits, seen, monkeypatch, kw):
     two, w2 = _fit(SVC(n_jobs=2, **kw), X, y)
     assert seen["parallel"] == 1 and seen["drive"] == []
     # both workers ran pairs through the driver, every pair once
-    assert _threads(seen) == ["svmlab-pair-0", "svmlab-pair-1"]
+    assert _threads(seen) == ["caller", "svmlab-pair-1"]
     assert sum(n for _, n in seen["driver"]) == 45
     _same(one, two)
     assert w1 == w2 == []
@@ -136,9 +139,11 @@ def test_pairs_handed_back_run_their_own_runs(digits, seen, monkeypatch):
 
     monkeypatch.setattr(_ovo.FastPairs, "_driver_args", small)
     one, w1 = _fit(SVC(n_jobs=1), X, y)
+    del seen["driver"][:]
     two, w2 = _fit(SVC(n_jobs=2), X, y)
     assert seen["parallel"] == 1
-    assert sum(n for name, n in seen["driver"] if name.startswith("svmlab-pair-")) == 42
+    assert _threads(seen) == ["caller", "svmlab-pair-1"]
+    assert sum(n for _, n in seen["driver"]) == 42
     assert len([d for d in seen["drive"] if d.startswith("svmlab-pair-")]) == 3
     _same(one, two)
     assert w1 == w2 == [] and two.converged_
@@ -198,6 +203,7 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
 
     spy = _ovo.ovo_pairs
     monkeypatch.setattr(_ovo, "ovo_pairs", failing)
+    every_worker_runs(monkeypatch)  # the helper's first call, then its error
     with pytest.raises(RuntimeError, match="worker failed"):
         SVC(n_jobs=2).fit(X, y)
 
@@ -236,6 +242,7 @@ def test_workers_share_the_filled_transpose(digits, monkeypatch):
     the fit's kernel (filled once, before the workers start), not a copy
     each: the same model as one worker."""
     X, y = digits
+    every_worker_runs(monkeypatch)  # the helper makes its store in its thread
     stores = []
     new_store = _multiclass.MulticlassRun._new_store
 

@@ -493,7 +493,7 @@ class FastPairs:
         return grab
 
     def advance_parallel(self, mc):
-        """The pending pairs in ``mc.workers`` threads, each running batches
+        """The pending pairs in ``mc.workers`` workers, each running batches
         of pairs through :func:`ovo_pairs` (the GIL released inside: the
         compiled functions are ``nogil``) over its own store of class blocks
         and kernel scratch (``mc._prepare_workers``), each pair with its own
@@ -501,12 +501,21 @@ class FastPairs:
         :meth:`advance` (which model a pair gets does not depend on the
         order, the worker or what the store holds), so the model is the
         one-worker fit's bit for bit.  The batches are balanced by the pairs'
-        sizes (:meth:`_batches`).  A pair the driver hands back (not
+        sizes (:meth:`_batches`) and handed out as the workers ask.
+
+        Worker 0 is the calling thread, the others helper threads
+        (:func:`svmlab._multiclass.run_pair_workers`); each
+        helper makes its own store in its thread (``mc._worker_store``) and
+        records its pairs' results itself, so that Python work overlaps the
+        other workers' compiled calls instead of adding to the fit's serial
+        part (docs/decisions/35n01).  A pair the driver hands back (not
         converged within its allowance) runs afterwards through its own run
         (``mc._advance_parallel``, threads as before), which gives its stop
         reason and message.  Ctrl-C: the workers stop after their call in
         flight (at most ``budget`` steps), the pairs finished are kept, the
         run is ``interrupted``.  Returns the steps taken."""
+        from .._multiclass import run_pair_workers
+
         a = getattr(mc, "_drv", None)
         if a is None:
             a = mc._drv = self._driver_args(mc)
@@ -515,26 +524,30 @@ class FastPairs:
         # a pair's work: about n steps of O(n) each
         cost = sizes.astype(np.float64) ** 2
         n_workers = min(int(mc.workers), len(todo))
-        mc._prepare_workers(n_workers)
+        mc._prepare_workers(n_workers, lazy=True)
         grab = self._batches(todo, cost, n_workers)
-        # each worker's first batch handed out here: every worker runs pairs
-        # however late its thread starts
-        first = [grab(w) for w in range(n_workers)]
-        done_at, handed, errors = {}, [], []
+        handed, errors = [], []
         taken = [0] * n_workers
         failed = threading.Event()
+        results, reasons, n_iters, messages = (mc.part_results, mc.part_reasons,
+                                               mc.part_n_iter, mc.part_messages)
 
         def halt():
             return failed.is_set() or mc._stop_requested()
 
         def work(w):
             try:
-                store = mc._stores[w]
-                kd, tmpl = store.kernel.data, store.view(0, 1)
-                bufs = self._scratch(a)
-                S = first[w]
+                if w == 0:
+                    kd, tmpl = a["kd"], a["tmpl"]
+                    bufs = getattr(mc, "_drv_bufs", None)
+                    if bufs is None:
+                        bufs = mc._drv_bufs = self._scratch(a)
+                else:
+                    store = mc._worker_store(w)
+                    kd, tmpl = store.kernel.data, store.view(0, 1)
+                    bufs = self._scratch(a)
                 while not halt():
-                    S = grab(w) if S is None else S
+                    S = grab(w)
                     if S is None:
                         return
                     S = np.asarray(S, dtype=np.int64)
@@ -553,9 +566,20 @@ class FastPairs:
                         stop = int(stop)
                         for q in range(j, min(stop + 1, m)):
                             if done[q]:
-                                done_at[int(S[q])] = (alpha[off[q]:off[q + 1]].copy(),
-                                                      float(icpt[q]), counts[q].copy(),
-                                                      int(n_iter[q]))
+                                # the pair's result, recorded by its worker
+                                # (list items: one store each, under the GIL)
+                                p = int(S[q])
+                                c = counts[q]
+                                results[p] = {
+                                    "alpha": alpha[off[q]:off[q + 1]].copy(),
+                                    "intercept": float(icpt[q]),
+                                    "cache_hits": int(c[0]),
+                                    "cache_misses": int(c[1]),
+                                    "kernel_evaluations": int(c[2]),
+                                }
+                                n_iters[p] = int(n_iter[q])
+                                messages[p] = None
+                                reasons[p] = "converged"
                                 taken[w] += int(n_iter[q])
                         if stop < m and not done[stop]:
                             handed.append(int(S[stop]))  # to its own run, below
@@ -563,25 +587,12 @@ class FastPairs:
                         j = stop
                         if j < m and halt():
                             return
-                    S = None
             except BaseException as exc:  # re-raised by the main thread
                 errors.append(exc)
                 failed.set()
 
         # the process-wide BLAS count at the pairs' own (as mc._advance_parallel)
-        _stepping.run_worker_threads(work, n_workers, mc.part_blas, failed, errors)
-        for p in sorted(done_at):
-            alpha, icpt, counts, n_iter = done_at[p]
-            mc.part_results[p] = {
-                "alpha": alpha,
-                "intercept": icpt,
-                "cache_hits": int(counts[0]),
-                "cache_misses": int(counts[1]),
-                "kernel_evaluations": int(counts[2]),
-            }
-            mc.part_reasons[p] = "converged"
-            mc.part_n_iter[p] = n_iter
-            mc.part_messages[p] = None
+        run_pair_workers(work, n_workers, mc.part_blas, failed, errors)
         steps = int(sum(taken))
         mc.cur = None
         left = [p for p in range(mc.n_parts) if mc.part_reasons[p] == "pending"]
