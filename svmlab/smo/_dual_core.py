@@ -860,9 +860,10 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                         kernel_row(kd, i, R[s1])
             # j: unshrunk, the gains of every t into the scratch ``full``
             # (branch-free, contiguous loads: vectorised), then the scan;
-            # shrunk, one pass over the candidates
+            # shrunk, one pass over the candidates (``full`` written as it
+            # is: no array variable is assigned in the step loop, decision
+            # record 35d01)
             Kii = kdiag[i]
-            gain = full
             j = np.int64(-1)
             best = np.inf
             if cvalid:
@@ -912,19 +913,19 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                         o = h * nh
                         for q in range(nh):
                             t = o + q
-                            gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m,
+                            full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m,
                                                   yp[t] - G[t], Kii, kdiag[t], R[s1, q])
                 elif mapped is not None:
                     for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                        full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
                                               Kii, kdiag[t], R[s1, idx[t]])
                 else:
                     for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                        full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
                                               Kii, kdiag[t], R[s1, t])
                 for p in range(l):
-                    if takes_j(gain[p], best):
-                        best = gain[p]
+                    if takes_j(full[p], best):
+                        best = full[p]
                         j = p
             if j < 0:
                 ist[IS_DONE] = 2
