@@ -68,8 +68,8 @@ from .._stepping import SolverRun
 from ..kernels.cache import KernelCache
 from . import _core as core
 from ._core import blocks_switch
-from ._dual_core import (DualIterate, DualOptions, DualProblem, DualRows, dual_gradient,
-                         dual_init, dual_run)
+from ._dual_core import (COPY_MIN_ACTIVE, DualIterate, DualOptions, DualProblem, DualRows,
+                         dual_gradient, dual_init, dual_run_gated)
 from ._records import DUAL_BUFFER, DualStep, decode_dual
 
 __all__ = ["DualRun", "DualStep"]
@@ -112,6 +112,9 @@ class DualState:
         self.mapped = bool(mapped)
         self.shrinking = bool(shrinking)
         self.shrink_every = int(min(l, 1000))
+        # the shrunk loop's contiguous copies from this many active
+        # variables on (tests set it to take both sides of the gate)
+        self.copy_min = int(COPY_MIN_ACTIVE)
         if cache is None:
             cache = KernelCache(kernel, cache_size, dtype=cache_dtype, full=full_kernel)
         self.cache = cache
@@ -168,7 +171,8 @@ class DualState:
         """Up to ``kmax`` steps of the compiled loop; returns how many."""
         if self.ist[core.IS_DONE]:
             return 0
-        return int(dual_run(*self._state(want_rec), int(kmax), *self.switches))
+        return int(dual_run_gated(*self._state(want_rec), int(kmax), *self.switches,
+                                  int(self.copy_min)))
 
     @property
     def done(self):

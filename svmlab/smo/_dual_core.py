@@ -60,7 +60,9 @@ cache's named tuples, whose reference counts cost more than a small row
 position-by-position copies of the active variables' entries (``y``, ``v``,
 ``U``, the diagonal, ``alpha``, ``G``; :func:`_compact_active`), contiguous
 as LIBSVM's swapped active set but in the same order, so the same sums
-(decision record 34f01).  A miss of ``i``'s row with float32 rows of dense input
+(decision record 34f01), from :data:`COPY_MIN_ACTIVE` active variables on
+(below, the full arrays through ``act``: the same values in the same order;
+decision record 35d01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -142,6 +144,16 @@ class DualIterate(NamedTuple):
     active: np.ndarray
     #: int64 (l,) the active variables, ``act[:n_active]``, in index order
     act: np.ndarray
+
+
+#: the size gate of the shrunk loop's contiguous copies (decision records
+#: 34f01, 35d01): on fewer active variables their loads fit in L1 scattered
+#: as they are, and building the copies at each shrink and finding the
+#: positions of ``i`` and ``j`` at each step cost more than they save
+#: (measured: about 3 % per step on a 40-row SVR, nothing on diabetes's 884
+#: variables; Friedman #1's 6000, whose shrunk active set averages about
+#: 1,300, keep their 13-15 % saving with 256 but lose most of it with 1000)
+COPY_MIN_ACTIVE = 256
 
 
 class DualOptions(NamedTuple):
@@ -519,6 +531,15 @@ def _write_back(act, na, cG, G):
 
 @njit(cache=True)
 def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
+    """:func:`dual_run_gated` with the copies' size gate at
+    :data:`COPY_MIN_ACTIVE` (the loop's entry point: the drivers of
+    :mod:`svmlab.smo._ovo` and :mod:`svmlab.smo._nuovo` call it)."""
+    return dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks,
+                          np.int64(COPY_MIN_ACTIVE))
+
+
+@njit(cache=True)
+def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
     """Advance by up to ``kmax`` successful pair steps; return how many were
     taken.  ``ist[IS_DONE]`` becomes nonzero once the stopping rule holds
     (1) or no step can move (2).
@@ -553,6 +574,12 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
         Float32 rows of dense input (block prefetches and block sums):
         None for float64 rows (compiled without them), a runtime bool for
         float32 rows (:func:`svmlab.smo._core.blocks_switch`).
+    copy_min : int
+        While shrunk, the loops read contiguous copies of the active
+        variables' entries (:func:`_compact_active`) only when at least
+        this many are active; below, the full arrays through ``act``
+        (:func:`dual_run` passes :data:`COPY_MIN_ACTIVE`; tests pass others
+        to take both sides of the gate; decision record 35d01).
     """
     kd, cd, full, rowfull, rb = rows.kd, rows.cd, rows.full, rows.rowfull, rows.rb
     y, yp, U, kdiag, idx, tol, eps = pb.y, pb.yp, pb.U, pb.kdiag, pb.idx, pb.tol, pb.eps
@@ -592,13 +619,17 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     # copies (_compact_active; ``cG`` holds the active variables' G until
     # _write_back, ``ca`` is written with ``alpha``): contiguous loads, as
     # LIBSVM's swapped active set, with the variables' order kept
+    # (allocated here, never assigned in the loop: arrays reassigned inside
+    # the step loop made every small step about 20 % slower, measured on a
+    # 40-row SVR even with the copies never taken; decision record 35d01)
     cvalid = False
-    cy = np.empty(0)
-    cyp = np.empty(0)
-    cU = np.empty(0)
-    ckd = np.empty(0)
-    ca = np.empty(0)
-    cG = np.empty(0)
+    lc = l if shrinking and l > copy_min else 0
+    cy = np.empty(lc)
+    cyp = np.empty(lc)
+    cU = np.empty(lc)
+    ckd = np.empty(lc)
+    ca = np.empty(lc)
+    cG = np.empty(lc)
     pi = np.int64(-1)
     pj = np.int64(-1)
     steps = 0
@@ -612,14 +643,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
             _shrink(rows, pb, it, nu, mapped, blocks)
         b = fst[FS_B]
         na = ist[IS_N_ACTIVE]
-        if na < l and not cvalid:
-            if cG.shape[0] < l:
-                cy = np.empty(l)
-                cyp = np.empty(l)
-                cU = np.empty(l)
-                ckd = np.empty(l)
-                ca = np.empty(l)
-                cG = np.empty(l)
+        if na < l and not cvalid and na >= copy_min:
             _compact_active(act, na, y, yp, U, kdiag, alpha, G, cy, cyp, cU, ckd, ca, cG)
             cvalid = True
         # the nu forms with the SVR layout: the negative class starts at
@@ -718,6 +742,19 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                                     j = t
                             continue
                         uo = np.uint64(o)
+                        if not cvalid:
+                            # shrunk below the copies' size gate: the full
+                            # arrays through act
+                            for p in range(k_pos if cls == 0 else na - k_pos):
+                                t = act[p if cls == 0 else k_pos + p]
+                                ut = np.uint64(t)
+                                v = yp[ut] - G[ut]
+                                if in_low(yc, alpha[ut], U[ut]) and mc - v > 0.0:
+                                    g = wss2_gain(mc, v, Kcc, kdiag[ut], R[sc, ut - uo])
+                                    if takes_j(g, best):
+                                        best = g
+                                        j = t
+                            continue
                         for p in range(k_pos if cls == 0 else na - k_pos):
                             # (uint64 indices: no negative-index wraparound;
                             # the copies by position, _compact_active)
@@ -731,14 +768,14 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                                     best = g
                                     j = t
                 else:
-                    # (the copies by position while shrunk, _compact_active;
-                    # unshrunk, position p is variable p)
+                    # (the copies by position while they are taken,
+                    # _compact_active; otherwise the full arrays at t)
                     ry, ryp, ra, rU, rkd, rG = ((cy, cyp, ca, cU, ckd, cG) if cvalid
                                                 else (y, yp, alpha, U, kdiag, G))
                     for p in range(na):
-                        up = np.uint64(p)
-                        t = act[up]
+                        t = act[np.uint64(p)]
                         ut = np.uint64(t)
+                        up = np.uint64(p) if cvalid else ut
                         if ry[up] > 0:
                             if ip < 0:
                                 continue
@@ -823,12 +860,13 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                         kernel_row(kd, i, R[s1])
             # j: unshrunk, the gains of every t into the scratch ``full``
             # (branch-free, contiguous loads: vectorised), then the scan;
-            # shrunk, one pass over the candidates
+            # shrunk, one pass over the candidates (``full`` written as it
+            # is: no array variable is assigned in the step loop, decision
+            # record 35d01)
             Kii = kdiag[i]
-            gain = full
             j = np.int64(-1)
             best = np.inf
-            if na < l:
+            if cvalid:
                 # shrunk: one pass, the gain computed for the candidates
                 # only (gain_or_nan's NaN never takes j: the same j and
                 # best as the scratch and the scan below)
@@ -851,25 +889,43 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                         if takes_j(g, best):
                             best = g
                             j = t
+            elif na < l:
+                # shrunk below the copies' size gate: the same pass on the
+                # full arrays through act
+                for p in range(na):
+                    t = act[p]
+                    ut = np.uint64(t)
+                    v = yp[ut] - G[ut]
+                    if in_low(y[ut], alpha[ut], U[ut]) and m - v > 0.0:
+                        uq = ut
+                        if mapped is not None:
+                            if nh > 0:
+                                uq = ut - unh if ut >= unh else ut
+                            else:
+                                uq = np.uint64(idx[ut])
+                        g = wss2_gain(m, v, Kii, kdiag[ut], R[s1, uq])
+                        if takes_j(g, best):
+                            best = g
+                            j = t
             else:
                 if mapped is not None and nh > 0:
                     for h in range(2):
                         o = h * nh
                         for q in range(nh):
                             t = o + q
-                            gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m,
+                            full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m,
                                                   yp[t] - G[t], Kii, kdiag[t], R[s1, q])
                 elif mapped is not None:
                     for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                        full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
                                               Kii, kdiag[t], R[s1, idx[t]])
                 else:
                     for t in range(l):
-                        gain[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
+                        full[t] = gain_or_nan(in_low(y[t], alpha[t], U[t]), m, yp[t] - G[t],
                                               Kii, kdiag[t], R[s1, t])
                 for p in range(l):
-                    if takes_j(gain[p], best):
-                        best = gain[p]
+                    if takes_j(full[p], best):
+                        best = full[p]
                         j = p
             if j < 0:
                 ist[IS_DONE] = 2
@@ -981,7 +1037,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
                     uo = np.uint64(o)
-                    if na < l:
+                    if cvalid:
                         # shrunk: the copies by position (_compact_active)
                         for p in range(k if c == 0 else na - k):
                             # (uint64 indices: no negative-index wraparound)
@@ -1004,8 +1060,9 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                             pn_m, pn_i, pn_M = cm, ci, cM
                         continue
                     for p in range(k if c == 0 else na - k):
+                        # (unshrunk, or shrunk below the copies' size gate)
                         p2 = p if c == 0 else k + p
-                        t = p2
+                        t = act[p2] if na < l else p2
                         # (uint64 indices: no negative-index wraparound)
                         ut = np.uint64(t)
                         uq = ut - uo
@@ -1025,7 +1082,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                         pn_m, pn_i, pn_M = cm, ci, cM
             else:
                 ext = (-np.inf, np.int64(-1), np.inf, -np.inf, np.int64(-1), np.inf)
-                if na < l:
+                if cvalid:
                     # shrunk: the copies by position (_compact_active)
                     for p in range(na):
                         up = np.uint64(p)
@@ -1069,7 +1126,7 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     v = mf if in_low(y[t], a, u) else np.inf
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
-            if na < l:
+            if cvalid:
                 # shrunk: the copies by position (_compact_active)
                 for p in range(na):
                     up = np.uint64(p)
@@ -1094,9 +1151,10 @@ def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
                     pre_M = v if v < pre_M else pre_M
                 n_rest = 0
             for p in range(n_rest):
-                # (mapped rows, unshrunk; indices as uint64: no
-                # negative-index wraparound per load)
-                t = p
+                # (mapped rows unshrunk, or any rows shrunk below the
+                # copies' size gate; indices as uint64: no negative-index
+                # wraparound per load)
+                t = p if na == l else act[p]
                 ut = np.uint64(t)
                 uq = ut
                 if mapped is not None:
