@@ -23,8 +23,8 @@ and share the fitted attributes and prediction:
     Whether the optimality conditions held within ``tol`` at the end.
 ``stop_reason_``
     Why the fit ended: ``"converged"``, ``"max_iter"``, ``"iteration_cap"``
-    (``max_iter=-1`` still stops at LIBSVM's ``max(10_000_000, 100 n)``
-    steps), ``"stalled"`` (no progress possible), ``"interrupted"``
+    (``max_iter=-1`` still stops at the safeguard of ``max(100_000_000,
+    100 n)`` steps), ``"stalled"`` (no progress possible), ``"interrupted"``
     (Ctrl-C) or ``"callback"``; every one but the first and the last comes
     with a ConvergenceWarning (see :mod:`svmlab._stepping`).
 ``gamma_``

@@ -224,11 +224,11 @@ def test_no_step_is_a_stall_not_convergence(how):
 
 
 # ------------------------------------------------------- the safeguard cap
-def test_iteration_cap_is_libsvms():
-    assert iteration_cap(0) == 10_000_000
-    assert iteration_cap(1000) == 10_000_000
-    assert iteration_cap(100_001) == 10_000_100
-    assert iteration_cap(1_000_000) == 100_000_000
+def test_iteration_cap_is_ten_times_upstream_libsvms():
+    assert iteration_cap(0) == 100_000_000
+    assert iteration_cap(1000) == 100_000_000
+    assert iteration_cap(1_000_001) == 100_000_100
+    assert iteration_cap(10_000_000) == 1_000_000_000
 
 
 _CAPPED = [

@@ -543,7 +543,7 @@ class CuttingPlaneClassifier(ClassifierMixin, _CuttingPlaneBase):
         as in the paper).  ``False``: no bias, ``intercept_ = [0.]``.
     max_iter : int, default=1000
         Maximum number of cutting-plane iterations; -1 means the safeguard
-        cap ``max(10_000_000, 100 * n_samples)`` shared with the kernel
+        cap ``max(100_000_000, 100 * n_samples)`` shared with the kernel
         solvers (:mod:`svmlab._stepping`; Theorem 5 bounds the iterations
         far below it).  Hitting either gives a ConvergenceWarning.  Ctrl-C
         during ``fit`` ends the iteration in flight and keeps that model, with

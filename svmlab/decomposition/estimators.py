@@ -507,7 +507,7 @@ class DecompositionClassifier(_DecompositionBase):
         return (n, k) values, ``"ovo"`` the (n, k(k-1)/2) pair values, as
         :class:`sklearn.svm.SVC`.  Ignored for two classes.
     max_iter : int, default=-1 (outer steps)
-        -1 means LIBSVM's safeguard cap ``max(10_000_000, 100 * n_samples)``
+        -1 means the safeguard cap ``max(100_000_000, 100 * n_samples)``
         (see :mod:`svmlab._stepping`); an explicit value overrides it.  A
         working set on which the engine cannot move stops the fit as a
         stall (``converged_ = False``, ``stop_reason_ = "stalled"``,

@@ -503,8 +503,8 @@ class IRWLSClassifier(BaseKernelSVC):
         return (n, k) values, ``"ovo"`` the (n, k(k-1)/2) pair values, as
         :class:`sklearn.svm.SVC`.  Ignored for two classes.
     max_iter : int, default=-1
-        Maximum number of IRWLS iterations (records); -1 means LIBSVM's
-        safeguard cap ``max(10_000_000, 100 * n_samples)`` (see
+        Maximum number of IRWLS iterations (records); -1 means the
+        safeguard cap ``max(100_000_000, 100 * n_samples)`` (see
         :mod:`svmlab._stepping`), which an explicit value overrides.
         A fit stopped inside a working set (``max_iter``, a callback
         returning False, ``iter_fit`` closed early) stores the feasible

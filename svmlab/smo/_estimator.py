@@ -504,8 +504,8 @@ class SMOClassifier(BaseKernelSVC):
         every example throughout.
     selection : {"platt", "wss2"}, default="platt"
     max_iter : int, default=-1
-        Maximum number of successful joint steps.  -1 means LIBSVM's safeguard
-        cap, ``max(10_000_000, 100 * n_samples)`` steps
+        Maximum number of successful joint steps.  -1 means the safeguard
+        cap, ``max(100_000_000, 100 * n_samples)`` steps
         (:func:`svmlab._stepping.iteration_cap`); an explicit value overrides
         it.  Hitting either stops cleanly with a ConvergenceWarning.
     random_state : int, RandomState or None

@@ -109,8 +109,9 @@ class SVC(ClassifierMixin, BaseSVC):
         bar for fits longer than 2 s.
     max_iter : int, default=-1
         Steps per pair (SMO: pair steps; IRWLS: IRWLS iterations; blocked:
-        outer steps).  -1: no limit but LIBSVM's safeguard of
-        ``max(10_000_000, 100 n)`` steps (compiled solvers).
+        outer steps).  -1: no limit but a safeguard of
+        ``max(100_000_000, 100 n)`` steps (compiled solvers; ten times
+        upstream LIBSVM's, scikit-learn's LIBSVM has none).
     decision_function_shape : {"ovr", "ovo"}, default="ovr"
     break_ties : bool, default=False
         With k > 2 classes and ``"ovr"``, predict the argmax of the decision

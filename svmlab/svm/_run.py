@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._multiclass import ParallelParts, pair_workers
+from .. import _stepping
 from .._stepping import SequentialRun, blas_thread_limit
 
 __all__ = ["FamilyStep", "FamilyRun"]
@@ -153,10 +154,11 @@ class FamilyRun(ParallelParts, SequentialRun):
             where = "" if self.n_parts == 1 else \
                 f" ({len(bad)} of {self.n_parts} problems stopped there)"
             cap = ("" if reason == "max_iter" else
-                   "; max_iter=-1 still stops at the safeguard cap max(10_000_000, "
-                   "100 * n_samples) steps per problem (LIBSVM's), and a fit this long "
-                   "usually means a hard problem (with C=inf: data the kernel cannot "
-                   "separate)")
+                   "; max_iter=-1 still stops at the safeguard cap "
+                   f"max({_stepping.MAX_ITER_CAP_MIN:_}, "
+                   f"{_stepping.MAX_ITER_CAP_PER_SAMPLE} * n_samples) steps per problem, "
+                   "and a fit this long usually means a hard problem (with C=inf: data "
+                   "the kernel cannot separate)")
             return (f"Solver terminated early (max_iter={est.max_iter}).  Consider "
                     "pre-processing your data with StandardScaler or MinMaxScaler. "
                     f"({name} stopped after {self.n_iter} {self.step_name}s{where}, before "
