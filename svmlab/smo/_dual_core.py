@@ -533,7 +533,13 @@ def _write_back(act, na, cG, G):
 def dual_run(rows, pb, it, rec, opt, kmax, nu, mapped, blocks):
     """:func:`dual_run_gated` with the copies' size gate at
     :data:`COPY_MIN_ACTIVE` (the loop's entry point: the drivers of
-    :mod:`svmlab.smo._ovo` and :mod:`svmlab.smo._nuovo` call it)."""
+    :mod:`svmlab.smo._ovo` and :mod:`svmlab.smo._nuovo` call it).
+
+    Parameters
+    ----------
+    rows, pb, it, rec, opt, kmax, nu, mapped, blocks :
+        As :func:`dual_run_gated`; returns what it returns.
+    """
     return dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks,
                           np.int64(COPY_MIN_ACTIVE))
 
