@@ -40,9 +40,11 @@ def in_parallel_phase():
 
 def worker_name():
     """``"caller"`` for the thread that called ``fit`` (the main thread),
-    else the thread's name (``svmlab-pair-<w>``)."""
-    t = threading.current_thread()
-    return "caller" if t is threading.main_thread() else t.name
+    else the worker's label (``svmlab-pair-<w>``,
+    :func:`svmlab._multiclass.worker_label`)."""
+    if threading.get_ident() == threading.main_thread().ident:
+        return "caller"
+    return _multiclass.worker_label()
 
 
 def every_worker_runs(monkeypatch):
