@@ -76,6 +76,7 @@ each pair's multipliers over the rows of X (0 outside the pair).
 
 from __future__ import annotations
 
+import _thread
 import copy
 import threading
 import time
@@ -91,7 +92,7 @@ from .kernels._rows import Kernel
 from .kernels.cache import SharedRowStore
 
 __all__ = ["MulticlassRun", "PairStep", "ParallelParts", "class_pairs", "multiclass_weights",
-           "ovo_layout", "ovo_votes", "pair_workers", "run_pair_workers"]
+           "ovo_layout", "ovo_votes", "pair_workers", "run_pair_workers", "worker_label"]
 
 
 def class_pairs(k):
@@ -216,10 +217,24 @@ class _Task:
             return True
 
 
+#: the pair worker's name of a helper thread (:func:`worker_label`)
+_LABEL = threading.local()
+
+
+def worker_label():
+    """The calling thread's name as a pair worker: ``svmlab-pair-<w>`` in a
+    helper of :func:`run_pair_workers` (a thread that the ``threading``
+    module does not know, :func:`_hand_to_helper`), else its
+    ``threading`` name."""
+    name = getattr(_LABEL, "name", None)
+    return name if name is not None else threading.current_thread().name
+
+
 def _run_task(task):
     """A helper thread's body: ``task.fn(task.w)`` unless the caller
-    cancelled it first, under the worker's name; then ``task.done``."""
+    cancelled it first, under the worker's label; then ``task.done``."""
     try:
+        _LABEL.name = f"svmlab-pair-{task.w}"
         if task.claim():
             try:
                 task.fn(task.w)
@@ -234,20 +249,29 @@ _TASK_LOCK = threading.Lock()
 
 
 def _hand_to_helper(fn, w):
-    """``fn(w)`` as a :class:`_Task` run by a new daemon thread named
-    ``svmlab-pair-<w>``; returns the task.  (Helpers kept from fit to fit
-    were tried and dropped: with them, later ``n_jobs=1`` MNIST fits in the
-    same process got transparent huge pages for their store and 80-240 ms
-    more system time per fit, decision 35n01.)"""
+    """``fn(w)`` as a :class:`_Task` run by a new thread (labelled
+    ``svmlab-pair-<w>``, :func:`worker_label`); returns the task at once.
+
+    The thread is started with :func:`_thread.start_new_thread`, which does
+    not wait for it: ``threading.Thread.start`` waits until the new thread
+    runs, and on the shared 2-core machine (load 4-5) that wait was 6.6 ms
+    of a NuSVC digits fit and 12 ms of an SVC one (medians; decision
+    36n01), time the caller, worker 0, now spends on pairs.  Such a thread
+    is a daemon (it does not hold up the interpreter's exit; the caller
+    waits for a task it did not cancel) and is not in
+    ``threading.enumerate()``.  (Helpers kept from fit to fit were tried
+    and dropped: with them, later ``n_jobs=1`` MNIST fits in the same
+    process got transparent huge pages for their store and 80-240 ms more
+    system time per fit, decision 35n01.)"""
     task = _Task(fn, w)
-    threading.Thread(target=_run_task, args=(task,), daemon=True,
-                     name=f"svmlab-pair-{w}").start()
+    _thread.start_new_thread(_run_task, (task,))
     return task
 
 
 def run_pair_workers(work, n_workers, blas, failed, errors):
     """Run ``work(w)`` for ``w < n_workers``: ``work(0)`` in the calling
-    thread, the others in helper threads (named ``svmlab-pair-<w>``), the
+    thread, the others in helper threads (labelled ``svmlab-pair-<w>``,
+    :func:`worker_label`), the
     process-wide BLAS count limited to ``blas`` meanwhile; returns when all
     are done, raising the first error recorded in ``errors``.
 
@@ -255,7 +279,8 @@ def run_pair_workers(work, n_workers, blas, failed, errors):
     starts ``n_workers`` new threads per phase and waits for each to
     start, while the calling thread only waits: on the shared 2-core
     machine a digits fit's thread starts cost 5-7 ms of its 20 ms.  Here
-    the caller starts one thread fewer and works from the first moment,
+    the caller starts one thread fewer, does not wait for it to run
+    (:func:`_hand_to_helper`, 36n01) and works from the first moment,
     and a helper that has not taken its task up when the caller runs out
     of work is cancelled rather than waited for: ``work`` must hand out
     its batches as the workers ask (no batch kept for a worker that never

@@ -1,9 +1,10 @@
 """Test helpers for the one-vs-one pairs' parallel workers
-(:func:`svmlab._multiclass.run_pair_workers`, docs/decisions/35n01, and
-:func:`svmlab._stepping.run_worker_threads`).
+(:func:`svmlab._multiclass.run_pair_workers`, docs/decisions/35n01 and
+36n01, and :func:`svmlab._stepping.run_worker_threads`).
 
-The compiled driver's worker 0 is the thread that called ``fit`` (here
-pytest's main thread), the others helper threads named
+The compiled drivers' worker 0 (SVC's ``ovo_pairs``, NuSVC's
+``nu_pairs``) is the thread that called ``fit`` (here pytest's main
+thread), the others helper threads named
 ``svmlab-pair-<w>``; batches are handed out as the workers ask, so on a busy
 machine one worker may run every pair before another is scheduled (a helper
 not yet begun is then cancelled).  Tests that check that every worker ran
@@ -20,7 +21,7 @@ from __future__ import annotations
 import threading
 
 from svmlab import _multiclass, _stepping
-from svmlab.smo import _ovo
+from svmlab.smo import _nuovo, _ovo
 
 #: the driver phase under way (``every_worker_runs``' wrappers): its
 #: barrier and the threads that passed it
@@ -39,18 +40,19 @@ def in_parallel_phase():
 
 def worker_name():
     """``"caller"`` for the thread that called ``fit`` (the main thread),
-    else the thread's name (``svmlab-pair-<w>``)."""
-    t = threading.current_thread()
-    return "caller" if t is threading.main_thread() else t.name
+    else the worker's label (``svmlab-pair-<w>``,
+    :func:`svmlab._multiclass.worker_label`)."""
+    if threading.get_ident() == threading.main_thread().ident:
+        return "caller"
+    return _multiclass.worker_label()
 
 
 def every_worker_runs(monkeypatch):
     """Make every worker of each parallel phase run pairs (module
-    docstring).  Call it after any other patch of ``_ovo.ovo_pairs`` whose
-    first calls must pass the barrier too."""
+    docstring).  Call it after any other patch of ``_ovo.ovo_pairs`` or
+    ``_nuovo.nu_pairs`` whose first calls must pass the barrier too."""
     pair_workers = _multiclass.run_pair_workers
     worker_threads = _stepping.run_worker_threads
-    driver = _ovo.ovo_pairs
 
     def driver_phase(work, n_workers, *args):
         _PHASE[0] = (threading.Barrier(n_workers), set())
@@ -59,12 +61,15 @@ def every_worker_runs(monkeypatch):
         finally:
             _PHASE[0] = None
 
-    def first_call_waits(*args):
-        phase = _PHASE[0]
-        if phase is not None and threading.get_ident() not in phase[1]:
-            phase[1].add(threading.get_ident())
-            phase[0].wait(WAIT_S)
-        return driver(*args)
+    def first_call_waits(driver):
+        def wrapped(*args):
+            phase = _PHASE[0]
+            if phase is not None and threading.get_ident() not in phase[1]:
+                phase[1].add(threading.get_ident())
+                phase[0].wait(WAIT_S)
+            return driver(*args)
+
+        return wrapped
 
     def runs_phase(work, n_workers, *args):
         started = [threading.Event() for _ in range(n_workers)]
@@ -80,5 +85,6 @@ def every_worker_runs(monkeypatch):
         return worker_threads(gated, n_workers, *args)
 
     monkeypatch.setattr(_multiclass, "run_pair_workers", driver_phase)
-    monkeypatch.setattr(_ovo, "ovo_pairs", first_call_waits)
+    monkeypatch.setattr(_ovo, "ovo_pairs", first_call_waits(_ovo.ovo_pairs))
+    monkeypatch.setattr(_nuovo, "nu_pairs", first_call_waits(_nuovo.nu_pairs))
     monkeypatch.setattr(_stepping, "run_worker_threads", runs_phase)

@@ -43,8 +43,8 @@ def drivers(monkeypatch):
     entry per pair: each pair's run (``ParallelParts._drive``) or a pair the
     compiled driver ran to convergence in a worker (``FastPairs.advance_parallel``,
     decision 32p01, whose worker 0 is the calling thread, "caller", 35n01;
-    NuSVC's ``NuPairs``, 34n01).  Every worker of SVC's driver runs pairs
-    (:func:`_pair_workers.every_worker_runs`)."""
+    NuSVC's ``NuPairs``, 34n01, the same workers since 36n01).  Every worker
+    of either driver runs pairs (:func:`_pair_workers.every_worker_runs`)."""
     seen = []
     original = _multiclass.ParallelParts._drive
 
@@ -65,10 +65,11 @@ def drivers(monkeypatch):
     nu_driver = _nuovo.nu_pairs
 
     def recording_nu_driver(*args):
-        # NuSVC's pairs through their compiled driver (decision 34n01)
+        # NuSVC's pairs through their compiled driver (decision 34n01),
+        # whose worker 0 is the calling thread too (36n01)
         out = nu_driver(*args)
-        name = threading.current_thread().name
-        if name.startswith("svmlab-pair-"):
+        name = worker_name()
+        if name.startswith("svmlab-pair-") or in_parallel_phase():
             seen.extend([name] * int(np.sum(args[19] == 1)))
         return out
 
@@ -156,7 +157,9 @@ def test_nusvc_pairs_in_parallel(digits, drivers):
     X, y = digits
     one = _fit(NuSVC(nu=0.05, n_jobs=1), X, y)
     two = _fit(NuSVC(nu=0.05, n_jobs=2), X, y)
-    assert _pair_threads(drivers) == ["svmlab-pair-0", "svmlab-pair-1"]
+    # the caller and one helper thread (36n01), every pair once
+    assert _pair_threads(drivers) == ["caller", "svmlab-pair-1"]
+    assert len(drivers) == 45
     assert_same_model(one, two, X[:50])
 
 
@@ -199,8 +202,8 @@ def test_parallel_config_is_honoured(digits, drivers):
         assert run.cur.workers == 2  # the compiled one-vs-one run, 45 pairs
         _fit(SVC(), X, y)
         _fit(NuSVC(nu=0.05), X, y)
-    # SVC's driver (the caller and a helper), NuSVC's (two threads)
-    assert _pair_threads(drivers) == ["caller", "svmlab-pair-0", "svmlab-pair-1"]
+    # SVC's driver and NuSVC's: the caller and a helper each
+    assert _pair_threads(drivers) == ["caller", "svmlab-pair-1"]
     assert len(drivers) == 2 * 45
     with joblib.parallel_config(n_jobs=2):
         # an explicit n_jobs wins over the context, as in scikit-learn

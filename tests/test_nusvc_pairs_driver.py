@@ -14,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import NuSVC as SkNuSVC
 
 import svmlab.smo._nuovo as nuovo
+from _pair_workers import every_worker_runs
 from svmlab.svm import NuSVC
 
 
@@ -152,6 +153,9 @@ def test_scratch_made_once_per_fit_and_worker(monkeypatch):
         return real(a)
 
     monkeypatch.setattr(nuovo.NuPairs, "_scratch", staticmethod(counting))
+    # both workers run pairs (a helper not begun when the caller has taken
+    # every pair is cancelled and makes none: decision 36n01)
+    every_worker_runs(monkeypatch)
     for n_jobs, want in ((1, 1), (2, 2)):
         made.clear()
         _, _, calls = _fit(X, y, True, monkeypatch, n_jobs=n_jobs)
@@ -268,3 +272,32 @@ def test_interpreted_driver_equals_compiled(monkeypatch):
         slow, _, calls = _fit(X, y, True, m, nu=0.3)
     assert calls > 0
     _same(slow, compiled)
+
+
+@pytest.mark.parametrize("solver", ["wss2", "full"])
+def test_family_run_reads_part_traits_without_opening_a_pair(monkeypatch, solver):
+    """A NuSVC fit's run is made without opening pair 0 (its compiled
+    driver never runs that pair's own run; decision 36n01): the traits it
+    reads instead (``_DualSolving.part_traits``) are each pair's opened
+    ``DualRun``'s, and the model is the per-pair runs'."""
+    X, y = _digits(300)
+    y = np.where(y < 3, 0, np.where(y < 5, 1, y))  # pairs of unequal sizes
+    run = NuSVC(nu=0.1, solver=solver).start(X, y)
+    assert run.cur is None and run.n_parts > 2
+    sizes = set()
+    for p in range(run.n_parts):
+        opened = run.solving.open_part(p)
+        sizes.add(opened.n_samples)
+        want = (opened.step_name, opened.steps_per_task, opened.first_chunk,
+                opened.chunk_growth)
+        assert run.solving.part_traits(p) == want
+        if p == 0:
+            assert (run.step_name, run.steps_per_task, run.first_chunk,
+                    run.chunk_growth) == want
+    assert len(sizes) > 1
+    ref, _, _ = _fit(X, y, False, monkeypatch, nu=0.1, solver=solver)
+    got, _, _ = _fit(X, y, True, monkeypatch, nu=0.1, solver=solver)
+    _same(got, ref)
+    # the stepped path opens pair 0 when it steps
+    stepped = NuSVC(nu=0.1, solver=solver).start(X, y)
+    assert stepped.step() is not None and stepped.cur is not None

@@ -197,7 +197,7 @@ def test_an_error_in_a_worker_is_raised_in_the_caller(digits, monkeypatch):
     X, y = digits
 
     def failing(*args):
-        if threading.current_thread().name == "svmlab-pair-1":
+        if worker_name() == "svmlab-pair-1":
             raise RuntimeError("worker failed")
         return spy(*args)
 

@@ -45,8 +45,11 @@ generalised dual (``solver="wss2"``, no warm start), dense float64 rows
 with a named kernel, no pair bit-packed (no pair of all-0/1 rows), and
 every pair's cache float64 (its whole kernel matrix fits ``cache_size``).
 Anything else keeps the per-pair runs.  With ``n_jobs > 1`` the pairs are
-handed to the workers by SVC's rule (:meth:`svmlab.smo._ovo.FastPairs._batches`).
-docs/decisions/34n01-nusvc-pairs-in-compiled-calls.md.
+handed to the workers by SVC's rule (:meth:`svmlab.smo._ovo.FastPairs._batches`),
+as the workers ask, and run by SVC's workers
+(:func:`svmlab._multiclass.run_pair_workers`: the calling thread is worker
+0, a helper thread not begun when the work is gone is cancelled).
+docs/decisions/34n01-nusvc-pairs-in-compiled-calls.md, 36n01.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ import threading
 
 import numpy as np
 
-from .. import _stepping
+from .. import _multiclass
 from .._jit import njit
 from .._kkt import intercept_np
 from .._stepping import blas_thread_limit, iteration_cap
@@ -360,18 +363,20 @@ class NuPairs:
                     if run._stop_requested():
                         break
         else:
+            # SVC's scheme (docs/decisions/35n01, 36n01): the caller is
+            # worker 0, a helper thread not begun when the work is gone is
+            # cancelled, the batches are handed out as the workers ask
             cost = a["sizes"].astype(np.float64) ** 2
             grab = FastPairs._batches(todo, cost, workers)
-            first = [grab(w) for w in range(workers)]
             failed = threading.Event()
             lock = threading.Lock()
 
             def work(w):
                 try:
+                    # each worker's scratch made in its own thread
                     bufs = cls._scratch(a)
-                    S = first[w]
                     while not (failed.is_set() or run._stop_requested()):
-                        S = grab(w) if S is None else S
+                        S = grab(w)
                         if S is None:
                             return
                         S = np.asarray(S, dtype=np.int64)
@@ -379,12 +384,11 @@ class NuPairs:
                         with lock:
                             out.update(got)
                             handed.extend(gave)
-                        S = None
-                except BaseException as exc:  # re-raised by the main thread
+                except BaseException as exc:  # re-raised by the calling thread
                     errors.append(exc)
                     failed.set()
 
-            _stepping.run_worker_threads(work, workers, run.part_blas, failed, errors)
+            _multiclass.run_pair_workers(work, workers, run.part_blas, failed, errors)
         taken = 0
         for p in sorted(out):
             result, n_iter = out[p]

@@ -379,7 +379,8 @@ class BaseSVM(SteppedFitMixin, BaseEstimator):
         ``solving``) for :meth:`_fitted_attributes`."""
         pb = solving.problem
         run = FamilyRun(self, solving.n_parts, len(pb.keep), solving.open_part, pb.pairs,
-                        pb.rows, labels=labels, threads=solving.threads)
+                        pb.rows, labels=labels, threads=solving.threads,
+                        traits=getattr(solving, "part_traits", None))
         run.fit_problem, run.solving = pb, solving
         return run
 

@@ -734,6 +734,22 @@ class _DualSolving(Solving):
         return _dual_run_one_thread(self.opts, kernel, prob, pb.solver == "full", a0,
                                     self.estimator)
 
+    def part_traits(self, p):
+        """Pair p's run's ``(step_name, steps_per_task, first_chunk,
+        chunk_growth)`` without making it (:class:`svmlab.svm._run.FamilyRun`),
+        for the pairs of a classifier on :class:`svmlab.smo.DualRun`
+        (``l`` = the pair's rows); None otherwise (the caller opens it)."""
+        pb = self.problem
+        if pb.duals is not None or pb.solver == "blocked" or len(pb.rows) < 2:
+            return None
+        from types import SimpleNamespace
+
+        from ..smo import DualRun
+
+        # DualRun's own rule, read from its property on a stand-in
+        first = DualRun.first_chunk.fget(SimpleNamespace(n_samples=len(pb.rows[p])))
+        return DualRun.step_name, DualRun.steps_per_task, first, DualRun.chunk_growth
+
     def _convert(self, i, res, n_iter, reason, message):
         coef, rho, alpha, r, obj = compiled_dual_result(self.probs[i], res,
                                                         len(self.problem.rows[i]))
