@@ -1040,7 +1040,6 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                     cm = -np.inf
                     ci = np.int64(-1)
                     cM = np.inf
-                    yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
                     uo = np.uint64(o)
                     if cvalid:
@@ -1055,10 +1054,14 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                             mf = cyp[up] - g
                             a = ca[up]
                             u = cU[up]
-                            if in_up(yc, a, u) and takes_i(mf, cm):
+                            # (the class's sign read per variable, cy[up]
+                            # == yc: with the loop-invariant yc this loop
+                            # cost about 2.7 times as much; decision 36d01)
+                            yt = cy[up]
+                            if in_up(yt, a, u) and takes_i(mf, cm):
                                 cm = mf
                                 ci = t
-                            if in_low(yc, a, u) and mf < cM:
+                            if in_low(yt, a, u) and mf < cM:
                                 cM = mf
                         if c == 0:
                             pre_m, pre_i, pre_M = cm, ci, cM
@@ -1077,10 +1080,12 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                         mf = yp[ut] - g
                         a = alpha[ut]
                         u = U[ut]
-                        if in_up(yc, a, u) and takes_i(mf, cm):
+                        # (y[ut] == yc: read per variable, as above)
+                        yt = y[ut]
+                        if in_up(yt, a, u) and takes_i(mf, cm):
                             cm = mf
                             ci = t
-                        if in_low(yc, a, u) and mf < cM:
+                        if in_low(yt, a, u) and mf < cM:
                             cM = mf
                     if c == 0:
                         pre_m, pre_i, pre_M = cm, ci, cM
