@@ -773,16 +773,17 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                                 if takes_j(g, best):
                                     best = g
                                     j = t
-                else:
-                    # (the copies by position while they are taken,
-                    # _compact_active; otherwise the full arrays at t)
-                    ry, ryp, ra, rU, rkd, rG = ((cy, cyp, ca, cU, ckd, cG) if cvalid
-                                                else (y, yp, alpha, U, kdiag, G))
+                elif cvalid:
+                    # the general layout, shrunk: the copies by position
+                    # (_compact_active).  Written twice (here and below on
+                    # the full arrays), not with the six arrays selected
+                    # per step: an array variable assigned in the step loop
+                    # costs reference-count updates (decisions 35d01, 36d01)
                     for p in range(na):
-                        t = act[np.uint64(p)]
-                        ut = np.uint64(t)
-                        up = np.uint64(p) if cvalid else ut
-                        if ry[up] > 0:
+                        up = np.uint64(p)
+                        t = act[up]
+                        yt = cy[up]
+                        if yt > 0:
                             if ip < 0:
                                 continue
                             mc = mp
@@ -794,10 +795,37 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                             mc = mn
                             ic = i_n
                             sc = sn
-                        v = ryp[up] - rG[up]
-                        if in_low(ry[up], ra[up], rU[up]) and mc - v > 0.0:
+                        v = cyp[up] - cG[up]
+                        if in_low(yt, ca[up], cU[up]) and mc - v > 0.0:
+                            ut = np.uint64(t)
                             uq = np.uint64(idx[ut]) if mapped is not None else ut
-                            g = wss2_gain(mc, v, kdiag[ic], rkd[up], R[sc, uq])
+                            g = wss2_gain(mc, v, kdiag[ic], ckd[up], R[sc, uq])
+                            if takes_j(g, best):
+                                best = g
+                                j = t
+                else:
+                    # the general layout, unshrunk or shrunk below the
+                    # copies' size gate: the full arrays at t
+                    for p in range(na):
+                        t = act[np.uint64(p)]
+                        ut = np.uint64(t)
+                        yt = y[ut]
+                        if yt > 0:
+                            if ip < 0:
+                                continue
+                            mc = mp
+                            ic = ip
+                            sc = sp
+                        else:
+                            if i_n < 0:
+                                continue
+                            mc = mn
+                            ic = i_n
+                            sc = sn
+                        v = yp[ut] - G[ut]
+                        if in_low(yt, alpha[ut], U[ut]) and mc - v > 0.0:
+                            uq = np.uint64(idx[ut]) if mapped is not None else ut
+                            g = wss2_gain(mc, v, kdiag[ic], kdiag[ut], R[sc, uq])
                             if takes_j(g, best):
                                 best = g
                                 j = t
