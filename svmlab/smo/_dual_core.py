@@ -62,7 +62,10 @@ position-by-position copies of the active variables' entries (``y``, ``v``,
 as LIBSVM's swapped active set but in the same order, so the same sums
 (decision record 34f01), from :data:`COPY_MIN_ACTIVE` active variables on
 (below, the full arrays through ``act``: the same values in the same order;
-decision record 35d01).  A miss of ``i``'s row with float32 rows of dense input
+decision record 35d01).  The nu forms' per-class loops test I_up / I_low
+with each variable's own sign, not the class's loop-invariant one (equal
+values; the invariant sign made the fused update about 2.7 times as slow
+per variable, decision record 36d01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
