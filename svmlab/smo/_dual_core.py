@@ -62,7 +62,10 @@ position-by-position copies of the active variables' entries (``y``, ``v``,
 as LIBSVM's swapped active set but in the same order, so the same sums
 (decision record 34f01), from :data:`COPY_MIN_ACTIVE` active variables on
 (below, the full arrays through ``act``: the same values in the same order;
-decision record 35d01).  A miss of ``i``'s row with float32 rows of dense input
+decision record 35d01).  The nu forms' per-class loops test I_up / I_low
+with each variable's own sign, not the class's loop-invariant one (equal
+values; the invariant sign made the fused update about 2.7 times as slow
+per variable, decision record 36d01).  A miss of ``i``'s row with float32 rows of dense input
 fetches the rows of the next likely candidates as one block
 (:func:`_prefetch`).
 """
@@ -773,16 +776,17 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                                 if takes_j(g, best):
                                     best = g
                                     j = t
-                else:
-                    # (the copies by position while they are taken,
-                    # _compact_active; otherwise the full arrays at t)
-                    ry, ryp, ra, rU, rkd, rG = ((cy, cyp, ca, cU, ckd, cG) if cvalid
-                                                else (y, yp, alpha, U, kdiag, G))
+                elif cvalid:
+                    # the general layout, shrunk: the copies by position
+                    # (_compact_active).  Written twice (here and below on
+                    # the full arrays), not with the six arrays selected
+                    # per step: an array variable assigned in the step loop
+                    # costs reference-count updates (decisions 35d01, 36d01)
                     for p in range(na):
-                        t = act[np.uint64(p)]
-                        ut = np.uint64(t)
-                        up = np.uint64(p) if cvalid else ut
-                        if ry[up] > 0:
+                        up = np.uint64(p)
+                        t = act[up]
+                        yt = cy[up]
+                        if yt > 0:
                             if ip < 0:
                                 continue
                             mc = mp
@@ -794,10 +798,37 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                             mc = mn
                             ic = i_n
                             sc = sn
-                        v = ryp[up] - rG[up]
-                        if in_low(ry[up], ra[up], rU[up]) and mc - v > 0.0:
+                        v = cyp[up] - cG[up]
+                        if in_low(yt, ca[up], cU[up]) and mc - v > 0.0:
+                            ut = np.uint64(t)
                             uq = np.uint64(idx[ut]) if mapped is not None else ut
-                            g = wss2_gain(mc, v, kdiag[ic], rkd[up], R[sc, uq])
+                            g = wss2_gain(mc, v, kdiag[ic], ckd[up], R[sc, uq])
+                            if takes_j(g, best):
+                                best = g
+                                j = t
+                else:
+                    # the general layout, unshrunk or shrunk below the
+                    # copies' size gate: the full arrays at t
+                    for p in range(na):
+                        t = act[np.uint64(p)]
+                        ut = np.uint64(t)
+                        yt = y[ut]
+                        if yt > 0:
+                            if ip < 0:
+                                continue
+                            mc = mp
+                            ic = ip
+                            sc = sp
+                        else:
+                            if i_n < 0:
+                                continue
+                            mc = mn
+                            ic = i_n
+                            sc = sn
+                        v = yp[ut] - G[ut]
+                        if in_low(yt, alpha[ut], U[ut]) and mc - v > 0.0:
+                            uq = np.uint64(idx[ut]) if mapped is not None else ut
+                            g = wss2_gain(mc, v, kdiag[ic], kdiag[ut], R[sc, uq])
                             if takes_j(g, best):
                                 best = g
                                 j = t
@@ -1040,7 +1071,6 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                     cm = -np.inf
                     ci = np.int64(-1)
                     cM = np.inf
-                    yc = 1.0 if c == 0 else -1.0
                     o = 0 if c == 0 else nh
                     uo = np.uint64(o)
                     if cvalid:
@@ -1055,10 +1085,14 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                             mf = cyp[up] - g
                             a = ca[up]
                             u = cU[up]
-                            if in_up(yc, a, u) and takes_i(mf, cm):
+                            # (the class's sign read per variable, cy[up]
+                            # == yc: with the loop-invariant yc this loop
+                            # cost about 2.7 times as much; decision 36d01)
+                            yt = cy[up]
+                            if in_up(yt, a, u) and takes_i(mf, cm):
                                 cm = mf
                                 ci = t
-                            if in_low(yc, a, u) and mf < cM:
+                            if in_low(yt, a, u) and mf < cM:
                                 cM = mf
                         if c == 0:
                             pre_m, pre_i, pre_M = cm, ci, cM
@@ -1077,10 +1111,12 @@ def dual_run_gated(rows, pb, it, rec, opt, kmax, nu, mapped, blocks, copy_min):
                         mf = yp[ut] - g
                         a = alpha[ut]
                         u = U[ut]
-                        if in_up(yc, a, u) and takes_i(mf, cm):
+                        # (y[ut] == yc: read per variable, as above)
+                        yt = y[ut]
+                        if in_up(yt, a, u) and takes_i(mf, cm):
                             cm = mf
                             ci = t
-                        if in_low(yc, a, u) and mf < cM:
+                        if in_low(yt, a, u) and mf < cM:
                             cM = mf
                     if c == 0:
                         pre_m, pre_i, pre_M = cm, ci, cM
