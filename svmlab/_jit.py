@@ -507,9 +507,38 @@ def handover():
         _handed_over = True
 
 
+def _swapped(v, depth=0):
+    """``v`` with its lazy objects replaced by their dispatchers (tuples and
+    named tuples rebuilt, dicts and lists changed in place, two levels
+    deep: the tables of kernels modules keep, as ``_wss2.RULES``), or None
+    when it holds none."""
+    if type(v) is LazyKernel:
+        return v._svmlab_real
+    if depth >= 2:
+        return None
+    if isinstance(v, tuple):
+        items = [_swapped(x, depth + 1) for x in v]
+        if all(x is None for x in items):
+            return None
+        items = [x if n is None else n for x, n in zip(v, items)]
+        return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)
+    if isinstance(v, dict):
+        for k, x in list(v.items()):
+            n = _swapped(x, depth + 1)
+            if n is not None:
+                v[k] = n
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            n = _swapped(x, depth + 1)
+            if n is not None:
+                v[i] = n
+    return None
+
+
 def _swap_lazies():
-    """Every lazy object in svmlab's module globals and in the kernels'
-    closure cells replaced by its dispatcher."""
+    """Every lazy object in svmlab's module globals (and the tables they
+    hold: :func:`_swapped`) and in the kernels' closure cells replaced by
+    its dispatcher."""
     for name, mod in list(sys.modules.items()):
         if mod is None or not (name == "svmlab" or name.startswith("svmlab.")):
             continue
@@ -517,8 +546,12 @@ def _swap_lazies():
         if not isinstance(d, dict):
             continue
         for k, v in list(d.items()):
-            if type(v) is LazyKernel and v._svmlab_real is not None:
-                d[k] = v._svmlab_real
+            if type(v) is LazyKernel or isinstance(v, (tuple, dict, list)):
+                if v is _lazies:
+                    continue
+                n = _swapped(v)
+                if n is not None:
+                    d[k] = n
     for lk in _lazies:
         for cell in lk.py_func.__closure__ or ():
             try:

@@ -113,6 +113,8 @@ out["numba_after"] = "numba" in sys.modules
 out["lazy_after"] = sum(type(v) is _jit.LazyKernel for n, m in list(sys.modules.items())
                         if n.startswith("svmlab") for v in vars(m).values())
 out["real"] = type(bits.popcount).__name__
+import svmlab._wss2 as wss2  # a table of kernels (named tuples in a dict)
+out["table"] = type(wss2.RULES["wss2"].score).__name__
 out["forwards"] = lk(7) == bits.popcount(7) == 3 and lk._svmlab_real is bits.popcount
 import numba
 out["prange"] = ocas.prange is numba.prange
@@ -130,6 +132,7 @@ out["kept_typed"] = numba.njit(lambda v: lk(v))(np.uint64(255)) == 8
     assert out["pickled_same"] and out["prange_before"]
     assert out["numba_after"] is True and out["lazy_after"] == 0
     assert out["real"] == "TieredDispatcher" and out["forwards"]
+    assert out["table"] == "TieredDispatcher"
     assert out["prange"] and out["extremes"] and out["is_float64"] and out["kept_typed"]
 
 
