@@ -262,6 +262,7 @@ class LazyKernel:
         self.__qualname__ = fn.__qualname__
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn  # as numba's dispatcher: inspect finds the source
 
     def __call__(self, *args, **kws):
         real = self._svmlab_real
