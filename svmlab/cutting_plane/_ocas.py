@@ -52,6 +52,8 @@ import numpy as np
 
 from .._jit import at_numba_import, njit
 
+from ._passes import add_row_csr, add_row_dense, csr_value, violated_share
+
 #: numba's ``prange`` once numba is imported (the hand-over of svmlab._jit);
 #: the parallel kernels never run interpreted, so before that nothing reads it
 prange = range
@@ -62,7 +64,6 @@ def _numba_side():
     global prange
     from numba import prange
 
-from ._passes import add_row_csr, add_row_dense, csr_value, violated_share
 
 __all__ = [
     "OcasRecord",
