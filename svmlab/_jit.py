@@ -84,7 +84,7 @@ changes nothing.
 numba itself is imported on first compiled need: in modes ``auto`` and
 ``interpret`` :func:`njit` returns a :class:`LazyKernel`, whose calls run
 the interpreted tier while the process's interpreted CPU stays under
-:data:`LAZY_BUDGET` (about what ``import numba`` costs), and which hands
+:data:`LAZY_BUDGET` (about half what ``import numba`` costs), and which hands
 over to numba's dispatcher (:func:`handover`) at the first call that should
 not run interpreted (docs/decisions/36g01-lazy-numba.md).
 """
@@ -186,7 +186,7 @@ def _env_disables_jit():
 
 
 #: whether this process may defer numba (fixed at import)
-_LAZY_OK = (not _IN_WORKER and "numba" not in sys.modules
+_LAZY_OK = (not _IN_WORKER and _mode != "eager" and "numba" not in sys.modules
             and os.environ.get("SVMLAB_LAZY_NUMBA", "1").strip() != "0"
             and not _env_disables_jit())
 
@@ -711,7 +711,7 @@ def njit(*args, **kwargs):
                 lk._svmlab_caching = bool(kwargs.get("cache"))
                 _lazies.append(lk)
                 return lk
-        _numba_setup()
+        handover()  # mode eager now: every kernel a dispatcher (no-op when done)
         return guarded(fn)
 
     if len(args) == 1 and callable(args[0]):
