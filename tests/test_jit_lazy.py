@@ -35,6 +35,8 @@ m = svmlab.SVC(kernel="linear").fit(X, y)
 out["svc"] = h(m.dual_coef_, m.intercept_, m.support_, m.decision_function(X))
 m = svmlab.SVC(C=10, gamma=0.5).fit(iris.data, iris.target)
 out["iris"] = h(m.dual_coef_, m.intercept_, m.support_, m.decision_function(iris.data))
+m = svmlab.SVC(C=1e3, gamma=0.1, n_jobs=2).fit(iris.data, iris.target)  # pairs in threads
+out["iris_threads"] = h(m.dual_coef_, m.intercept_, m.support_)
 m = svmlab.SVR(C=10).fit(X, X[:, 0] ** 2)
 out["svr"] = h(m.dual_coef_, m.intercept_, m.predict(X))
 m = svmlab.OneClassSVM(nu=0.1).fit(X)
@@ -60,7 +62,8 @@ def _run(code, **env):
 
 
 def test_small_fits_without_numba_equal_compiled():
-    lazy = _run(FITS)
+    # every fit interpreted (a budget none of them reaches)
+    lazy = _run(FITS, SVMLAB_LAZY_BUDGET=30)
     assert lazy.pop("numba") is False and lazy.pop("handed_over") is False
     # the same fits compiled (numba imported at once), and handed over at
     # the first call (a zero budget)
@@ -71,12 +74,25 @@ def test_small_fits_without_numba_equal_compiled():
     assert lazy == compiled == handed
 
 
+def test_default_budget_tiny_fit_without_numba():
+    out = _run("""
+import sys
+import numpy as np
+import svmlab
+X = np.random.default_rng(0).normal(size=(40, 2)); y = (X[:, 0] > 0).astype(int)
+m = svmlab.SVC(kernel="linear").fit(X, y)
+m.decision_function(X)
+out = {"numba": "numba" in sys.modules}
+""")
+    assert out == {"numba": False}
+
+
 def test_interpret_mode_stays_without_numba():
     out = _run(FITS, SVMLAB_JIT="interpret")
     assert out["numba"] is False
     ref = _run(FITS, SVMLAB_LAZY_NUMBA=0)
-    assert {k: out[k] for k in ("svc", "iris", "svr", "ocsvm")} == \
-        {k: ref[k] for k in ("svc", "iris", "svr", "ocsvm")}
+    assert {k: out[k] for k in ("svc", "iris", "iris_threads", "svr", "ocsvm")} == \
+        {k: ref[k] for k in ("svc", "iris", "iris_threads", "svr", "ocsvm")}
 
 
 def test_budget_hands_over_mid_run():
@@ -88,8 +104,8 @@ out["spent"] = _jit.interpreted_seconds()
     ref = _run(FITS, SVMLAB_LAZY_NUMBA=0)
     assert out["numba"] is True and out["handed_over"] is True
     assert 0.002 <= out["spent"]
-    assert {k: out[k] for k in ("svc", "iris", "svr", "ocsvm")} == \
-        {k: ref[k] for k in ("svc", "iris", "svr", "ocsvm")}
+    assert {k: out[k] for k in ("svc", "iris", "iris_threads", "svr", "ocsvm")} == \
+        {k: ref[k] for k in ("svc", "iris", "iris_threads", "svr", "ocsvm")}
 
 
 def test_handover_swaps_every_lazy_object():
