@@ -80,6 +80,13 @@ Modes (:envvar:`SVMLAB_JIT`, or :func:`set_mode`):
 
 With ``NUMBA_DISABLE_JIT=1`` numba returns plain functions and this module
 changes nothing.
+
+numba itself is imported on first compiled need: in modes ``auto`` and
+``interpret`` :func:`njit` returns a :class:`LazyKernel`, whose calls run
+the interpreted tier while the process's interpreted CPU stays under
+:data:`LAZY_BUDGET` (about half what ``import numba`` costs), and which hands
+over to numba's dispatcher (:func:`handover`) at the first call that should
+not run interpreted (docs/decisions/36g01-lazy-numba.md).
 """
 
 from __future__ import annotations
@@ -95,9 +102,6 @@ import time
 import types as pytypes
 
 import numpy as np
-from numba import njit as _numba_njit
-
-from . import _shipped
 
 __all__ = ["njit", "set_mode", "get_mode", "interpreted", "is_small", "SMALL_ROWS",
            "SMALL_ELEMENTS"]
@@ -132,17 +136,474 @@ def get_mode():
 
 
 # --------------------------------------------------------------------------
-# The dispatcher
+# numba on first compiled need (docs/decisions/36g01-lazy-numba.md)
+#
+# ``import numba`` costs 0.13-0.22 s of CPU in a gallery-like process, plus
+# its ~29,000 objects scanned by every later full garbage collection: more
+# than a tiny fit's interpreted tier.  So, in the modes that may interpret
+# (``auto``, ``interpret``), :func:`njit` returns a :class:`LazyKernel` (no
+# numba), and numba is imported at the *hand-over* (:func:`handover`): the
+# first call that the interpreted tier should not run (a kernel without an
+# interpreted tier, a large call, keywords, mode ``eager``, or the process's
+# interpreted CPU past :data:`LAZY_BUDGET`), or the first look at a
+# dispatcher attribute.  The hand-over makes every kernel's numba
+# dispatcher, runs the modules' numba-side definitions (:func:`at_numba_import`:
+# overloads, intrinsics, ``prange``), and puts the dispatchers in place of
+# the lazy objects in svmlab's module globals and the kernels' closures, so
+# that later calls from Python reach numba's C dispatcher with no Python
+# layer in between, and numba types the kernels' calls to each other as it
+# always did.  numba is imported at once (no lazy objects) in the
+# background compiler, in mode ``eager``, when numba is already imported,
+# when :envvar:`NUMBA_DISABLE_JIT` is set or a ``.numba_config.yaml`` is in
+# the working folder (numba's configuration decides then), and with
+# :envvar:`SVMLAB_LAZY_NUMBA` ``=0``.
 
-try:  # numba's CPU dispatcher, the class numba.njit returns
-    from numba.core.registry import CPUDispatcher as _CPUDispatcher
-except Exception:  # pragma: no cover - an unknown numba: plain numba.njit
-    _CPUDispatcher = None
+#: interpreted CPU seconds (all threads' lazy calls together) after which
+#: the process hands over to numba.  A rent-or-buy bound: ``import numba``
+#: and the first loads cost 0.15-0.25 s; a process whose work outgrows the
+#: interpreted tier pays this much on top of that, one that stays under it
+#: saves the import.  The gallery's small scripts interpret 0-0.09 s;
+#: 0.12 s halves what the others lose against 0.25 s (36g01).
+LAZY_BUDGET = float(os.environ.get("SVMLAB_LAZY_BUDGET", "0.12"))
+#: before the hand-over, a call runs interpreted only when no array in it
+#: holds more elements than this, no 2-D or wider array has more rows than
+#: :data:`LAZY_ROWS`, and none is float32 (see :func:`_lazy_small`)
+LAZY_ELEMENTS = 250_000
+LAZY_ROWS = 1000
 
 
-if _CPUDispatcher is not None:
+def _env_disables_jit():
+    """Whether numba's configuration may differ from its defaults in a way
+    that decides what njit returns (``NUMBA_DISABLE_JIT``, a config file)."""
+    v = os.environ.get("NUMBA_DISABLE_JIT", "").strip()
+    if v:
+        try:
+            if int(v) != 0:
+                return True
+        except ValueError:
+            return True
+    return os.path.exists(".numba_config.yaml")
 
-    class TieredDispatcher(_CPUDispatcher):
+
+#: whether this process may defer numba (fixed at import)
+_LAZY_OK = (not _IN_WORKER and _mode != "eager" and "numba" not in sys.modules
+            and os.environ.get("SVMLAB_LAZY_NUMBA", "1").strip() != "0"
+            and not _env_disables_jit())
+
+_numba_ready = False
+_handed_over = False
+_at_numba: list = []
+_lazies: list = []
+_spent = 0.0
+_lazy_depth = threading.local()
+_lock = threading.RLock()
+
+# numba's side, set by _numba_setup
+_CPUDispatcher = None
+TieredDispatcher = None
+_numba_njit = None
+_shipped = None
+
+
+def numba_imported():
+    """Whether this process has imported numba through svmlab (the
+    hand-over happened, or numba was never deferred)."""
+    return _numba_ready
+
+
+def handed_over():
+    """Whether svmlab's kernels are numba dispatchers now (always true when
+    numba was not deferred)."""
+    return _handed_over
+
+
+def jit_disabled():
+    """numba's ``config.DISABLE_JIT``, without importing numba when it is
+    deferred (deferred only when the environment does not disable it)."""
+    if not _numba_ready:
+        return False
+    from numba.core import config
+
+    return bool(config.DISABLE_JIT)
+
+
+def at_numba_import(fn):
+    """Decorator: run ``fn()`` (a module's numba-side definitions: an
+    ``overload``, an ``intrinsic``, ``prange``) when numba is imported, i.e.
+    now when it already is, else at the hand-over, before any kernel
+    compiles.  Returns ``fn``."""
+    with _lock:
+        if not _numba_ready:
+            _at_numba.append(fn)
+            return fn
+    fn()
+    return fn
+
+
+class LazyKernel:
+    """What :func:`njit` returns while numba is deferred: the kernel's
+    Python function (``py_func``) and what makes its numba dispatcher.
+
+    A call runs the interpreted tier (:func:`interpreted`, the same values
+    bit for bit) while the process's budget lasts, else hands over
+    (:func:`handover`) and calls the dispatcher.  Any other attribute (a
+    dispatcher's ``overloads``, ``signatures``...) hands over and is read
+    from the dispatcher.  After the hand-over, svmlab's module globals hold
+    the dispatcher itself; a lazy object kept elsewhere forwards to it."""
+
+    def __init__(self, fn, make, interpret_ok, twin):
+        self.py_func = fn
+        self._svmlab_make = make
+        self._svmlab_interpret_ok = interpret_ok
+        self._svmlab_twin = twin
+        self._svmlab_real = None
+        self._svmlab_caching = False
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn  # as numba's dispatcher: inspect finds the source
+
+    def __call__(self, *args, **kws):
+        real = self._svmlab_real
+        if real is not None:
+            return real(*args, **kws)
+        return _lazy_call(self, args, kws)
+
+    def __getattr__(self, name):
+        # only reached for what the object lacks; dunder and svmlab's own
+        # names never hand over (inspect, copy, hasattr probes)
+        if name.startswith("_svmlab_") or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)
+        return getattr(_real_of(self), name)
+
+    def __repr__(self):
+        state = "numba dispatcher" if self._svmlab_real is not None else "numba deferred"
+        return f"<svmlab kernel {self.__module__}.{self.__qualname__} ({state})>"
+
+    def __reduce__(self):
+        return (_kernel_by_name, (self.__module__, self.__qualname__))
+
+
+def _kernel_by_name(module, qualname):
+    import importlib
+
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _real_of(lk):
+    if lk._svmlab_real is None:
+        handover()
+    return lk._svmlab_real
+
+
+def _lazy_small(args):
+    """Whether a call may run interpreted before the hand-over: no array
+    holds more than :data:`LAZY_ELEMENTS` values, none of two or more axes
+    has more than :data:`LAZY_ROWS` rows, none is a non-empty float32 array.
+
+    Why not :func:`is_small`'s rule: it bounds every axis by
+    :data:`SMALL_ROWS`, which a one-vs-one fit's preallocated 1-D buffers
+    exceed (10,000 values for iris), so every multiclass fit would hand
+    over at once; and it lets through 5000-row blocks of a prediction on a
+    plot's grid, which take seconds interpreted (34g01).  The rows of a 2-D
+    array bound a call's loops; the process's budget bounds the rest."""
+    for a in _arrays(args):
+        if a.size > LAZY_ELEMENTS or (a.dtype == np.float32 and a.size):
+            return False
+        if a.ndim >= 2 and a.shape[0] > LAZY_ROWS:
+            return False
+    return True
+
+
+def _lazy_call(lk, args, kws):
+    """A call of a lazy kernel before the hand-over (:class:`LazyKernel`)."""
+    global _spent
+    mode = _mode
+    if (not kws and not _handed_over and mode != "eager" and can_interpret(lk)
+            and (mode == "interpret" or (_spent < LAZY_BUDGET and _lazy_small(args)))):
+        fn = interpreted(lk)
+        if getattr(_lazy_depth, "n", 0):  # inside an interpreted call: its time counts
+            return fn(*args)
+        if mode == "auto" and lk._svmlab_caching and _cache_writes_ok:
+            _lazy_submit(lk, args)
+        _lazy_depth.n = 1
+        t0 = time.thread_time()
+        try:
+            return fn(*args)
+        finally:
+            _lazy_depth.n = 0
+            _spent += time.thread_time() - t0
+    handover()
+    return lk._svmlab_real(*args, **kws)
+
+
+#: (lazy kernel, argument description) already looked at in this process
+_lazy_seen: set = set()
+
+
+def describe_args(args):
+    """A numba-free description of the argument types of a call (nested
+    tuples of strings and ints; the background compiler's request and the
+    pending table's key before the hand-over), or None when an argument
+    is of a kind it does not describe.  :func:`skeleton_args` makes
+    arguments of the same numba types from it."""
+    out = []
+    for a in args:
+        d = _describe(a)
+        if d is None:
+            return None
+        out.append(d)
+    return tuple(out)
+
+
+def _describe(a, depth=0):
+    if isinstance(a, np.ndarray):
+        if a.dtype.fields is not None or a.dtype.hasobject:
+            return None
+        f = a.flags
+        layout = "C" if f.c_contiguous else ("F" if f.f_contiguous else "A")
+        return ("a", a.dtype.str, a.ndim, layout, bool(f.writeable))
+    if a is None:
+        return ("n",)
+    if isinstance(a, bool):
+        return ("b",)
+    if isinstance(a, int):
+        return ("i",) if -(1 << 63) <= a < (1 << 63) else None
+    if isinstance(a, float):
+        return ("f",)
+    if isinstance(a, complex):
+        return ("c",)
+    if isinstance(a, np.generic):
+        return ("s", a.dtype.str) if a.dtype.fields is None else None
+    if isinstance(a, tuple) and depth < 4:
+        parts = tuple(_describe(x, depth + 1) for x in a)
+        if any(p is None for p in parts):
+            return None
+        if type(a) is tuple:
+            return ("t", parts)
+        cls = type(a)
+        if hasattr(cls, "_fields"):
+            return ("nt", cls.__module__, cls.__qualname__, parts)
+    return None
+
+
+def skeleton_args(desc):
+    """Arguments whose numba types are those described by ``desc``
+    (:func:`describe_args`): empty-valued arrays of the same dtype, number of
+    axes, layout and writability, zero scalars, the same named tuples."""
+    return tuple(_skeleton(d) for d in desc)
+
+
+def _skeleton(d):
+    k = d[0]
+    if k == "a":
+        _, dt, nd, layout, writeable = d
+        dt = np.dtype(dt)
+        if nd == 0 or layout == "C":
+            a = np.zeros((1,) * nd, dt)
+        elif layout == "F":
+            a = np.zeros((2,) * nd, dt, order="F")
+        else:  # neither C nor F contiguous
+            a = np.zeros((2,) * (nd - 1) + (4,), dt)[..., ::2]
+        if not writeable:
+            a.setflags(write=False)
+        return a
+    if k == "n":
+        return None
+    if k == "b":
+        return False
+    if k == "i":
+        return 0
+    if k == "f":
+        return 0.0
+    if k == "c":
+        return 0j
+    if k == "s":
+        return np.dtype(d[1]).type(0)
+    if k == "t":
+        return tuple(_skeleton(x) for x in d[1])
+    if k == "nt":
+        import importlib
+
+        cls = importlib.import_module(d[1])
+        for part in d[2].split("."):
+            cls = getattr(cls, part)
+        return cls(*(_skeleton(x) for x in d[3]))
+    raise ValueError(f"unknown argument description {d!r}")
+
+
+def _lazy_submit(lk, args):
+    """Before the hand-over: ask the background compiler for this kernel
+    and these argument types (described without numba), once per process,
+    unless the compiler of this cache folder answered that request before
+    (its ``.done`` or ``.fail`` file is there: the code is in the cache, or
+    cannot be made; after a hand-over :func:`_choose` judges again)."""
+    desc = describe_args(args)
+    if desc is None:
+        return
+    key = (lk, desc)
+    if key in _lazy_seen:
+        return
+    _lazy_seen.add(key)
+    try:
+        w = _worker()
+        if not w.ok:
+            return
+        py = lk.py_func
+        payload = (py.__module__, py.__qualname__, desc)
+        stem = os.path.join(w.dir, request_name("compile_args", payload))
+        if os.path.exists(stem + ".done") or os.path.exists(stem + ".fail"):
+            return
+        w.submit("compile_args", key, payload, what=_family_of(lk))
+    except Exception:  # pragma: no cover - the background compiler never fails a call
+        pass
+
+
+def _rekey_pending():
+    """At the hand-over: the requests sent with numba-free keys get the
+    keys :func:`_choose` looks up (dispatcher, numba signature)."""
+    w = _the_worker
+    if w is None:
+        return
+    with w.cond:
+        for key in [k for k in w.ids if type(k[0]) is LazyKernel]:
+            lk, desc = key
+            name = w.ids.pop(key)
+            real = lk._svmlab_real
+            try:
+                sig = tuple(real.typeof_pyval(a) for a in skeleton_args(desc))
+            except Exception:  # pragma: no cover
+                continue
+            w.ids[(real, sig)] = name
+            with _lock:
+                _pending[(real, sig)] = "pending"
+
+
+def interpreted_seconds():
+    """CPU seconds spent in interpreted calls before the hand-over."""
+    return _spent
+
+
+def handover():
+    """Import numba, make every kernel's dispatcher and put it in place of
+    the lazy object (svmlab's module globals, the kernels' closures); run
+    the modules' :func:`at_numba_import` definitions first.  Idempotent,
+    thread-safe; nothing to do when numba was never deferred."""
+    global _handed_over
+    if _handed_over:
+        return
+    with _lock:
+        if _handed_over:
+            return
+        _numba_setup()
+        for lk in _lazies:
+            if lk._svmlab_real is None:
+                lk._svmlab_real = lk._svmlab_make(lk.py_func)
+        _swap_lazies()
+        _rekey_pending()
+        _handed_over = True
+
+
+def _swapped(v, depth=0):
+    """``v`` with its lazy objects replaced by their dispatchers (tuples and
+    named tuples rebuilt, dicts and lists changed in place, two levels
+    deep: the tables of kernels modules keep, as ``_wss2.RULES``), or None
+    when it holds none."""
+    if type(v) is LazyKernel:
+        return v._svmlab_real
+    if depth >= 2:
+        return None
+    if isinstance(v, tuple):
+        items = [_swapped(x, depth + 1) for x in v]
+        if all(x is None for x in items):
+            return None
+        items = [x if n is None else n for x, n in zip(v, items)]
+        return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)
+    if isinstance(v, dict):
+        for k, x in list(v.items()):
+            n = _swapped(x, depth + 1)
+            if n is not None:
+                v[k] = n
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            n = _swapped(x, depth + 1)
+            if n is not None:
+                v[i] = n
+    return None
+
+
+def _swap_lazies():
+    """Every lazy object in svmlab's module globals (and the tables they
+    hold: :func:`_swapped`) and in the kernels' closure cells replaced by
+    its dispatcher."""
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name == "svmlab" or name.startswith("svmlab.")):
+            continue
+        d = getattr(mod, "__dict__", None)
+        if not isinstance(d, dict):
+            continue
+        for k, v in list(d.items()):
+            if type(v) is LazyKernel or isinstance(v, (tuple, dict, list)):
+                if v is _lazies:
+                    continue
+                n = _swapped(v)
+                if n is not None:
+                    d[k] = n
+    for lk in _lazies:
+        for cell in lk.py_func.__closure__ or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if type(v) is LazyKernel and v._svmlab_real is not None:
+                cell.cell_contents = v._svmlab_real
+
+
+def _numba_setup():
+    """Import numba and set up svmlab's side of it: the tiered dispatcher
+    class, the compile listener, numba's type of a :class:`LazyKernel`, the
+    modules' :func:`at_numba_import` definitions.  Idempotent."""
+    global _numba_ready, _CPUDispatcher, TieredDispatcher, _numba_njit, _shipped
+    with _lock:
+        if _numba_ready:
+            return
+        from numba import njit as numba_njit
+
+        from . import _shipped as shipped
+
+        _numba_njit = numba_njit
+        _shipped = shipped
+        try:  # numba's CPU dispatcher, the class numba.njit returns
+            from numba.core.registry import CPUDispatcher
+        except Exception:  # pragma: no cover - an unknown numba: plain numba.njit
+            CPUDispatcher = None
+        _CPUDispatcher = CPUDispatcher
+        if CPUDispatcher is not None:
+            TieredDispatcher = _make_tiered_class(CPUDispatcher)
+        _register_compile_listener()
+        try:
+            from numba.extending import typeof_impl  # public API
+
+            @typeof_impl.register(LazyKernel)
+            def _typeof_lazy(val, c):
+                # a lazy object numba meets in compiled code's globals
+                # (one kept outside svmlab's modules): its dispatcher's type
+                return typeof_impl(_real_of(val), c)
+        except Exception:  # pragma: no cover - numba without typeof_impl
+            pass
+        _numba_ready = True
+        hooks = list(_at_numba)
+        _at_numba.clear()
+    for fn in hooks:
+        fn()
+
+
+def _make_tiered_class(CPUDispatcher):
+    class TieredDispatcher(CPUDispatcher):
         """numba's CPU dispatcher whose miss path (``_compile_for_args``,
         which numba's C dispatcher calls when no machine code matches the
         argument types) is decided by :func:`_choose`.  Hits never reach
@@ -152,7 +613,7 @@ if _CPUDispatcher is not None:
             return _choose(self, args, kws)
 
         def _numba_compile_for_args(self, *args, **kws):
-            return _CPUDispatcher._compile_for_args(self, *args, **kws)
+            return CPUDispatcher._compile_for_args(self, *args, **kws)
 
         @property
         def _cache(self):
@@ -176,14 +637,24 @@ if _CPUDispatcher is not None:
         @_cache.setter
         def _cache(self, value):
             self.__dict__["_cache"] = value
-else:  # pragma: no cover
-    TieredDispatcher = None
+
+    # pickled by reference as svmlab._jit.TieredDispatcher
+    TieredDispatcher.__module__ = __name__
+    TieredDispatcher.__qualname__ = "TieredDispatcher"
+    return TieredDispatcher
+
+
+def _is_kernel(value):
+    """A tiered kernel: a lazy object or a tiered numba dispatcher."""
+    return type(value) is LazyKernel or (
+        TieredDispatcher is not None and isinstance(value, TieredDispatcher))
 
 
 def njit(*args, **kwargs):
     """``numba.njit`` (same arguments; ``nogil`` defaults to True),
     returning a dispatcher whose first call may run interpreted (module
-    docstring).  Extra keywords:
+    docstring), or, while numba is deferred, a :class:`LazyKernel` that
+    becomes one at the hand-over.  Extra keywords:
     ``interpret=False`` marks a kernel that must never run interpreted;
     ``twin=f`` gives its interpreted tier (a Python function computing the
     same values, proven equal by a test)."""
@@ -233,11 +704,22 @@ def njit(*args, **kwargs):
             return disp  # guarded when its cache is made (_enable_cache)
         return _guard_cache_writes(disp)
 
+    def decorate(fn):
+        with _lock:
+            if _LAZY_OK and not _handed_over and _mode != "eager":
+                lk = LazyKernel(fn, guarded, interpret_ok, twin)
+                lk._svmlab_caching = bool(kwargs.get("cache"))
+                _lazies.append(lk)
+                return lk
+        handover()  # mode eager now: every kernel a dispatcher (no-op when done)
+        return guarded(fn)
+
     if len(args) == 1 and callable(args[0]):
-        return guarded(args[0])
+        return decorate(args[0])
     if args:  # explicit signatures: numba's eager compilation, no tiers
+        _numba_setup()
         return _numba_njit(*args, **kwargs)
-    return guarded
+    return decorate
 
 
 def _enable_cache(disp):
@@ -288,8 +770,7 @@ def _shadow_globals(g):
         sh = dict(g)
         _shadow_memo[key] = sh
         for name, value in g.items():
-            if (TieredDispatcher is not None and isinstance(value, TieredDispatcher)
-                    and can_interpret(value)):
+            if _is_kernel(value) and can_interpret(value):
                 sh[name] = interpreted(value)
             elif value is np:  # numba's np.dot computes with scipy's BLAS
                 from ._twins import numba_numpy
@@ -316,7 +797,7 @@ def interpreted(disp):
         if closure:
             closure = tuple(
                 pytypes.CellType(interpreted(c.cell_contents)
-                                 if isinstance(c.cell_contents, TieredDispatcher)
+                                 if _is_kernel(c.cell_contents)
                                  else c.cell_contents) for c in closure)
         # the module's shadow globals may build this very function while they
         # fill (they are memoised first, so the recursion ends); keep one
@@ -352,9 +833,51 @@ _UNFAITHFUL = frozenset({"sum", "mean", "prod", "std", "var", "linalg", "matmul"
                          "nansum", "nanmean", "average"})
 
 
+_MATMUL = None
+
+
+def _matmul_units():
+    """The (opcode, oparg) units of ``@`` and ``@=`` in this Python's
+    bytecode (oparg None: an opcode of its own, before Python 3.11)."""
+    global _MATMUL
+    if _MATMUL is None:
+        import dis
+
+        found = set()
+        for src in ("a @ b", "a @= b"):
+            for ins in dis.get_instructions(compile(src, "<matmul>", "exec")):
+                if ins.opname == "BINARY_OP":
+                    found.add((ins.opcode, ins.arg))
+                elif "MATRIX_MULTIPLY" in ins.opname:
+                    found.add((ins.opcode, None))
+        _MATMUL = frozenset(found)
+    return _MATMUL
+
+
+def _maybe_unfaithful(code):
+    """False when ``code`` (nested code included) certainly has none of
+    :func:`_unfaithful_ops`' operations: no name of :data:`_UNFAITHFUL` among
+    its names and no ``@``.  A filter in front of the ``dis`` walk, which
+    cost about 0.04 s over the ~100 kernels a first interpreted fit's
+    modules hold (36g01); it never clears code the walk would flag."""
+    if _UNFAITHFUL.intersection(code.co_names):
+        return True
+    units = _matmul_units()
+    ops = {op for op, _ in units}
+    co = code.co_code
+    for i in range(0, len(co) - 1, 2):
+        op = co[i]
+        if op in ops and ((op, co[i + 1]) in units or (op, None) in units):
+            return True
+    return any(isinstance(c, pytypes.CodeType) and _maybe_unfaithful(c)
+               for c in code.co_consts)
+
+
 def _unfaithful_ops(code):
     """The operations of ``code`` (nested code included) whose interpreted
     result may differ from the compiled one, as a set of names."""
+    if not _maybe_unfaithful(code):
+        return set()
     import dis
 
     found = set()
@@ -406,7 +929,6 @@ def is_small(args):
 # --------------------------------------------------------------------------
 # The policy
 
-_lock = threading.RLock()
 #: (dispatcher, signature) -> "pending" (queued in the background process)
 _pending: dict = {}
 
@@ -1093,22 +1615,30 @@ def _on_compile_end(disp):
             ann.__exit__(None, None, None)
 
 
-try:
-    from numba.core import event as _ev
+def _register_compile_listener():
+    """numba's compile events reach :func:`_on_compile_start` and
+    :func:`_on_compile_end` (registered when numba is imported)."""
+    try:
+        from numba.core import event as _ev
 
-    class _CompileListener(_ev.Listener):
-        def on_start(self, event):
-            try:
-                _on_compile_start(event.data["dispatcher"])
-            except Exception:  # pragma: no cover - never break a compilation
-                pass
+        class _CompileListener(_ev.Listener):
+            def on_start(self, event):
+                try:
+                    _on_compile_start(event.data["dispatcher"])
+                except Exception:  # pragma: no cover - never break a compilation
+                    pass
 
-        def on_end(self, event):
-            try:
-                _on_compile_end(event.data["dispatcher"])
-            except Exception:  # pragma: no cover
-                pass
+            def on_end(self, event):
+                try:
+                    _on_compile_end(event.data["dispatcher"])
+                except Exception:  # pragma: no cover
+                    pass
 
-    _ev.register("numba:compile", _CompileListener())
-except Exception:  # pragma: no cover - numba without the event API
-    pass
+        _ev.register("numba:compile", _CompileListener())
+    except Exception:  # pragma: no cover - numba without the event API
+        pass
+
+
+if not _LAZY_OK:
+    _numba_setup()
+    _handed_over = True

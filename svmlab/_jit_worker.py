@@ -8,7 +8,10 @@ The queue (a folder, :func:`svmlab._jit.queue_dir`, beside numba's cache)
     a request, written atomically by a client: a pickled dict with ``kind``
     (``"compile"``: ``payload = (module, qualname, pickled_signature)``,
     numba's ``compile`` for those argument types, which loads from the cache
-    when the code is there, else compiles and saves; ``"warm"``: ``payload``
+    when the code is there, else compiles and saves; ``"compile_args"``:
+    the same with ``payload = (module, qualname, description)``, the
+    argument types described without numba by a client that has not
+    imported it (:func:`svmlab._jit.describe_args`); ``"warm"``: ``payload``
     is a family of :func:`svmlab._warm.warm`), ``what`` (words for messages)
     and ``tries``.  ``NAME`` is a hash of the request, so the same request
     from many processes is queued once.
@@ -141,6 +144,20 @@ def _compile(module, qualname, sig_bytes):
     obj.compile(pickle.loads(sig_bytes))
 
 
+def _compile_args(module, qualname, desc):
+    """``compile_args``: the argument types described without numba
+    (:func:`svmlab._jit.describe_args`, sent before the client imported
+    numba), typed here as numba types the call's arguments."""
+    import importlib
+
+    from svmlab._jit import skeleton_args
+
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    obj.compile(tuple(obj.typeof_pyval(a) for a in skeleton_args(desc)))
+
+
 def _serve(qdir):
     from svmlab import _jit
     from svmlab._jit import write_atomic
@@ -160,6 +177,8 @@ def _serve(qdir):
                                      request=os.path.basename(stem)):
                 if kind == "compile":
                     _compile(*payload)
+                elif kind == "compile_args":
+                    _compile_args(*payload)
                 elif kind == "warm":
                     from svmlab._warm import warm
                     warm(payload)

@@ -49,11 +49,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import prange
 
-from .._jit import njit
+from .._jit import at_numba_import, njit
 
 from ._passes import add_row_csr, add_row_dense, csr_value, violated_share
+
+#: numba's ``prange`` once numba is imported (the hand-over of svmlab._jit);
+#: the parallel kernels never run interpreted, so before that nothing reads it
+prange = range
+
+
+@at_numba_import
+def _numba_side():
+    global prange
+    from numba import prange
+
 
 __all__ = [
     "OcasRecord",

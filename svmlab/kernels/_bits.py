@@ -17,33 +17,37 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numba import config
 
-from .._jit import njit
+from .._jit import at_numba_import, jit_disabled, njit
 
 __all__ = ["popcount", "pack_rows", "is_binary"]
 
 
-if config.DISABLE_JIT:  # pragma: no cover - exercised by the no-JIT subprocess tests
+if jit_disabled():  # pragma: no cover - exercised by the no-JIT subprocess tests
 
     def popcount(x):
         return int(x).bit_count()
 
 else:
-    from numba import types
-    from numba.extending import intrinsic
+    @at_numba_import
+    def _numba_side():
+        # the intrinsic is made when numba is imported (the hand-over of
+        # svmlab._jit); the interpreted tier uses the twin below
+        global _ctpop
+        from numba import types
+        from numba.extending import intrinsic
 
-    @intrinsic
-    def _ctpop(typingctx, x):
-        if not isinstance(x, types.Integer):
-            return None
-        sig = types.int64(x)
+        @intrinsic
+        def _ctpop(typingctx, x):
+            if not isinstance(x, types.Integer):
+                return None
+            sig = types.int64(x)
 
-        def codegen(context, builder, signature, args):
-            c = builder.ctpop(args[0])
-            return context.cast(builder, c, signature.args[0], types.int64)
+            def codegen(context, builder, signature, args):
+                c = builder.ctpop(args[0])
+                return context.cast(builder, c, signature.args[0], types.int64)
 
-        return sig, codegen
+            return sig, codegen
 
     def _popcount_twin(x):
         return int(x).bit_count()

@@ -75,9 +75,8 @@ numpy's ``matmul`` (numpy's OpenBLAS), which releases the GIL.
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import overload
 
-from .._jit import interpreted_as, njit
+from .._jit import at_numba_import, interpreted_as, njit
 from .._twins import gemm_nt
 
 from . import _rows
@@ -160,15 +159,20 @@ def _gemm_nt(a, b, out):
         out[...] = np.dot(a, b.T)
 
 
-@overload(_gemm_nt)
-def _gemm_nt_ol(a, b, out):
-    if out.dtype == a.dtype:
-        def impl(a, b, out):
-            np.dot(a, b.T, out)
-    else:
-        def impl(a, b, out):
-            out[:, :] = np.dot(a, b.T)
-    return impl
+@at_numba_import
+def _numba_side():
+    # registered when numba is imported (the hand-over of svmlab._jit)
+    from numba.extending import overload
+
+    @overload(_gemm_nt)
+    def _gemm_nt_ol(a, b, out):
+        if out.dtype == a.dtype:
+            def impl(a, b, out):
+                np.dot(a, b.T, out)
+        else:
+            def impl(a, b, out):
+                out[:, :] = np.dot(a, b.T)
+        return impl
 
 
 @njit(cache=True)

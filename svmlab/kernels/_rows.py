@@ -59,10 +59,8 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from numba import types
 
-from .._jit import njit
-from numba.extending import overload
+from .._jit import at_numba_import, njit
 
 from ._bits import is_binary, pack_rows, popcount
 from ._csr import as_csr32
@@ -173,10 +171,17 @@ def is_float64(a):
     return a.dtype == np.float64
 
 
-@overload(is_float64)
-def _is_float64_ol(a):
-    flag = isinstance(a, types.Array) and a.dtype == types.float64
-    return lambda a: flag
+@at_numba_import
+def _numba_side():
+    # numba imported at the hand-over (svmlab._jit): the overload of
+    # is_float64 is registered then, before any kernel compiles
+    from numba import types
+    from numba.extending import overload
+
+    @overload(is_float64)
+    def _is_float64_ol(a):
+        flag = isinstance(a, types.Array) and a.dtype == types.float64
+        return lambda a: flag
 
 
 @njit(cache=True, inline="always")
