@@ -1,18 +1,21 @@
 """svmlab.SVC against LIBSVM's trajectory on an ill-conditioned fit
-(docs/decisions/33a01): iris standardised, the gallery's C = 1e10 and
-gamma = 1e-4 (examples/svm/plot_rbf_parameters.py), and C = 1e6.
+(docs/decisions/33a01, 36a01): iris standardised, the gallery's C = 1e10
+and gamma = 1e-4 (examples/svm/plot_rbf_parameters.py), and C = 1e6.
 
 LIBSVM's steps come from two habits: ties in the choice of i go to the last
-maximising index (svmlab's ``takes_i`` now) and the kernel values are
-rounded to float32 (``Qfloat``).  With both, svmlab's SVC takes LIBSVM's
-steps to within a few percent and ends at its dual objective (first test,
-the float32 rows asked for through ``resolve_cache_dtype``); with the first
-maximising index and float32 rows it took 4283 steps at C = 1e6 (LIBSVM
-704).  The drop-in's default rows for a fit this small are float64 (the
-compiled one-vs-one driver takes float64 rows only), where the C = 1e10 fit
-still takes 7.0 million steps: the second test is a strict expected failure
-until float32-rounded values reach that driver.  Step counts and each
-pair's dual objective of scikit-learn's SVC (LIBSVM) are computed here."""
+maximising index (svmlab's ``takes_i``) and the kernel values are computed
+in double and rounded to float32 (``Qfloat``).  With both, svmlab's SVC
+takes LIBSVM's steps to within a few percent and ends at its dual objective;
+with the first maximising index and float32 values it took 4283 steps at
+C = 1e6 (LIBSVM 704), with float64 values and either index 7.0 million at
+C = 1e10 (LIBSVM 386 thousand).  The drop-in's default rows for a fit this
+small are float64 values rounded to float32 precision
+(``Kernel(qfloat=True)``, the compiled one-vs-one driver's rows included):
+the second test; the first asks for float32 rows through
+``resolve_cache_dtype`` (the large fits' rows).  A third checks that the
+rounding is what does it: the same fit with unrounded float64 values
+takes millions of steps.  Step counts and each pair's dual objective of
+scikit-learn's SVC (LIBSVM) are computed here."""
 
 import numpy as np
 import pytest
@@ -86,9 +89,34 @@ def test_with_qfloat_rows_svc_takes_libsvm_steps(iris_split, C, monkeypatch):
     assert seen  # the drop-in's run asked for its cache type here
 
 
-@pytest.mark.xfail(strict=True, reason="the drop-in's small fits cache float64 rows (the "
-                   "compiled one-vs-one driver takes float64 only): without LIBSVM's float32 "
-                   "rounding the C = 1e10 fit takes 7.0 million steps (docs/decisions/33a01)")
-def test_default_svc_takes_libsvm_steps_on_the_gallery_cell(iris_split):
+@pytest.mark.parametrize("C", [1e10, 1e6])
+def test_default_svc_takes_libsvm_steps_on_the_gallery_cell(iris_split, C):
+    """The drop-in's own rows (float64, rounded to float32 precision, the
+    one-vs-one driver's class blocks) give LIBSVM's steps and objective."""
     X, y = iris_split
-    _check_against_libsvm(X, y, 1e10, 1e-4)
+    _check_against_libsvm(X, y, C, 1e-4)
+
+
+def test_unrounded_float64_values_leave_libsvm_trajectory(iris_split, monkeypatch):
+    """The rounding is the half that matters on this cell: with the kernel's
+    float64 values left unrounded (``qfloat=False`` forced where the fit
+    makes its kernel) the pair (1, 2) takes more than ten times LIBSVM's
+    steps (7.1 million with the last index, measured in 33a01), so the
+    test above fails without it.  The step cap keeps this short."""
+    import svmlab._base as base
+
+    real = base.Kernel
+    seen = []
+
+    def unrounded(*args, **kw):
+        seen.append(kw.get("qfloat"))
+        kw["qfloat"] = False
+        return real(*args, **kw)
+
+    monkeypatch.setattr(base, "Kernel", unrounded)
+    X, y = iris_split
+    lib = LibsvmSVC(C=1e10, gamma=1e-4).fit(X, y)
+    with pytest.warns(Warning):
+        ours = svmlab.SVC(C=1e10, gamma=1e-4, max_iter=5_000_000).fit(X, y)
+    assert seen == [True]  # the drop-in asked for the rounding there
+    assert np.asarray(ours.n_iter_)[2] > 10 * np.asarray(lib.n_iter_)[2]
