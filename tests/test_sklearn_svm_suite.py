@@ -42,15 +42,6 @@ KNOWN_FAILURES = {
         "documented method and does not warn",
     "test_svc_nusvc_probA_probB_deprecated":
         "scikit-learn 1.9 deprecates probA_/probB_; in svmlab they are plain attributes",
-    "test_precomputed":
-        "compares SVC(kernel='precomputed') with SVC(kernel='linear') to 6 decimals; svmlab "
-        "runs the named kernel through its compiled C-SVC SMO on kernel rows and the Gram "
-        "matrix through the compiled generalised dual (svmlab.smo.DualRun): both stop within "
-        "tol=1e-3 of the optimum, at different points (LIBSVM runs one solver for both); "
-        "with solver='full' on both they match to 1e-10",
-    "test_svc_clone_with_callable_kernel":
-        "as test_precomputed: a callable kernel (its Gram matrix) against the named linear "
-        "kernel, to 6 decimals",
     "test_svr_errors":
         "the callable returns a 1x1 matrix for 2 training rows; svmlab refuses that at fit "
         "with a clear error, the test expects fit to pass and predict to fail",
