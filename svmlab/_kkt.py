@@ -114,8 +114,14 @@ def takes_i(u, m):
     Why LIBSVM's rule: after an interior step the pair's ``v`` are equal in
     exact arithmetic, so ties decide the next pair often; on ill-conditioned
     problems the first index took up to 15 times LIBSVM's steps
-    (docs/decisions/33a01)."""
-    return (u >= m) & (u > -np.inf)
+    (docs/decisions/33a01).
+
+    Written ``u >= max(m, -DBL_MAX)``: the same answer as ``(u >= m) & (u >
+    -inf)`` for every ``u`` and ``m`` (NaN never wins either way), one
+    comparison on the scan's critical path instead of two and a
+    conjunction; measured 13-25 % less time per step on the gallery's
+    large-C cells, the same steps (docs/decisions/36a01)."""
+    return u >= max(m, -1.7976931348623157e308)
 
 
 def up_low(y, alpha, C):
