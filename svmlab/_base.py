@@ -152,7 +152,7 @@ def resolve_cache_dtype(cache_dtype, n, cache_size_mb):
 
 def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
                      cache_dtype="auto", class_weight=None, n_jobs=None, check_extra=None,
-                     estimator=None, name=None):
+                     estimator=None, name=None, qfloat=False):
     """The solver run of a kernel C-SVC over checked data, with no
     estimator object needed: what :meth:`BaseKernelSVC.start` does after
     its validation (``X``, ``y_idx``, ``classes`` as
@@ -170,7 +170,9 @@ def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
     ``n_jobs`` the cores.  Every check runs before any solver work.
     ``estimator`` is held by the run (its ``finish`` stores into it) and
     ``name`` names the run (and each pair's) in its messages when there is
-    no estimator.
+    no estimator.  ``qfloat``: the kernel's float64 values rounded to
+    float32 precision (LIBSVM's ``Qfloat``, :class:`svmlab.kernels.Kernel`),
+    what the drop-in classes ask for.
 
     Returns ``(run, state)``: ``state`` the attributes an estimator keeps
     of the fit (``classes_``, ``class_weight_``, ``cache_dtype_``,
@@ -195,7 +197,8 @@ def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
         # a class), gamma from the rows as given (SVC's)
         perm = np.argsort(y_idx, kind="stable")
         coff = np.concatenate([[0], np.cumsum(counts)])
-        kernel = Kernel(X[perm], opts.kernel, resolve_gamma(gamma, X), opts.degree, opts.coef0)
+        kernel = Kernel(X[perm], opts.kernel, resolve_gamma(gamma, X), opts.degree, opts.coef0,
+                        qfloat=qfloat)
     else:
         yi_all = None
         y_pm = np.where(y_idx == 1, 1.0, -1.0)
@@ -207,7 +210,7 @@ def start_kernel_run(X, y_idx, classes, sample_weight, opts, make_run, *, gamma,
             X, y_pm, Cv = X[keep], y_pm[keep], Cv[keep]
         if check_extra is not None:
             check_extra(X, y_pm)
-        kernel = Kernel(X, opts.kernel, gamma, opts.degree, opts.coef0)
+        kernel = Kernel(X, opts.kernel, gamma, opts.degree, opts.coef0, qfloat=qfloat)
     sq = kernel.data.sqnorm
     check_kernel_scale(kernel.gamma_, opts.kernel, float(sq.max()) if sq.size else 0.0,
                        opts.degree, opts.coef0)

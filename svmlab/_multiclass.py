@@ -651,7 +651,8 @@ class MulticlassRun(ParallelParts, SequentialRun):
         yp = np.ones(na + b1 - b0)
         yp[na:] = -1.0
         Cvp = np.concatenate((self.Cv[a0:a1], self.Cv[b0:b1]))
-        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary))
+        kp = Kernel(Xp, o.kernel, k.gamma_, o.degree, o.coef0, binary=bool(k.binary),
+                    qfloat=k.qfloat)
         if o.cache_dtype == "float32":
             store.pair_float32(kp)  # kp.ensure_float32() in the store's memory
         store.attach(kp, a, b)

@@ -21,9 +21,10 @@ the largest second-order gain).  The KKT conditions hold to ``tol`` iff
 
 Ties (the rule, written once here and in :mod:`svmlab.reference.wss2`):
 
-* ``i``: the FIRST maximising index (:func:`takes_i`: strictly larger
-  wins).  LIBSVM takes the last (its ``>=``); svmlab's choice is older
-  than this module and every same-steps test is built on it.
+* ``i``: the LAST maximising index (:func:`takes_i`: ``>=``, LIBSVM's).
+  After an interior step the pair's ``v`` are equal in exact arithmetic,
+  so this rule decides many pairs; with the first index, svmlab took up to
+  15 times LIBSVM's steps on ill-conditioned fits (docs/decisions/33a01).
 * ``j``: the LAST minimising index (:func:`takes_j`: ``<=``, LIBSVM's).
 * ``a_it <= 0`` (a kernel that is not positive definite on the pair,
   duplicate points): ``TAU`` (LIBSVM's 1e-12), so the gain stays finite

@@ -231,7 +231,10 @@ def test_warm_start_from_a_feasible_point():
 def test_hard_margin():
     """U = inf: separable data reach the hard-margin solution (every margin
     at least 1 - tol, the support vectors on it); data that cannot be
-    separated stall (the dual is unbounded) with finite multipliers."""
+    separated never report convergence and keep finite multipliers: the
+    dual is unbounded, so with LIBSVM's tie rule for i the multipliers grow
+    at every step until max_iter (with the first index the loop used to
+    reach a pair that could not move: a stall; docs/decisions/33a01)."""
     rng = np.random.default_rng(5)
     X = np.r_[rng.normal(size=(30, 2)) + 3.0, rng.normal(size=(30, 2)) - 3.0]
     y = np.r_[np.ones(30), -np.ones(30)]
@@ -250,10 +253,10 @@ def test_hard_margin():
     Xb = np.r_[X, X[:1]]
     yb = np.r_[y, -y[:1]]
     bad = DualRun(Kernel(Xb, "linear"), yb, -1.0, np.inf, tol=1e-6, max_iter=100000)
-    with pytest.warns(ConvergenceWarning, match="stalled"):
+    with pytest.warns(ConvergenceWarning, match="stalled|max_iter"):
         bad.run()
         bad.finish()
-    assert not bad.converged and bad.stop_reason == "stalled"
+    assert not bad.converged and bad.stop_reason in ("stalled", "max_iter")
     assert np.all(np.isfinite(bad.alpha))
 
 

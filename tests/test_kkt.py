@@ -206,8 +206,10 @@ def test_first_index_on_ties_and_sets_respected():
     C = np.ones(6)
     # sample 4 (v = 9, y = -1 at 0) is not in I_up; of the two 3.0 in I_up
     # (0 is at C: not) the first member (2) is i; M's first index is 3
+    # (the decomposition's rule, np.argmax's; the SMO loops' takes_i is
+    # LIBSVM's last index: tests/test_wss2_rule.py)
     assert _kkt.violating_pair(v, y, alpha, C) == (3.0, 2, -2.0, 3)
-    assert not _kkt.takes_i(1.0, 1.0) and _kkt.takes_i(1.5, 1.0)
+    assert _kkt.takes_i(1.0, 1.0) and _kkt.takes_i(1.5, 1.0) and not _kkt.takes_i(-np.inf, -np.inf)
 
 
 @pytest.mark.parametrize("kind", KINDS)

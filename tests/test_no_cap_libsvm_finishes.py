@@ -43,7 +43,10 @@ def _dual(model, X, y):
 
 
 def test_gallery_poly_svr_finishes_without_a_cap_stop():
-    X, y = _draw(6)
+    # draw 0: LIBSVM 14.9 million steps, svmlab 14.7 million with LIBSVM's
+    # tie rule and rounded kernel values (36a01; draw 6, which took 11.1
+    # million before, now takes LIBSVM's 4.9 million)
+    X, y = _draw(0)
     assert iteration_cap(len(y)) > 20_000_000
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
@@ -54,9 +57,10 @@ def test_gallery_poly_svr_finishes_without_a_cap_stop():
     assert steps > 10_000_000, steps  # past upstream LIBSVM's cap: the case still tests it
     o_ours = _dual(ours, X, y)
     o_ref = _dual(ref, X, y)
-    # both stop at tol=1e-3 on different paths; ours must be at least as
-    # far up the (maximised) dual as LIBSVM's stopping point (measured: ours
-    # 455.69, LIBSVM's 454.62), and a feasible point of the same problem
+    # both stop at tol=1e-3 on nearby paths; ours must be as far up the
+    # (maximised) dual as LIBSVM's stopping point to 1e-6 relative (measured:
+    # ours 448.09205, LIBSVM's 448.09212), and a feasible point of the same
+    # problem
     assert o_ours >= o_ref - 1e-6 * abs(o_ref), (o_ours, o_ref)
     beta = ours.dual_coef_.ravel()
     assert np.all(np.abs(beta) <= KW["C"] * (1 + 1e-12)) and abs(beta.sum()) <= 1e-8 * KW["C"]

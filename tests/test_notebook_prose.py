@@ -35,7 +35,7 @@ NOTEBOOKS = sorted(NB_DIR.glob("*.ipynb"))
 CHECKED_ELSEWHERE = {
     "01_smo_geometry": {
         "176": "test_notebook_widgets::test_smo_try_it_yourself_does_what_the_text_says",
-        "33": "test_notebook_widgets::test_smo_try_it_yourself_does_what_the_text_says",
+        "39": "test_notebook_widgets::test_smo_try_it_yourself_does_what_the_text_says",
     },
 }
 

@@ -42,21 +42,6 @@ KNOWN_FAILURES = {
         "documented method and does not warn",
     "test_svc_nusvc_probA_probB_deprecated":
         "scikit-learn 1.9 deprecates probA_/probB_; in svmlab they are plain attributes",
-    "test_precomputed":
-        "compares SVC(kernel='precomputed') with SVC(kernel='linear') to 6 decimals; svmlab "
-        "runs the named kernel through its compiled C-SVC SMO on kernel rows and the Gram "
-        "matrix through the compiled generalised dual (svmlab.smo.DualRun): both stop within "
-        "tol=1e-3 of the optimum, at different points (LIBSVM runs one solver for both); "
-        "with solver='full' on both they match to 1e-10",
-    "test_svc_clone_with_callable_kernel":
-        "as test_precomputed: a callable kernel (its Gram matrix) against the named linear "
-        "kernel, to 6 decimals",
-    "test_negative_weight_equal_coeffs[partial-mask-label-2-NuSVR]":
-        "a degenerate problem full of exact ties: svmlab takes the first maximising i, "
-        "LIBSVM the last; with shrinking (both) svmlab's path stops within tol=1e-3 at "
-        "|w| = [0.16660, 0.16679] (1.1e-3 apart), LIBSVM's at [1/6, 1/6]; with LIBSVM's tie "
-        "rule svmlab's loop ends there too (docs/decisions/25f01-nusvr-tie-rule-and-"
-        "shrinking.md)",
     "test_svr_errors":
         "the callable returns a 1x1 matrix for 2 training rows; svmlab refuses that at fit "
         "with a clear error, the test expects fit to pass and predict to fail",

@@ -313,8 +313,19 @@ def test_family_through_the_solver_layer_with_no_estimator(binary, regression, i
                                         np.flatnonzero(target < 0)])]
         assert abs(coef @ np.ones_like(coef)) <= 1e-8 * np.abs(coef).sum()
         assert np.all(coef * y_rows >= 0)
-        # the solver's own objective, before LIBSVM's rescaling by r
-        assert res[0].objective == pytest.approx(f(coef[np.argsort(
+        # the solver's own objective, before LIBSVM's rescaling by r, on the
+        # kernel values it read: the drop-in's rows, rounded to float32
+        # (LIBSVM's Qfloat, docs/decisions/36a01)
+        from svmlab.kernels import Kernel
+
+        kq = Kernel(X, "rbf", GAMMA, qfloat=True)
+        Kq = np.vstack([kq.row(i) for i in range(len(X))])
+        assert np.allclose(Kq, K, rtol=2 ** -23, atol=0)
+
+        def f_read(c):
+            ya = c * (nu * len(X) / np.abs(c).sum())
+            return 0.5 * ya @ Kq @ ya
+        assert res[0].objective == pytest.approx(f_read(coef[np.argsort(
             np.concatenate([np.flatnonzero(target > 0), np.flatnonzero(target < 0)]))]),
             rel=1e-10)
     c_ref = np.zeros(len(X))

@@ -136,7 +136,12 @@ def test_trace_reaches_libsvms_optimum(svr_data):
 def test_segment_change_is_the_dual_objective_along_the_line(svr_data):
     X, z, tr = svr_data
     n = len(z)
-    K = rbf_kernel(X, gamma=1.0)
+    # the kernel values the solver read: the drop-in SVR's rows are rounded
+    # to float32 (LIBSVM's Qfloat, docs/decisions/36a01), within one float32
+    # rounding of scikit-learn's float64 kernel
+    K = np.asarray(tr.problem.K)
+    assert np.allclose(K, rbf_kernel(X, gamma=1.0), rtol=2 ** -23, atol=0)
+    assert np.array_equal(K, K.astype(np.float32))
     p = np.asarray(tr.problem.p)
 
     def f(alpha):

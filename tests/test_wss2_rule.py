@@ -5,6 +5,7 @@ Algorithm 2), ties included."""
 
 import numpy as np
 import pytest
+from numba import njit
 
 from svmlab import _wss2 as W
 from svmlab._kkt import up_low
@@ -52,9 +53,25 @@ def test_select_j_compiled_numpy_brute(seed, ties):
     assert W.select_j.py_func(m, i, K, v, y, alpha, C) == j_brute
 
 
-def test_ties_pick_the_last_j_and_first_i():
+@njit(cache=False)
+def _last_max(v):
+    m, i = -np.inf, -1
+    for t in range(v.shape[0]):
+        if W.takes_i(v[t], m):
+            m, i = v[t], t
+    return i
+
+
+def test_ties_pick_the_last_j_and_last_i():
+    """LIBSVM's ties: ``>=`` for i, ``<=`` for j (the last index wins);
+    ``-inf`` (a scan's value outside I_up) never becomes i."""
     assert W.takes_j(-1.0, -1.0) and not W.takes_j(-0.5, -1.0)
-    assert not W.takes_i(1.0, 1.0) and W.takes_i(1.5, 1.0)
+    assert W.takes_i(1.0, 1.0) and W.takes_i(1.5, 1.0) and not W.takes_i(0.5, 1.0)
+    assert not W.takes_i(-np.inf, -np.inf) and not W.takes_i(np.nan, -np.inf)
+    # the compiled scan over a vector with ties: the last maximiser, as the twin
+    v = np.array([2.0, 3.0, -np.inf, 3.0, 1.0])
+    assert _last_max(v) == 3
+    assert _last_max(np.full(3, -np.inf)) == -1
     # equal gains: the last candidate wins
     v = np.array([0.0, -1.0, -1.0, 5.0])
     low = np.array([True, True, True, False])

@@ -264,21 +264,24 @@ def kernel_block(kd, rows, out):
     m = rows.shape[0]
     if m == 0:
         return
-    if kd.ktype == PRECOMPUTED:
-        for a in range(m):
-            _precomputed_row(kd, rows[a], kd, out[a])
-        return
-    if kd.binary:
-        nb = kd.bits.shape[1]
-        for a in range(m):
-            _binary_row(kd, rows[a], kd.bits, kd.bcount, kd.bwork, np.int64(0), nb, out[a])
-        return
-    if kd.sparse:
-        n = out.shape[1]
-        allc = np.arange(n)
-        w = np.zeros(kd.work.shape[0])
-        for a in range(m):
-            _sparse_row_cols(kd, rows[a], allc, out[a], w)
+    if kd.ktype == PRECOMPUTED or kd.binary or kd.sparse:
+        if kd.ktype == PRECOMPUTED:
+            for a in range(m):
+                _precomputed_row(kd, rows[a], kd, out[a])
+        elif kd.binary:
+            nb = kd.bits.shape[1]
+            for a in range(m):
+                _binary_row(kd, rows[a], kd.bits, kd.bcount, kd.bwork, np.int64(0), nb,
+                            out[a])
+        else:
+            n = out.shape[1]
+            allc = np.arange(n)
+            w = np.zeros(kd.work.shape[0])
+            for a in range(m):
+                _sparse_row_cols(kd, rows[a], allc, out[a], w)
+        if kd.qround and is_float64(out):
+            for a in range(m):
+                _rows.round_to_float32(out[a], 0, out.shape[1])
         return
     if is_float64(out) or m < SGEMM_MIN_ROWS:
         # float64: the single rows bit for bit; a few float32 rows: SGEMV
@@ -318,27 +321,29 @@ def kernel_block_cols(kd, rows, cols, out):
     p = cols.shape[0]
     if m == 0 or p == 0:
         return
-    if kd.ktype == PRECOMPUTED:
-        for a in range(m):
-            g = kd.dense[rows[a]]
-            o = out[a]
-            for c in range(p):
-                o[c] = g[kd.cols[cols[c]]]
-        return
-    if kd.binary:
-        bc = kd.bcount
-        for a in range(m):
-            i = rows[a]
-            o = out[a]
-            for c in range(p):
-                j = cols[c]
-                o[c] = kd.table[_table_index(kd.ktype, bc[i], bc[j],
-                                             _shared_bits(kd.brows, i, j))]
-        return
-    if kd.sparse:
-        w = np.zeros(kd.work.shape[0])
-        for a in range(m):
-            _sparse_row_cols(kd, rows[a], cols, out[a], w)
+    if kd.ktype == PRECOMPUTED or kd.binary or kd.sparse:
+        if kd.ktype == PRECOMPUTED:
+            for a in range(m):
+                g = kd.dense[rows[a]]
+                o = out[a]
+                for c in range(p):
+                    o[c] = g[kd.cols[cols[c]]]
+        elif kd.binary:
+            bc = kd.bcount
+            for a in range(m):
+                i = rows[a]
+                o = out[a]
+                for c in range(p):
+                    j = cols[c]
+                    o[c] = kd.table[_table_index(kd.ktype, bc[i], bc[j],
+                                                 _shared_bits(kd.brows, i, j))]
+        else:
+            w = np.zeros(kd.work.shape[0])
+            for a in range(m):
+                _sparse_row_cols(kd, rows[a], cols, out[a], w)
+        if kd.qround and is_float64(out):
+            for a in range(m):
+                _rows.round_to_float32(out[a], 0, p)
         return
     sqc = _gather_sq(kd.sqnorm, cols)
     if is_float64(out):
@@ -358,6 +363,8 @@ def kernel_block_cols(kd, rows, cols, out):
                 for c in range(p):
                     o[c] = _transform(o[c], sqi, sqc[c], kd.ktype, kd.gamma, kd.coef0,
                                       kd.degree)
+            if kd.qround:
+                _rows.round_to_float32(o, 0, p)
         return
     g = _gather32(kd, rows)
     gc = _gather32(kd, cols)
@@ -393,6 +400,9 @@ def kernel_block_gemm(kd, rows, out):
     _gemm_nt(_gather64(kd, rows), kd.dense, out)
     transform_block(out, _gather_sq(kd.sqnorm, rows), kd.sqnorm, kd.ktype, kd.gamma,
                     kd.coef0, kd.degree)
+    if kd.qround:
+        for a in range(m):
+            _rows.round_to_float32(out[a], 0, out.shape[1])
 
 
 @njit(cache=True)
@@ -409,6 +419,9 @@ def kernel_block_cols_gemm(kd, rows, cols, out):
     _gemm_nt(_gather64(kd, rows), _gather64(kd, cols), out)
     transform_block(out, _gather_sq(kd.sqnorm, rows), _gather_sq(kd.sqnorm, cols), kd.ktype,
                     kd.gamma, kd.coef0, kd.degree)
+    if kd.qround:
+        for a in range(rows.shape[0]):
+            _rows.round_to_float32(out[a], 0, out.shape[1])
 
 
 def block(kernel, rows, cols=None, *, dtype=np.float64, out=None):
@@ -483,6 +496,8 @@ def full_matrix(kernel, dtype=np.float64):
         X = kernel.X
         dots = np.asarray((X @ X.T).toarray(), dtype=np.float64)
         transform_block(dots, d.sqnorm, d.sqnorm, d.ktype, d.gamma, d.coef0, d.degree)
+        if d.qround:
+            dots = dots.astype(np.float32)  # LIBSVM's Qfloat (KernelData.qround)
         K[...] = dots
         return K
     if dtype == np.float32:
@@ -492,6 +507,8 @@ def full_matrix(kernel, dtype=np.float64):
     else:
         np.matmul(d.dense, d.dense.T, out=K)
     transform_block(K, d.sqnorm, d.sqnorm, d.ktype, d.gamma, d.coef0, d.degree)
+    if d.qround and dtype == np.float64:
+        K[...] = K.astype(np.float32)  # LIBSVM's Qfloat (KernelData.qround)
     return K
 
 

@@ -122,6 +122,17 @@ class KernelData(NamedTuple):
     (:func:`transposed_ready`), filled on first use (``tstate[0]`` becomes
     1), an empty (0 x 0) placeholder when the data have too few zeros
     (:data:`TRANSPOSE_MAX_DENSITY`) or are not dense.
+
+    ``qround`` True: every kernel value this module and
+    :mod:`svmlab.kernels._blocks` write into a float64 row, block or single
+    value is computed in float64 and then rounded to the nearest float32
+    (``np.float64(np.float32(v))``), LIBSVM's ``Qfloat``: ``Q`` computed
+    in double, stored as float.  The drop-in classes ask for it
+    (:class:`Kernel`'s ``qfloat``), so that they follow LIBSVM's steps
+    while their rows stay float64 (float64 storage and arithmetic, the
+    feature-major products included); :meth:`Kernel.diag` stays unrounded
+    (LIBSVM's ``QD`` is double).  float32 rows are rounded once anyway.
+    docs/decisions/36a01-qfloat-rounded-float64-rows.md.
     """
 
     sparse: bool
@@ -145,6 +156,7 @@ class KernelData(NamedTuple):
     cols: np.ndarray = np.zeros(0, np.int64)
     denseT: np.ndarray = np.zeros((0, 0))
     tstate: np.ndarray = np.zeros(1, np.int64)
+    qround: bool = False
 
 
 def is_dense_data(kd):
@@ -182,6 +194,41 @@ def _numba_side():
     def _is_float64_ol(a):
         flag = isinstance(a, types.Array) and a.dtype == types.float64
         return lambda a: flag
+
+
+@njit(cache=True)
+def round_to_float32(out, lo, hi):
+    """``out[j] = float64(float32(out[j]))`` for ``lo <= j < hi``, in place
+    (LIBSVM's ``Qfloat`` rounding of a float64 row, vectorised; the
+    row functions call it when ``KernelData.qround``).
+
+    Parameters
+    ----------
+    out : float64 array
+        Kernel values, rounded in place.
+    lo, hi : int
+        The range of entries rounded.
+    """
+    for j in range(lo, hi):
+        out[j] = np.float64(np.float32(out[j]))
+
+
+@njit(cache=True)
+def _round_subset(out, idx, m):
+    """:func:`round_to_float32` of the entries ``idx[:m]`` of ``out``.
+
+    Parameters
+    ----------
+    out : float64 array
+        Kernel values, rounded in place at ``idx[:m]``.
+    idx : int64 array (>= m,)
+        The entries.
+    m : int
+        How many of ``idx``.
+    """
+    for t in range(m):
+        j = idx[t]
+        out[j] = np.float64(np.float32(out[j]))
 
 
 @njit(cache=True, inline="always")
@@ -541,16 +588,20 @@ def _binary_row_subset(kd, i, idx, m, out):
 
 @njit(cache=True)
 def kernel_value(kd, i, j):
-    """K(x_i, x_j) for two training points."""
+    """K(x_i, x_j) for two training points (rounded to float32 precision
+    when ``kd.qround``)."""
     if kd.ktype == PRECOMPUTED:
-        return kd.dense[i, kd.cols[j]]
-    if kd.binary:
+        v = kd.dense[i, kd.cols[j]]
+    elif kd.binary:
         c = _shared_bits(kd.brows, i, j)
-        return kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
-    dot = row_dot(kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data, i, j)
-    return _transform(
-        dot, kd.sqnorm[i], kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0, kd.degree
-    )
+        v = kd.table[_table_index(kd.ktype, kd.bcount[i], kd.bcount[j], c)]
+    else:
+        dot = row_dot(kd.sparse, kd.dense, kd.indptr, kd.indices, kd.data, i, j)
+        v = _transform(dot, kd.sqnorm[i], kd.sqnorm[j], kd.ktype, kd.gamma, kd.coef0,
+                       kd.degree)
+    if kd.qround:
+        return np.float64(np.float32(v))
+    return v
 
 
 @njit(cache=True)
@@ -561,12 +612,15 @@ def kernel_row(kd, i, out):
     float64 ``out``, SGEMV on the float32 copy for a float32 ``out``),
     O(nnz) for CSR, O(n d / 64) for bit-packed binary input.  Dense input
     goes straight to :func:`_dense_row_arrays` (no chain of calls that each
-    take ``kd``: decision record 33s01).
+    take ``kd``: decision record 33s01).  ``kd.qround``: a float64 row
+    rounded to float32 precision (:class:`KernelData`).
     """
     if kd.ktype != PRECOMPUTED and not kd.binary and not kd.sparse:
         _dense_row_arrays(kd.dense, kd.dense32, i, kd.sqnorm[i], kd.dense, kd.dense32,
                           kd.denseT, kd.tstate, kd.sqnorm, kd.ktype, kd.gamma, kd.coef0,
                           kd.degree, out)
+        if kd.qround and is_float64(out):
+            round_to_float32(out, 0, out.shape[0])
     else:
         kernel_row_against(kd, i, kd, out)
 
@@ -576,7 +630,8 @@ def kernel_row_against(kd, i, kd2, out):
     """Fill ``out[p] = K(x_i, z_p)`` for every row z_p of ``kd2``, where
     ``x_i`` is row i of ``kd`` and ``kd2`` holds the same kind of data with
     the same kernel (``kd`` itself, or a subset made by
-    :meth:`Kernel.subset_data`, whose rows are then contiguous in memory)."""
+    :meth:`Kernel.subset_data`, whose rows are then contiguous in memory).
+    ``kd.qround``: a float64 row rounded to float32 precision."""
     if kd.ktype == PRECOMPUTED:
         _precomputed_row(kd, i, kd2, out)
     elif kd.binary:
@@ -586,6 +641,8 @@ def kernel_row_against(kd, i, kd2, out):
         _sparse_row_against(kd, i, kd2, out)
     else:
         _dense_row_against(kd, i, kd2, out)
+    if kd.qround and is_float64(out):
+        round_to_float32(out, 0, out.shape[0])
 
 
 @njit(cache=True)
@@ -782,9 +839,12 @@ def kernel_row_range(kd, g, lo, hi, out):
     :func:`kernel_row_against` with a view of those rows as the other side
     (a GEMV for dense rows; the view's arrays keep ``kd``'s types, so no
     second compiled copy of the row functions is made; every field is
-    passed, as numba fills in no default of a named tuple)."""
+    passed, as numba fills in no default of a named tuple).  ``kd.qround``:
+    a float64 row rounded to float32 precision."""
     if kd.binary:
         _binary_row(kd, g, kd.bits, kd.bcount, kd.bwork, lo, hi, out)
+        if kd.qround and is_float64(out):
+            round_to_float32(out, 0, out.shape[0])
         return
     if not kd.sparse and kd.ktype != PRECOMPUTED and is_float64(out):
         # (on kd's arrays, not kd: decision record 33s01)
@@ -796,6 +856,8 @@ def kernel_row_range(kd, g, lo, hi, out):
             out[:] = np.dot(X[lo:hi], X[g])
         _finish64_arrays(kd.ktype, kd.gamma, kd.coef0, kd.degree, kd.sqnorm[g],
                          kd.sqnorm[lo:hi], out)
+        if kd.qround:
+            round_to_float32(out, 0, out.shape[0])
         return
     if not kd.sparse and kd.ktype != PRECOMPUTED:
         # a float32 block: _dense_row_against on the view's arrays (its
@@ -810,7 +872,7 @@ def kernel_row_range(kd, g, lo, hi, out):
                      kd.binary, kd.bits, kd.brows[lo:hi], kd.bcount[lo:hi],
                      kd.table, kd.bwork[lo:hi], kd.dense32[lo:hi],
                      kd.cols[lo:hi] if kd.cols.shape[0] > 0 else kd.cols,
-                     kd.denseT[0:0], kd.tstate)
+                     kd.denseT[0:0], kd.tstate, kd.qround)
     kernel_row_against(kd, g, sub, out)
 
 
@@ -971,7 +1033,8 @@ def kernel_row_subset(kd, i, idx, m, out):
     :func:`rbf_exp_row64`, the value of :func:`_transform`), or, for
     a float32 ``out`` with the float32 copy of the data (a float32 cache),
     :func:`dot32` on the float32 rows, vectorised (:func:`_subset_row32`).
-    Precomputed: the entries of the Gram matrix's row."""
+    Precomputed: the entries of the Gram matrix's row.  ``kd.qround``: the
+    float64 entries rounded to float32 precision."""
     if kd.ktype == PRECOMPUTED:
         row = kd.dense[i]
         for t in range(m):
@@ -990,6 +1053,8 @@ def kernel_row_subset(kd, i, idx, m, out):
                                i, idx, m, out)
     else:
         _subset_sparse64(kd, i, idx, m, out)
+    if kd.qround and is_float64(out):
+        _round_subset(out, idx, m)
 
 
 @njit(cache=True)
@@ -1126,6 +1191,13 @@ class Kernel:
         products by popcount (:mod:`svmlab.kernels._bits`).  The kernel values are
         the same, bit for bit; only the time differs.  ``"auto"`` packs when
         it is cheaper than the sparse gather.
+    qfloat : bool
+        Round every float64 kernel value the rows, blocks and single values
+        give to float32 precision, the diagonal (:meth:`diag`) excepted:
+        LIBSVM's ``Qfloat`` (``KernelData.qround``).  The drop-in classes
+        (:class:`svmlab.SVC` and the family) ask for it so that they take
+        LIBSVM's steps; the educational estimators keep exact float64
+        values.
 
     Attributes
     ----------
@@ -1138,7 +1210,8 @@ class Kernel:
         Whether the bit-packed binary path is used.
     """
 
-    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, binary="auto"):
+    def __init__(self, X, kernel="rbf", gamma="scale", degree=3, coef0=0.0, binary="auto",
+                 qfloat=False):
         if kernel not in ALL_KERNELS:
             raise ValueError(
                 f"Unknown kernel {kernel!r}; choose one of {sorted(ALL_KERNELS)}."
@@ -1152,6 +1225,7 @@ class Kernel:
         self.n_samples, self.n_features = X.shape
         if kernel == "precomputed":
             self._init_precomputed(X)
+            self._set_qfloat(qfloat)
             return
         if sp.issparse(X):
             X = _as_csr(X)
@@ -1203,6 +1277,19 @@ class Kernel:
             self.data = self.data._replace(binary=True, bits=bits, brows=brows, bcount=bcount,
                                            table=table,
                                            bwork=np.zeros(self.n_samples, np.int32))
+        self._set_qfloat(qfloat)
+
+    def _set_qfloat(self, qfloat):
+        """Round every float64 kernel value to float32 precision
+        (``KernelData.qround``) when ``qfloat``."""
+        if qfloat:
+            self.data = self.data._replace(qround=True)
+
+    @property
+    def qfloat(self):
+        """Whether the float64 kernel values are rounded to float32
+        precision (LIBSVM's ``Qfloat``; ``KernelData.qround``)."""
+        return bool(self.data.qround)
 
     def __getstate__(self):
         """Pickled (and copied, :func:`copy.copy`) without the transpose's

@@ -88,9 +88,9 @@ Decisions where LIBSVM leaves a choice or where svmlab differs:
 
 * **Ties** are broken as in :mod:`svmlab._wss2` (the rule's one home),
   :mod:`svmlab.reference.wss2` and the compiled
-  ``SMOClassifier(selection="wss2")``: ``i`` is the *smallest* maximising
+  ``SMOClassifier(selection="wss2")``: ``i`` is the *largest* maximising
   index (within its class for the nu forms), ``j`` the *largest* minimising
-  index.  (LIBSVM takes the largest index for both.)  Ties are common, not
+  index, as in LIBSVM (docs/decisions/33a01).  Ties are common, not
   rare: after an interior step the two variables have equal ``v`` in exact
   arithmetic, and which one is the larger after rounding decides the next
   pair.  That is why the state and the step use the numbers of svmlab's
@@ -317,7 +317,7 @@ class Dual:
             m_of[c], M_of[c] = m, M
             gaps.append(m - M)
             if np.isfinite(m):
-                best_i[c] = int(np.flatnonzero(up & in_c & (v == m))[0])  # smallest  # [select-i]
+                best_i[c] = int(np.flatnonzero(up & in_c & (v == m))[-1])  # largest  # [select-i]
         self.gap = float(max(gaps))
         # 3. the stopping rule
         if self.gap <= self.tol:

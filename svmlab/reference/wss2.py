@@ -26,9 +26,9 @@ the interval the KKT conditions allow.
 It takes the same steps as ``SMOClassifier(selection="wss2",
 shrinking=False, cache_size=<every row fits>)`` (the compiled WSS2 loop
 :func:`svmlab.smo._dual_core.dual_run` on the C-SVC problem, whose rule's
-pieces live in :mod:`svmlab._wss2`); ties are broken as there: ``i`` is the
-*smallest* maximising index, ``j`` the *largest* minimising index (LIBSVM's
-``<=``).  Steps take every improvement (the eps of Platt's step test is
+pieces live in :mod:`svmlab._wss2`); ties are broken as there and as in
+LIBSVM: ``i`` is the *largest* maximising index (LIBSVM's ``>=``), ``j`` the
+*largest* minimising index (LIBSVM's ``<=``).  Steps take every improvement (the eps of Platt's step test is
 1e-12, except for a clipped step that ends on a bound of its segment:
 always taken).  If no ``j`` exists or the step cannot move, the run stops
 with ``stalled = True`` and ``converged = False``, as the compiled solver
@@ -133,7 +133,7 @@ class WSS2(PlattSMO):
         if m - M <= self.tol:
             self.converged = True  # [stop]
             return None  # [stop]
-        i = int(np.flatnonzero(up & (minus_y_grad == m))[0])  # the smallest index  # [select-i]
+        i = int(np.flatnonzero(up & (minus_y_grad == m))[-1])  # the largest index  # [select-i]
         K_i = self.row(i)  # [select-j]
         cand = np.flatnonzero(low & (minus_y_grad < m))  # [select-j]
         if len(cand) == 0:

@@ -116,7 +116,7 @@ def nu_pairs(kd, noshare, coff, pa, pb, kdiag_all, Uall, halves, tol, eps, shrin
         kdp = KernelData(kd.sparse, Xp, kd.indptr, kd.indices, kd.data, sq, kd.ktype,
                          kd.gamma, kd.coef0, kd.degree, kd.work, kd.binary, kd.bits,
                          kd.brows, kd.bcount, kd.table, kd.bwork, kd.dense32, kd.cols,
-                         XT, np.zeros(1, np.int64))
+                         XT, np.zeros(1, np.int64), kd.qround)
         m = slots[p]
         meta = np.zeros(5, np.int64)
         meta[0] = -1
@@ -254,7 +254,8 @@ class NuPairs:
         pa, pbb = np.ascontiguousarray(np.array(pb.pairs, dtype=np.int64).T)
         if any(cls01[a] and cls01[b] for a, b in pb.pairs):
             return None
-        kern = Kernel(Xc, pb.kern.name, pb.gamma, pb.degree, pb.coef0, binary=False)
+        kern = Kernel(Xc, pb.kern.name, pb.gamma, pb.degree, pb.coef0, binary=False,
+                      qfloat=True)  # LIBSVM's Qfloat, as base_kernel (svm/_solve.py)
         kd = kern.data
         sizes = np.array([len(r) for r in pb.rows], dtype=np.int64)
         d = Xc.shape[1]

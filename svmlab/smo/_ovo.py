@@ -76,7 +76,9 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
     Parameters
     ----------
     kd : KernelData
-        The kept training rows ordered by class (dense float64).
+        The kept training rows ordered by class (dense float64); its
+        ``qround`` (LIBSVM's float32 rounding of the float64 values) goes
+        to every pair's rows.
     tmpl : SharedRows
         A view of the fit's store (its LRU arrays, ``kd`` and class
         offsets ``coff``); each pair gets its own ``gmap``, ``cls`` and
@@ -160,7 +162,7 @@ def ovo_pairs(kd, tmpl, pa, pb, p0, kdiag_all, Cv, C, uniform, tol, eps, shrinki
         kdp = KernelData(kd.sparse, Xp, kd.indptr, kd.indices, kd.data, sq, kd.ktype,
                          kd.gamma, kd.coef0, kd.degree, kd.work, kd.binary, kd.bits,
                          kd.brows, kd.bcount, kd.table, kd.bwork, X32, kd.cols,
-                         XT, np.zeros(1, np.int64))
+                         XT, np.zeros(1, np.int64), kd.qround)
         gmap = np.empty(n, np.int64)
         for t in range(na):
             gmap[t] = a0 + t

@@ -400,7 +400,10 @@ def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, check
     checks (``_check_extra``) read only parameters that these options leave
     at values they accept (no working-set size), so none runs here.  The
     bounds: a scalar ``C`` when every example has the same (the unweighted
-    solver path), else ``C = 1`` and ``U`` as sample weights."""
+    solver path), else ``C = 1`` and ``U`` as sample weights.  The drop-in's WSS 2 run rounds its float64
+    kernel values to float32 precision (``qfloat``: LIBSVM's ``Qfloat``,
+    with LIBSVM's tie rule for i it takes LIBSVM's steps; decision record
+    36a01)."""
     from .._base import start_kernel_run
     from .._validation import check_classification
 
@@ -414,7 +417,8 @@ def start_compiled(solver, opts, X, y_idx, k, U, gamma, seed, n_jobs=None, check
         X, classes = np.ascontiguousarray(X), np.arange(k, dtype=y_idx.dtype)
     run, _ = start_kernel_run(X, y_idx, classes, None if same else U, o, make_run,
                               gamma=gamma, cache_dtype=cache_dtype, n_jobs=n_jobs,
-                              name=cls.__name__ if name is None else name)
+                              name=cls.__name__ if name is None else name,
+                              qfloat=solver == "wss2")
     return run
 
 
@@ -588,12 +592,14 @@ def check_kernel_finite(kern, rows):
 def base_kernel(kern, Xt, rows, gamma, degree, coef0):
     """A :class:`svmlab.kernels.Kernel` over the training rows ``rows`` (the
     base points of a problem): the named kernel on those rows, or the Gram
-    matrix's block as a precomputed kernel."""
+    matrix's block as a precomputed kernel.  Its float64 values are
+    rounded to float32 precision (``qfloat``: LIBSVM's ``Qfloat``, whose
+    steps the drop-in classes follow; docs/decisions/36a01)."""
     from ..kernels import Kernel
 
     if kern.named:
-        return Kernel(Xt[rows], kern.name, gamma, degree, coef0)
-    return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed")
+        return Kernel(Xt[rows], kern.name, gamma, degree, coef0, qfloat=True)
+    return Kernel(np.ascontiguousarray(kern.G[np.ix_(rows, rows)]), "precomputed", qfloat=True)
 
 
 class FitProblem(NamedTuple):

@@ -309,8 +309,9 @@ def svr_trace(X, z, *, C=1.0, epsilon=0.1, kernel="rbf", gamma=1.0, degree=3, co
     est.fit(X, z, callback=keep)
     # the kernel values SVR's solver reads: its rows (Kernel.matrix() may
     # round the last bit differently, and a tie in the choice of i is then
-    # broken differently)
-    kern = Kernel(X, kernel, float(gamma), degree, coef0, binary=False)
+    # broken differently), rounded to float32 as the drop-in's are
+    # (LIBSVM's Qfloat, docs/decisions/36a01)
+    kern = Kernel(X, kernel, float(gamma), degree, coef0, binary=False, qfloat=True)
     K = np.vstack([kern.row(t) for t in range(len(X))])
     prob = ref_dual.epsilon_svr(K, z, float(C), float(epsilon))
     alphas, bs = replay_dual(records, prob.a0)
